@@ -1,0 +1,10 @@
+package io.fieldline.common;
+
+import java.util.concurrent.CompletionStage;
+
+/** Durable storage for payloads that could not be parsed (see {@link DeadLetter}). */
+public interface DeadLetterStore {
+
+  /** Stores the dead letter; completes when it is written, fails with {@link StoreException}. */
+  CompletionStage<Void> write(DeadLetter deadLetter);
+}

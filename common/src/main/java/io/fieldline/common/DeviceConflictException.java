@@ -1,0 +1,11 @@
+package io.fieldline.common;
+
+/** A device name or access token is already in use. */
+public final class DeviceConflictException extends RuntimeException {
+
+  private static final long serialVersionUID = 1L;
+
+  public DeviceConflictException(String message) {
+    super(message);
+  }
+}

@@ -1,0 +1,32 @@
+package io.fieldline.common;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Provisioned devices and their access tokens. Every method is asynchronous and never blocks the
+ * caller; {@link #findByToken} is on the CONNECT path and is expected to be served from a cache.
+ */
+public interface DeviceRegistry {
+
+  /** Finds the device whose access token is {@code token}. */
+  CompletionStage<Optional<Device>> findByToken(String token);
+
+  CompletionStage<Optional<Device>> findById(DeviceId id);
+
+  /**
+   * Creates a device.
+   *
+   * @param accessToken the token to use, or empty to generate one
+   * @return the stored device; fails with {@link DeviceConflictException} when the name or the
+   *     token is already taken
+   */
+  CompletionStage<Device> create(String name, String type, Optional<String> accessToken);
+
+  /** Returns one page of devices ordered by name, starting after {@code afterName} (exclusive). */
+  CompletionStage<List<Device>> list(int pageSize, Optional<String> afterName);
+
+  /** Deletes a device and its credentials; completes with false if it did not exist. */
+  CompletionStage<Boolean> delete(DeviceId id);
+}

@@ -1,0 +1,216 @@
+package io.fieldline.common;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import java.io.IOException;
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Parses ThingsBoard device JSON into typed values.
+ *
+ * <p>Telemetry ({@code v1/devices/me/telemetry}) accepts the four ThingsBoard forms: an object of
+ * values ({@code {"t":21.5}}), an array of such objects, a timestamped object ({@code {"ts":
+ * 1451649600512, "values": {...}}}, recognised only when it has both fields), and an array of
+ * timestamped objects. Values without a timestamp get the receive time.
+ *
+ * <p>Typing: {@code true/false} → boolean; an integral number that fits 64 bits → long; any other
+ * number → double; a string → string, except that with type casting on (ThingsBoard's default) a
+ * string that reads as a number becomes that number; an object or array → JSON text; {@code null}
+ * → skipped. Anything else (not JSON, a bare scalar at the top, {@code ts} that is not an integer,
+ * {@code values} that is not an object, a string longer than the limit) is a {@link
+ * PayloadFormatException}.
+ *
+ * <p>Immutable and thread-safe. Cheap for the ~100-byte payloads devices send, so the transport
+ * calls it on the event loop.
+ */
+public final class PayloadParser {
+
+  private static final ObjectMapper MAPPER =
+      JsonMapper.builder()
+          .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+          .disable(JsonParser.Feature.ALLOW_COMMENTS)
+          .build();
+
+  private final boolean typeCast;
+  private final int maxStringValueLength;
+
+  /**
+   * @param typeCast turn numeric-looking strings into numbers, as ThingsBoard does by default
+   * @param maxStringValueLength longest accepted string value in characters; 0 means unlimited
+   */
+  public PayloadParser(boolean typeCast, int maxStringValueLength) {
+    if (maxStringValueLength < 0) {
+      throw new IllegalArgumentException("maxStringValueLength must be >= 0");
+    }
+    this.typeCast = typeCast;
+    this.maxStringValueLength = maxStringValueLength;
+  }
+
+  /** A parser with ThingsBoard's defaults: type casting on, no string length limit. */
+  public static PayloadParser defaults() {
+    return new PayloadParser(true, 0);
+  }
+
+  /**
+   * Parses a telemetry payload.
+   *
+   * @param receivedAt epoch milliseconds used for values without a device timestamp
+   */
+  public List<TsKvEntry> parseTelemetry(byte[] payload, long receivedAt) {
+    JsonNode root = readTree(payload);
+    List<TsKvEntry> out = new ArrayList<>();
+    if (root.isArray()) {
+      for (JsonNode element : root) {
+        if (!element.isObject()) {
+          throw new PayloadFormatException("telemetry array elements must be JSON objects");
+        }
+        addTelemetryObject(element, receivedAt, out);
+      }
+    } else if (root.isObject()) {
+      addTelemetryObject(root, receivedAt, out);
+    } else {
+      throw new PayloadFormatException("telemetry must be a JSON object or array");
+    }
+    return out;
+  }
+
+  /** Parses an attributes payload: a flat or nested JSON object of key/values. */
+  public List<KvEntry> parseAttributes(byte[] payload) {
+    JsonNode root = readTree(payload);
+    if (!root.isObject()) {
+      throw new PayloadFormatException("attributes must be a JSON object");
+    }
+    List<KvEntry> out = new ArrayList<>(root.size());
+    addValues(root, out);
+    return out;
+  }
+
+  private void addTelemetryObject(JsonNode object, long receivedAt, List<TsKvEntry> out) {
+    if (object.has("ts") && object.has("values")) {
+      JsonNode ts = object.get("ts");
+      if (!ts.canConvertToExactIntegral() || !ts.canConvertToLong() || ts.isTextual()) {
+        throw new PayloadFormatException("ts must be an integer of epoch milliseconds");
+      }
+      JsonNode values = object.get("values");
+      if (!values.isObject()) {
+        throw new PayloadFormatException("values must be a JSON object");
+      }
+      long timestamp = ts.asLong();
+      List<KvEntry> kvs = new ArrayList<>(values.size());
+      addValues(values, kvs);
+      for (KvEntry kv : kvs) {
+        out.add(new TsKvEntry(timestamp, kv));
+      }
+    } else {
+      List<KvEntry> kvs = new ArrayList<>(object.size());
+      addValues(object, kvs);
+      for (KvEntry kv : kvs) {
+        out.add(new TsKvEntry(receivedAt, kv));
+      }
+    }
+  }
+
+  private void addValues(JsonNode object, List<KvEntry> out) {
+    Iterator<Map.Entry<String, JsonNode>> fields = object.fields();
+    while (fields.hasNext()) {
+      Map.Entry<String, JsonNode> field = fields.next();
+      KvEntry kv = toKv(field.getKey(), field.getValue());
+      if (kv != null) {
+        out.add(kv);
+      }
+    }
+  }
+
+  private @Nullable KvEntry toKv(String key, JsonNode value) {
+    if (key.isEmpty()) {
+      throw new PayloadFormatException("keys must not be empty");
+    }
+    switch (value.getNodeType()) {
+      case NULL:
+        return null;
+      case BOOLEAN:
+        return KvEntry.of(key, value.booleanValue());
+      case NUMBER:
+        // Written with a fraction or exponent → double; written as an integer → long if it fits.
+        return value.isIntegralNumber()
+            ? integral(key, value.bigIntegerValue())
+            : KvEntry.of(key, value.doubleValue());
+      case STRING:
+        return string(key, value.textValue());
+      case OBJECT:
+      case ARRAY:
+        return KvEntry.json(key, value.toString());
+      default:
+        throw new PayloadFormatException("unsupported value for key '" + key + "'");
+    }
+  }
+
+  private KvEntry string(String key, String text) {
+    if (maxStringValueLength > 0 && text.length() > maxStringValueLength) {
+      throw new PayloadFormatException(
+          "string value of '" + key + "' is longer than " + maxStringValueLength);
+    }
+    if (typeCast && looksNumeric(text)) {
+      try {
+        if (text.indexOf('.') >= 0 || text.indexOf('e') >= 0 || text.indexOf('E') >= 0) {
+          return KvEntry.of(key, Double.parseDouble(text));
+        }
+        return integral(key, new BigInteger(text));
+      } catch (NumberFormatException notANumber) {
+        return KvEntry.of(key, text);
+      }
+    }
+    return KvEntry.of(key, text);
+  }
+
+  // An integer too large for 64 bits is kept as a double rather than rejected, as ThingsBoard does.
+  private static KvEntry integral(String key, BigInteger value) {
+    return value.bitLength() < 64
+        ? KvEntry.of(key, value.longValue())
+        : KvEntry.of(key, value.doubleValue());
+  }
+
+  // Cheap pre-check so that ordinary strings never pay for a NumberFormatException.
+  private static boolean looksNumeric(String text) {
+    if (text.isEmpty() || text.length() > 64) {
+      return false;
+    }
+    char first = text.charAt(0);
+    if (!(first == '-' || first == '+' || first == '.' || Character.isDigit(first))) {
+      return false;
+    }
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (!(Character.isDigit(c) || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E')) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static JsonNode readTree(byte[] payload) {
+    if (payload.length == 0) {
+      throw new PayloadFormatException("empty payload");
+    }
+    try {
+      JsonNode node = MAPPER.readTree(payload);
+      if (node == null || node.isMissingNode()) {
+        throw new PayloadFormatException("empty payload");
+      }
+      return node;
+    } catch (JsonProcessingException e) {
+      throw new PayloadFormatException("not valid JSON: " + e.getOriginalMessage(), e);
+    } catch (IOException e) {
+      throw new PayloadFormatException("unreadable payload", e);
+    }
+  }
+}

@@ -1,0 +1,22 @@
+package io.fieldline.common;
+
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Durable storage of device values. A returned stage completes normally only when every row has
+ * been written with the configured consistency; it fails with {@link StoreException} otherwise.
+ * Writes are idempotent: writing the same (device, key, ts) again overwrites.
+ */
+public interface TelemetryStore {
+
+  /** Writes time-series values and advances the device's latest values. */
+  CompletionStage<Void> writeTelemetry(DeviceId deviceId, List<TsKvEntry> entries);
+
+  /** Writes attributes of one scope, updated at {@code ts}. */
+  CompletionStage<Void> writeAttributes(
+      DeviceId deviceId, AttributeScope scope, List<KvEntry> entries, long ts);
+
+  /** Reads the latest value of every time-series key of a device. */
+  CompletionStage<List<TsKvEntry>> readLatest(DeviceId deviceId);
+}
