@@ -1,0 +1,165 @@
+package io.fieldline.transport.mqtt;
+
+import io.fieldline.common.DeadLetterStore;
+import io.fieldline.common.DeviceGateway;
+import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.PayloadParser;
+import io.fieldline.common.PressureGauge;
+import io.fieldline.transport.mqtt.session.MqttSessionHandler;
+import io.fieldline.transport.mqtt.session.SessionContext;
+import io.fieldline.transport.mqtt.session.SessionRegistry;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The MQTT listener. Owns its Netty event loops, the session registry and the subscription to the
+ * storage layer's pressure gauges: while any gauge is overloaded, every connection stops reading
+ * its socket. Lifecycle: {@link #start()}, then {@link #stopAccepting()} and {@link #close()} on
+ * shutdown. Thread-safe.
+ */
+public final class MqttServer implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(MqttServer.class);
+
+  private final MqttTransportConfig config;
+  private final SessionContext context;
+  private final List<PressureGauge> storagePressure;
+  private final Set<MqttSessionHandler> sessions = ConcurrentHashMap.newKeySet();
+  private final PressureGauge.Listener pressureListener = this::onStoragePressure;
+  private @Nullable EventLoopGroup bossGroup;
+  private @Nullable EventLoopGroup workerGroup;
+  private @Nullable Channel serverChannel;
+
+  public MqttServer(
+      MqttTransportConfig config,
+      DeviceRegistry registry,
+      DeviceGateway gateway,
+      DeadLetterStore deadLetters,
+      PayloadParser parser,
+      List<PressureGauge> storagePressure,
+      MeterRegistry meterRegistry) {
+    this.config = config;
+    this.storagePressure = List.copyOf(storagePressure);
+    this.context =
+        new SessionContext(
+            config,
+            registry,
+            gateway,
+            deadLetters,
+            parser,
+            new SessionRegistry(config.sessionExpiry()),
+            new MqttMetrics(meterRegistry),
+            () -> this.storagePressure.stream().anyMatch(PressureGauge::isOverloaded));
+  }
+
+  /** Binds the listener; returns the bound address (the port is real even if 0 was asked). */
+  public synchronized InetSocketAddress start() {
+    if (serverChannel != null) {
+      throw new IllegalStateException("already started");
+    }
+    boolean epoll = Epoll.isAvailable();
+    IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+    Class<? extends ServerChannel> channelType =
+        epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    bossGroup = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("fieldline-mqtt-accept"), io);
+    workerGroup =
+        new MultiThreadIoEventLoopGroup(
+            config.workerThreads(), new DefaultThreadFactory("fieldline-mqtt-io"), io);
+    ServerBootstrap bootstrap =
+        new ServerBootstrap()
+            .group(bossGroup, workerGroup)
+            .channel(channelType)
+            .option(ChannelOption.SO_BACKLOG, 4096)
+            .option(ChannelOption.SO_REUSEADDR, true)
+            .childOption(ChannelOption.TCP_NODELAY, true)
+            .childOption(ChannelOption.SO_KEEPALIVE, true)
+            .childHandler(new MqttChannelInitializer(context, sessions));
+    Channel bound = bootstrap.bind(config.host(), config.port()).syncUninterruptibly().channel();
+    serverChannel = bound;
+    for (PressureGauge gauge : storagePressure) {
+      gauge.subscribe(pressureListener);
+    }
+    long sweep = Math.max(1, Math.min(60, config.sessionExpiry().toSeconds()));
+    bossGroup.scheduleAtFixedRate(context.sessions()::expire, sweep, sweep, TimeUnit.SECONDS);
+    InetSocketAddress address = (InetSocketAddress) bound.localAddress();
+    LOG.info("[mqtt] listening on {} ({})", address, epoll ? "epoll" : "nio");
+    return address;
+  }
+
+  /** The bound port; only after {@link #start()}. */
+  public int port() {
+    Channel bound = serverChannel;
+    if (bound == null) {
+      throw new IllegalStateException("not started");
+    }
+    return ((InetSocketAddress) bound.localAddress()).getPort();
+  }
+
+  public MqttMetrics metrics() {
+    return context.metrics();
+  }
+
+  public SessionRegistry sessions() {
+    return context.sessions();
+  }
+
+  /** Stops accepting new connections; open ones keep being served. */
+  public synchronized void stopAccepting() {
+    Channel bound = serverChannel;
+    if (bound != null) {
+      bound.close().syncUninterruptibly();
+    }
+  }
+
+  /**
+   * Closes every connection and the event loops, after a short quiet period in which already
+   * scheduled acknowledgements are flushed.
+   */
+  @Override
+  public synchronized void close() {
+    stopAccepting();
+    for (PressureGauge gauge : storagePressure) {
+      gauge.unsubscribe(pressureListener);
+    }
+    for (MqttSessionHandler session : sessions) {
+      session.shutdown();
+    }
+    Duration quiet = Duration.ofMillis(100);
+    if (workerGroup != null) {
+      workerGroup.shutdownGracefully(quiet.toMillis(), 5_000, TimeUnit.MILLISECONDS).syncUninterruptibly();
+    }
+    if (bossGroup != null) {
+      bossGroup.shutdownGracefully(0, 1_000, TimeUnit.MILLISECONDS).syncUninterruptibly();
+    }
+    LOG.info("[mqtt] stopped");
+  }
+
+  private void onStoragePressure(boolean overloaded) {
+    LOG.info("[mqtt] storage {}: {} reading on {} connections",
+        overloaded ? "overloaded" : "relieved", overloaded ? "pausing" : "resuming", sessions.size());
+    for (MqttSessionHandler session : sessions) {
+      session.executeOnEventLoop(() -> session.onStoragePressure(context.storageOverloaded().getAsBoolean()));
+    }
+  }
+}

@@ -1,0 +1,32 @@
+package io.fieldline.transport.mqtt.pipeline;
+
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.timeout.IdleStateHandler;
+import java.util.concurrent.TimeUnit;
+
+/** Installs the idle timers of a connection. */
+public final class KeepAlive {
+
+  private KeepAlive() {}
+
+  /** Before CONNECT: the client has {@code connectTimeoutMillis} to send it. */
+  public static IdleStateHandler beforeConnect(long connectTimeoutMillis) {
+    return new IdleStateHandler(connectTimeoutMillis, 0, 0, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * After CONNECT: MQTT 3.1.1 §3.1.2.10 — close when nothing arrives for one and a half times the
+   * keep-alive; a keep-alive of 0 turns the timer off.
+   */
+  public static void apply(ChannelPipeline pipeline, int keepAliveSeconds) {
+    if (keepAliveSeconds <= 0) {
+      pipeline.remove(PipelineNames.IDLE);
+      return;
+    }
+    long millis = keepAliveSeconds * 1500L;
+    pipeline.replace(
+        PipelineNames.IDLE,
+        PipelineNames.IDLE,
+        new IdleStateHandler(millis, 0, 0, TimeUnit.MILLISECONDS));
+  }
+}

@@ -1,0 +1,14 @@
+package io.fieldline.transport.mqtt.pipeline;
+
+/** Names of the MQTT pipeline's stages, in pipeline order. */
+public final class PipelineNames {
+
+  public static final String FLUSH_CONSOLIDATION = "flushConsolidation";
+  public static final String IDLE = "idle";
+  public static final String DECODER = "mqttDecoder";
+  public static final String ENCODER = "mqttEncoder";
+  public static final String SESSION = "session";
+  public static final String EXCEPTION_LAST = "exceptionLast";
+
+  private PipelineNames() {}
+}

@@ -1,0 +1,71 @@
+package io.fieldline.transport.mqtt.publish;
+
+import java.util.Objects;
+
+/**
+ * A PUBLISH topic of the ThingsBoard device API, parsed once per message.
+ *
+ * @param kind what the topic is for
+ * @param requestId the trailing id of request/response topics, empty otherwise
+ */
+public record DeviceTopic(Kind kind, String requestId) {
+
+  public static final String TELEMETRY = "v1/devices/me/telemetry";
+  public static final String ATTRIBUTES = "v1/devices/me/attributes";
+  public static final String ATTRIBUTES_REQUEST_PREFIX = "v1/devices/me/attributes/request/";
+  public static final String ATTRIBUTES_RESPONSE_PREFIX = "v1/devices/me/attributes/response/";
+  public static final String RPC_REQUEST_PREFIX = "v1/devices/me/rpc/request/";
+  public static final String RPC_RESPONSE_PREFIX = "v1/devices/me/rpc/response/";
+
+  /** The topics a device may publish to. */
+  public enum Kind {
+    TELEMETRY,
+    ATTRIBUTES,
+    /** {@code v1/devices/me/attributes/request/{id}}: read attribute values. */
+    ATTRIBUTES_REQUEST,
+    /** {@code v1/devices/me/rpc/request/{id}}: a client-side RPC. */
+    RPC_REQUEST,
+    /** {@code v1/devices/me/rpc/response/{id}}: the answer to a server-side RPC. */
+    RPC_RESPONSE,
+    UNKNOWN
+  }
+
+  private static final DeviceTopic TELEMETRY_TOPIC = new DeviceTopic(Kind.TELEMETRY, "");
+  private static final DeviceTopic ATTRIBUTES_TOPIC = new DeviceTopic(Kind.ATTRIBUTES, "");
+  private static final DeviceTopic UNKNOWN_TOPIC = new DeviceTopic(Kind.UNKNOWN, "");
+
+  public DeviceTopic {
+    Objects.requireNonNull(kind, "kind");
+    Objects.requireNonNull(requestId, "requestId");
+  }
+
+  /** Parses a PUBLISH topic name; anything outside the device API is {@link Kind#UNKNOWN}. */
+  public static DeviceTopic parse(String topic) {
+    // Telemetry first: it is almost every message.
+    if (TELEMETRY.equals(topic)) {
+      return TELEMETRY_TOPIC;
+    }
+    if (ATTRIBUTES.equals(topic)) {
+      return ATTRIBUTES_TOPIC;
+    }
+    DeviceTopic withId = withId(topic, RPC_REQUEST_PREFIX, Kind.RPC_REQUEST);
+    if (withId == null) {
+      withId = withId(topic, RPC_RESPONSE_PREFIX, Kind.RPC_RESPONSE);
+    }
+    if (withId == null) {
+      withId = withId(topic, ATTRIBUTES_REQUEST_PREFIX, Kind.ATTRIBUTES_REQUEST);
+    }
+    return withId == null ? UNKNOWN_TOPIC : withId;
+  }
+
+  private static @org.jspecify.annotations.Nullable DeviceTopic withId(
+      String topic, String prefix, Kind kind) {
+    if (topic.length() > prefix.length() && topic.startsWith(prefix)) {
+      String id = topic.substring(prefix.length());
+      if (id.indexOf('/') < 0) {
+        return new DeviceTopic(kind, id);
+      }
+    }
+    return null;
+  }
+}

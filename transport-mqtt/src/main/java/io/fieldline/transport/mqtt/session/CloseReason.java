@@ -1,0 +1,62 @@
+package io.fieldline.transport.mqtt.session;
+
+import java.util.Locale;
+
+/**
+ * Why the server closes a connection. {@link #rejected()} reasons are bad input and are counted in
+ * {@code fieldline.mqtt.rejected{reason}}; the others are ordinary lifecycle events.
+ */
+public enum CloseReason {
+  /** Bytes that do not decode as MQTT, or a packet that breaks a decoding rule. */
+  MALFORMED("malformed", true),
+  /** A packet larger than {@code max-packet-size}. */
+  TOO_LARGE("too_large", true),
+  /** A packet out of order: PUBLISH before CONNECT, a second CONNECT, a server-only packet. */
+  PROTOCOL("protocol", true),
+  /** PUBLISH to a topic outside the device API. */
+  TOPIC("topic", true),
+  /** An invalid payload while {@code invalid-payload = close}. */
+  PAYLOAD("payload", true),
+  /** Too many PUBLISHes pipelined behind CONNECT. */
+  QUEUE_OVERFLOW("queue_overflow", true),
+  /** The server is at {@code max-connections}. */
+  CONNECTION_LIMIT("connection_limit", true),
+  /** CONNECT refused (bad token, unsupported protocol version, bad client id). */
+  CONNECT_REFUSED("connect_refused", false),
+  /** No CONNECT within {@code connect-timeout}. */
+  CONNECT_TIMEOUT("connect_timeout", false),
+  /** Nothing received for 1.5 × keep-alive (MQTT 3.1.1 §3.1.2.10). */
+  KEEP_ALIVE_TIMEOUT("keep_alive_timeout", false),
+  /** Storing a message failed or timed out: no PUBACK, the device retransmits. */
+  WRITE_FAILED("write_failed", false),
+  /** A newer connection of the same device took over. */
+  TAKEN_OVER("taken_over", false),
+  /** The client sent DISCONNECT. */
+  CLIENT_DISCONNECT("client_disconnect", false),
+  /** The server is shutting down. */
+  SHUTDOWN("shutdown", false),
+  /** An unexpected exception in the pipeline. */
+  INTERNAL_ERROR("internal_error", false);
+
+  private final String tag;
+  private final boolean rejected;
+
+  CloseReason(String tag, boolean rejected) {
+    this.tag = tag;
+    this.rejected = rejected;
+  }
+
+  /** The metric tag value. */
+  public String tag() {
+    return tag;
+  }
+
+  public boolean rejected() {
+    return rejected;
+  }
+
+  @Override
+  public String toString() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+}

@@ -1,0 +1,230 @@
+package io.fieldline.transport.mqtt.session;
+
+import io.fieldline.common.Ack;
+import io.fieldline.common.DeadLetter;
+import io.fieldline.common.Device;
+import io.fieldline.common.DeviceMessage;
+import io.fieldline.common.PayloadFormatException;
+import io.fieldline.transport.mqtt.MqttTransportConfig.InvalidPayloadPolicy;
+import io.fieldline.transport.mqtt.ack.OrderedAckWindow;
+import io.fieldline.transport.mqtt.ack.OrderedAckWindow.AckType;
+import io.fieldline.transport.mqtt.ack.OrderedAckWindow.Slot;
+import io.fieldline.transport.mqtt.publish.ClientRpc;
+import io.fieldline.transport.mqtt.publish.DeviceTopic;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.mqtt.MqttFixedHeader;
+import io.netty.handler.codec.mqtt.MqttMessage;
+import io.netty.handler.codec.mqtt.MqttMessageBuilders;
+import io.netty.handler.codec.mqtt.MqttMessageIdVariableHeader;
+import io.netty.handler.codec.mqtt.MqttMessageType;
+import io.netty.handler.codec.mqtt.MqttPublishMessage;
+import io.netty.handler.codec.mqtt.MqttQoS;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The PUBLISH path of one connected session: route, parse, submit to the device gateway, and answer
+ * in arrival order once each message is stored.
+ *
+ * <p>Every PUBLISH (QoS 0 included) takes a slot in the {@link OrderedAckWindow} until its outcome
+ * is known, so the window bounds the work a connection has in flight; at {@code max-inflight} the
+ * session stops reading the socket and resumes at {@code inflight-low-water}. A failed write
+ * produces no acknowledgement: once every earlier PUBLISH is acknowledged the connection closes
+ * and the device retransmits (MQTT 3.1.1 §4.4).
+ *
+ * <p>Confined to the channel's event loop.
+ */
+final class InboundPublishes implements OrderedAckWindow.Sink {
+
+  private static final Logger LOG = LoggerFactory.getLogger(InboundPublishes.class);
+  private static final RateLimitedLog PAYLOAD_WARNINGS =
+      new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final RateLimitedLog WRITE_WARNINGS =
+      new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final CompletableFuture<Ack> NOTHING_TO_STORE =
+      CompletableFuture.completedFuture(Ack.stored());
+
+  private final SessionContext context;
+  private final ChannelHandlerContext ctx;
+  private final Device device;
+  private final SessionRegistry.SessionState session;
+  private final MqttSessionHandler handler;
+  private final OrderedAckWindow window = new OrderedAckWindow();
+  private final ClientRpc rpc;
+
+  InboundPublishes(
+      SessionContext context,
+      ChannelHandlerContext ctx,
+      Device device,
+      SessionRegistry.SessionState session,
+      MqttSessionHandler handler) {
+    this.context = context;
+    this.ctx = ctx;
+    this.device = device;
+    this.session = session;
+    this.handler = handler;
+    this.rpc = new ClientRpc(context.config());
+  }
+
+  void onPublish(MqttPublishMessage publish) {
+    long receivedNanos = System.nanoTime();
+    MqttQoS qos = publish.fixedHeader().qosLevel();
+    context.metrics().publishReceived(qos.value());
+    String topicName = publish.variableHeader().topicName();
+    DeviceTopic topic = DeviceTopic.parse(topicName);
+    if (topic.kind() == DeviceTopic.Kind.UNKNOWN) {
+      handler.reject(CloseReason.TOPIC, "PUBLISH to unknown topic '{}'", topicName);
+      return;
+    }
+    int packetId = publish.variableHeader().packetId();
+    AckType ackType = ackType(qos);
+    if (qos == MqttQoS.EXACTLY_ONCE && session.awaitingRelease().contains(packetId)) {
+      // MQTT 3.1.1 §4.3.3: a redelivered QoS 2 PUBLISH awaiting PUBREL is not stored again.
+      window.complete(window.register(packetId, ackType, receivedNanos));
+      drain();
+      return;
+    }
+    byte[] payload = ByteBufUtil.getBytes(publish.payload());
+    Slot slot = window.register(packetId, ackType, receivedNanos);
+    if (window.size() >= context.config().maxInflight()) {
+      handler.pause(MqttSessionHandler.Pause.WINDOW);
+    }
+    CompletionStage<Ack> outcome;
+    try {
+      outcome = handle(topic, topicName, payload);
+    } catch (RuntimeException e) {
+      outcome = CompletableFuture.failedFuture(e);
+    }
+    if (outcome == null) {
+      return; // the connection was closed by policy
+    }
+    CompletableFuture<Ack> future = outcome.toCompletableFuture();
+    if (future.isCompletedExceptionally()) {
+      onOutcome(slot, null, failure(future));
+    } else if (future.isDone()) {
+      onOutcome(slot, future.join(), null);
+    } else {
+      future.whenCompleteAsync((ack, error) -> onOutcome(slot, ack, error), ctx.channel().eventLoop());
+    }
+  }
+
+  private @Nullable CompletionStage<Ack> handle(DeviceTopic topic, String topicName, byte[] payload) {
+    long now = System.currentTimeMillis();
+    try {
+      return switch (topic.kind()) {
+        case TELEMETRY -> context.gateway().submit(new DeviceMessage.PostTelemetry(
+            device.id(), now, context.parser().parseTelemetry(payload, now)));
+        case ATTRIBUTES -> context.gateway().submit(new DeviceMessage.PostAttributes(
+            device.id(), now, context.parser().parseAttributes(payload)));
+        case RPC_REQUEST -> {
+          byte[] response = rpc.answer(payload);
+          ctx.write(MqttMessageBuilders.publish()
+              .topicName(DeviceTopic.RPC_RESPONSE_PREFIX + topic.requestId())
+              .qos(MqttQoS.AT_MOST_ONCE)
+              .payload(Unpooled.wrappedBuffer(response))
+              .build());
+          yield NOTHING_TO_STORE;
+        }
+        // Server-side RPC and attribute requests come with a later release: acknowledged, counted,
+        // nothing stored (docs/mqtt-api.md).
+        case RPC_RESPONSE, ATTRIBUTES_REQUEST -> NOTHING_TO_STORE;
+        case UNKNOWN -> throw new IllegalStateException("unknown topics are rejected earlier");
+      };
+    } catch (PayloadFormatException e) {
+      return invalidPayload(topicName, payload, now, e);
+    }
+  }
+
+  private @Nullable CompletionStage<Ack> invalidPayload(
+      String topicName, byte[] payload, long now, PayloadFormatException e) {
+    if (context.config().invalidPayload() == InvalidPayloadPolicy.CLOSE) {
+      handler.reject(CloseReason.PAYLOAD, "invalid payload on {}: {}", topicName, e.getMessage());
+      return null;
+    }
+    PAYLOAD_WARNINGS.warn(
+        "{} invalid payload on {} dead-lettered: {}", handler.logPrefix(), topicName,
+        e.getMessage());
+    context.metrics().deadLettered();
+    return context
+        .deadLetters()
+        .write(new DeadLetter(device.id(), now, topicName, e.getMessage(), payload))
+        .thenApply(stored -> Ack.stored());
+  }
+
+  private void onOutcome(Slot slot, @Nullable Ack ack, @Nullable Throwable error) {
+    if (!ctx.channel().isActive()) {
+      return;
+    }
+    if (error == null && ack != null && ack.isStored()) {
+      window.complete(slot);
+    } else {
+      window.fail(slot);
+      context.metrics().writeFailed();
+      // Stop taking new work: this connection will close once earlier PUBLISHes are answered.
+      handler.pause(MqttSessionHandler.Pause.FAILING);
+      WRITE_WARNINGS.warn("{} message {} not stored, no PUBACK: {}", handler.logPrefix(),
+          slot.packetId(), error != null ? String.valueOf(error) : String.valueOf(ack));
+    }
+    drain();
+  }
+
+  private void drain() {
+    if (window.drain(this)) {
+      ctx.flush();
+    }
+    if (window.size() <= context.config().inflightLowWater()) {
+      handler.resume(MqttSessionHandler.Pause.WINDOW);
+    }
+  }
+
+  @Override
+  public void acknowledge(Slot slot) {
+    boolean pubrec = slot.ackType() == AckType.PUBREC;
+    if (pubrec) {
+      session.awaitingRelease().add(slot.packetId());
+    }
+    // MQTT 3.1.1 §3.3.4: one PUBACK (QoS 1) or PUBREC (QoS 2) per PUBLISH, after it is stored.
+    ctx.write(new MqttMessage(
+        new MqttFixedHeader(pubrec ? MqttMessageType.PUBREC : MqttMessageType.PUBACK,
+            false, MqttQoS.AT_MOST_ONCE, false, 2),
+        MqttMessageIdVariableHeader.from(slot.packetId())));
+    context.metrics().acknowledged(pubrec, slot.receivedNanos());
+  }
+
+  @Override
+  public void failed(Slot slot) {
+    handler.close(CloseReason.WRITE_FAILED);
+  }
+
+  void onPubrel(int packetId) {
+    // MQTT 3.1.1 §4.3.3: PUBCOMP for every PUBREL, even an unknown packet id.
+    session.awaitingRelease().remove(packetId);
+    ctx.writeAndFlush(new MqttMessage(
+        new MqttFixedHeader(MqttMessageType.PUBCOMP, false, MqttQoS.AT_MOST_ONCE, false, 2),
+        MqttMessageIdVariableHeader.from(packetId)));
+  }
+
+  private static AckType ackType(MqttQoS qos) {
+    return switch (qos) {
+      case AT_MOST_ONCE -> AckType.NONE;
+      case AT_LEAST_ONCE -> AckType.PUBACK;
+      case EXACTLY_ONCE -> AckType.PUBREC;
+      case FAILURE -> throw new IllegalArgumentException("invalid QoS");
+    };
+  }
+
+  private static Throwable failure(CompletableFuture<Ack> future) {
+    try {
+      future.join();
+      return new IllegalStateException("not failed");
+    } catch (RuntimeException e) {
+      return e.getCause() != null ? e.getCause() : e;
+    }
+  }
+}

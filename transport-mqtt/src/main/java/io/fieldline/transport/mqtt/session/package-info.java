@@ -1,0 +1,4 @@
+@NullMarked
+package io.fieldline.transport.mqtt.session;
+
+import org.jspecify.annotations.NullMarked;
