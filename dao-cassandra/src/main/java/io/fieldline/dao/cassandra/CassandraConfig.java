@@ -1,0 +1,233 @@
+package io.fieldline.dao.cassandra;
+
+import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+
+/**
+ * Fieldline's Cassandra settings, the {@code fieldline.cassandra} block of the configuration (each
+ * key is documented in this module's {@code reference.conf}). The driver's own options stay in the
+ * {@code datastax-java-driver} block and are read by the driver itself.
+ *
+ * @param contactPoints first nodes to contact (unresolved); empty means "use the embedded node"
+ * @param keyspace keyspace holding every Fieldline table
+ * @param replication CQL replication map used when the keyspace is created
+ * @param createSchema whether to create the keyspace and migrate the schema at startup
+ * @param tsPartitioning time unit of {@code ts_kv} partitions
+ * @param tsTtlSeconds TTL of time-series rows in seconds, 0 for none
+ * @param deadLetterTtl how long dead letters are kept
+ * @param writeConsistency consistency level of data writes
+ * @param maxInflight most write requests outstanding to Cassandra
+ * @param maxQueued most write requests waiting for a slot
+ * @param maxBatchStatements most statements in one batch
+ * @param partitionsCacheSize how many (device, partition) pairs are remembered as written
+ * @param deviceCache the token cache in front of the registry
+ */
+public record CassandraConfig(
+    List<InetSocketAddress> contactPoints,
+    String keyspace,
+    String replication,
+    boolean createSchema,
+    TsPartitioning tsPartitioning,
+    int tsTtlSeconds,
+    Duration deadLetterTtl,
+    DefaultConsistencyLevel writeConsistency,
+    int maxInflight,
+    int maxQueued,
+    int maxBatchStatements,
+    int partitionsCacheSize,
+    DeviceCacheConfig deviceCache) {
+
+  /** The configuration path of this block. */
+  public static final String PATH = "fieldline.cassandra";
+
+  /** Cassandra's longest TTL (20 years). */
+  public static final int MAX_TTL_SECONDS = 630_720_000;
+
+  private static final Pattern KEYSPACE = Pattern.compile("[a-z][a-z0-9_]{0,47}");
+  private static final Pattern REPLICATION = Pattern.compile("\\{\\s*'class'\\s*:.*}");
+
+  /**
+   * The token cache in front of the device registry.
+   *
+   * @param ttl how long a found device is served from memory
+   * @param negativeTtl how long an unknown token is remembered as unknown
+   * @param maxSize most tokens kept
+   */
+  public record DeviceCacheConfig(Duration ttl, Duration negativeTtl, int maxSize) {
+    public DeviceCacheConfig {
+      Objects.requireNonNull(ttl, "ttl");
+      Objects.requireNonNull(negativeTtl, "negativeTtl");
+    }
+  }
+
+  public CassandraConfig {
+    contactPoints = List.copyOf(contactPoints);
+    Objects.requireNonNull(keyspace, "keyspace");
+    Objects.requireNonNull(replication, "replication");
+    Objects.requireNonNull(tsPartitioning, "tsPartitioning");
+    Objects.requireNonNull(deadLetterTtl, "deadLetterTtl");
+    Objects.requireNonNull(writeConsistency, "writeConsistency");
+    Objects.requireNonNull(deviceCache, "deviceCache");
+  }
+
+  /**
+   * Reads and validates the {@code fieldline.cassandra} block of a resolved configuration.
+   *
+   * @throws IllegalArgumentException listing every invalid or missing key at once
+   */
+  public static CassandraConfig from(Config root) {
+    Reader r = new Reader(root.getConfig(PATH));
+    List<InetSocketAddress> contactPoints =
+        r.get("contact-points", List.of(), () -> parseContactPoints(r.c.getString("contact-points")));
+    String keyspace = r.get("keyspace", "", () -> r.c.getString("keyspace"));
+    r.check(KEYSPACE.matcher(keyspace).matches(), "keyspace", "must match " + KEYSPACE.pattern());
+    String replication = r.get("replication", "", () -> r.c.getString("replication"));
+    r.check(
+        REPLICATION.matcher(replication).matches(),
+        "replication",
+        "must be a CQL map literal with a 'class', e.g. {'class':'SimpleStrategy','replication_factor':1}");
+    boolean createSchema = r.get("create-schema", true, () -> r.c.getBoolean("create-schema"));
+    TsPartitioning partitioning =
+        r.get(
+            "ts-partitioning",
+            TsPartitioning.MONTHS,
+            () -> r.c.getEnum(TsPartitioning.class, "ts-partitioning"));
+    int ttl = r.get("ts-ttl", 0, () -> r.c.getInt("ts-ttl"));
+    r.check(ttl >= 0 && ttl <= MAX_TTL_SECONDS, "ts-ttl", "must be 0.." + MAX_TTL_SECONDS);
+    Duration deadLetterTtl =
+        r.get("dead-letter-ttl", Duration.ZERO, () -> r.c.getDuration("dead-letter-ttl"));
+    r.check(
+        deadLetterTtl.getSeconds() >= 1 && deadLetterTtl.getSeconds() <= MAX_TTL_SECONDS,
+        "dead-letter-ttl",
+        "must be between 1 second and 20 years");
+    DefaultConsistencyLevel writeConsistency =
+        r.get(
+            "write-consistency",
+            DefaultConsistencyLevel.LOCAL_QUORUM,
+            () -> r.c.getEnum(DefaultConsistencyLevel.class, "write-consistency"));
+    r.check(
+        !writeConsistency.isSerial(), "write-consistency", "must not be a serial consistency level");
+    int maxInflight = r.positive("max-inflight", 1);
+    int maxQueued = r.get("max-queued", 0, () -> r.c.getInt("max-queued"));
+    r.check(maxQueued >= 0, "max-queued", "must be >= 0");
+    int maxBatch = r.positive("max-batch-statements", 2);
+    int partitionsCache = r.positive("partitions-cache-size", 1);
+    Duration cacheTtl = r.get("device-cache.ttl", Duration.ZERO, () -> r.c.getDuration("device-cache.ttl"));
+    r.check(!cacheTtl.isNegative(), "device-cache.ttl", "must not be negative");
+    Duration negativeTtl =
+        r.get(
+            "device-cache.negative-ttl",
+            Duration.ZERO,
+            () -> r.c.getDuration("device-cache.negative-ttl"));
+    r.check(!negativeTtl.isNegative(), "device-cache.negative-ttl", "must not be negative");
+    int cacheSize = r.positive("device-cache.max-size", 1);
+    r.throwIfInvalid();
+    return new CassandraConfig(
+        contactPoints,
+        keyspace,
+        replication,
+        createSchema,
+        partitioning,
+        ttl,
+        deadLetterTtl,
+        writeConsistency,
+        maxInflight,
+        maxQueued,
+        maxBatch,
+        partitionsCache,
+        new DeviceCacheConfig(cacheTtl, negativeTtl, cacheSize));
+  }
+
+  /** A copy with other contact points. */
+  public CassandraConfig withContactPoints(List<InetSocketAddress> points) {
+    return new CassandraConfig(
+        points, keyspace, replication, createSchema, tsPartitioning, tsTtlSeconds, deadLetterTtl,
+        writeConsistency, maxInflight, maxQueued, maxBatchStatements, partitionsCacheSize,
+        deviceCache);
+  }
+
+  /**
+   * Parses {@code "host:port,host:port"}; a missing port means 9042, IPv6 hosts go in brackets.
+   *
+   * @throws IllegalArgumentException on a malformed entry
+   */
+  static List<InetSocketAddress> parseContactPoints(String text) {
+    List<InetSocketAddress> points = new ArrayList<>();
+    for (String raw : text.split(",")) {
+      String entry = raw.trim();
+      if (entry.isEmpty()) {
+        continue;
+      }
+      String host = entry;
+      int port = 9042;
+      int colon = entry.lastIndexOf(':');
+      boolean bracketed = entry.startsWith("[");
+      if (colon > 0 && (!bracketed || colon > entry.indexOf(']'))) {
+        host = entry.substring(0, colon);
+        try {
+          port = Integer.parseInt(entry.substring(colon + 1));
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException("bad port in contact point '" + entry + "'");
+        }
+      }
+      if (bracketed) {
+        host = host.substring(1, host.length() - 1);
+      }
+      if (host.isEmpty() || port < 1 || port > 65_535) {
+        throw new IllegalArgumentException("bad contact point '" + entry + "'");
+      }
+      points.add(InetSocketAddress.createUnresolved(host, port));
+    }
+    return points;
+  }
+
+  // Collects every error instead of stopping at the first one.
+  private static final class Reader {
+    final Config c;
+    final List<String> errors = new ArrayList<>();
+    final Set<String> unreadable = new HashSet<>();
+
+    Reader(Config c) {
+      this.c = c;
+    }
+
+    <T> T get(String key, T fallback, Supplier<T> read) {
+      try {
+        return read.get();
+      } catch (ConfigException | IllegalArgumentException e) {
+        errors.add(PATH + "." + key + ": " + e.getMessage());
+        unreadable.add(key);
+        return fallback;
+      }
+    }
+
+    int positive(String key, int min) {
+      int value = get(key, min, () -> c.getInt(key));
+      check(value >= min, key, "must be >= " + min);
+      return value;
+    }
+
+    void check(boolean ok, String key, String message) {
+      if (!ok && !unreadable.contains(key)) {
+        errors.add(PATH + "." + key + ": " + message);
+      }
+    }
+
+    void throwIfInvalid() {
+      if (!errors.isEmpty()) {
+        throw new IllegalArgumentException(
+            "invalid Cassandra configuration:\n  " + String.join("\n  ", errors));
+      }
+    }
+  }
+}

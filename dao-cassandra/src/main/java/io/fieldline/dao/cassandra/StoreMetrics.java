@@ -1,0 +1,114 @@
+package io.fieldline.dao.cassandra;
+
+import io.fieldline.common.StoreException;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The storage layer's Micrometer meters and their names, in one place. Tags come from enums only
+ * (bounded cardinality); nothing is tagged by device.
+ *
+ * <p>Registering is idempotent: several stores sharing one registry and one {@link WriteLimiter}
+ * share the same meters. Thread-safe.
+ */
+public final class StoreMetrics {
+
+  /** Timer (with percentile histogram) of store writes, from call to completion, queue included. */
+  public static final String WRITE_LATENCY = "fieldline.store.write.latency";
+
+  /** Gauge: requests running against Cassandra now. */
+  public static final String WRITES_INFLIGHT = "fieldline.store.writes.inflight";
+
+  /** Gauge: requests waiting for an in-flight slot. */
+  public static final String WRITES_QUEUED = "fieldline.store.writes.queued";
+
+  /** Counter of failed writes, tagged {@code cause} = lower-case {@link StoreException.Kind}. */
+  public static final String WRITE_FAILURES = "fieldline.store.write.failures";
+
+  /** Counter of time-series and attribute values written successfully. */
+  public static final String ROWS_WRITTEN = "fieldline.store.rows.written";
+
+  /** Counter of partition updates issued (one per table and partition touched by a batch). */
+  public static final String MUTATIONS = "fieldline.store.mutations";
+
+  /** Counter of write requests (batches or single statements) sent: Cassandra round trips. */
+  public static final String REQUESTS = "fieldline.store.requests";
+
+  /** Tag naming the kind of write on {@link #WRITE_LATENCY}. */
+  public static final String TAG_OP = "op";
+
+  /** Tag naming the failure kind on {@link #WRITE_FAILURES}. */
+  public static final String TAG_CAUSE = "cause";
+
+  /** What was written, the values of the {@code op} tag. */
+  public enum Op {
+    TELEMETRY,
+    ATTRIBUTES,
+    DEAD_LETTER;
+
+    String tag() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  private final Map<Op, Timer> latency = new EnumMap<>(Op.class);
+  private final Map<StoreException.Kind, Counter> failures = new EnumMap<>(StoreException.Kind.class);
+  private final Counter rowsWritten;
+  private final Counter mutations;
+  private final Counter requests;
+
+  /** Registers the meters, and the gauges of {@code limiter}, in {@code registry}. */
+  public StoreMetrics(MeterRegistry registry, WriteLimiter limiter) {
+    for (Op op : Op.values()) {
+      latency.put(
+          op,
+          Timer.builder(WRITE_LATENCY)
+              .description("Store write latency, queueing for an in-flight slot included")
+              .tag(TAG_OP, op.tag())
+              .publishPercentileHistogram()
+              .register(registry));
+    }
+    for (StoreException.Kind kind : StoreException.Kind.values()) {
+      failures.put(
+          kind,
+          Counter.builder(WRITE_FAILURES)
+              .description("Store writes that failed, by cause")
+              .tag(TAG_CAUSE, kind.name().toLowerCase(Locale.ROOT))
+              .register(registry));
+    }
+    rowsWritten =
+        Counter.builder(ROWS_WRITTEN).description("Values written").register(registry);
+    mutations =
+        Counter.builder(MUTATIONS).description("Partition updates issued").register(registry);
+    requests =
+        Counter.builder(REQUESTS).description("Write requests sent to Cassandra").register(registry);
+    Gauge.builder(WRITES_INFLIGHT, limiter, WriteLimiter::inflight)
+        .description("Write requests running against Cassandra")
+        .register(registry);
+    Gauge.builder(WRITES_QUEUED, limiter, WriteLimiter::queued)
+        .description("Write requests waiting for an in-flight slot")
+        .register(registry);
+  }
+
+  Timer latency(Op op) {
+    return latency.get(op);
+  }
+
+  void failed(StoreException.Kind kind) {
+    failures.get(kind).increment();
+  }
+
+  void written(int rows) {
+    rowsWritten.increment(rows);
+  }
+
+  void issued(int partitionUpdates, int requestCount) {
+    mutations.increment(partitionUpdates);
+    requests.increment(requestCount);
+  }
+}

@@ -1,0 +1,89 @@
+package io.fieldline.dao.cassandra.internal.cql;
+
+import com.datastax.oss.driver.api.core.cql.BoundStatementBuilder;
+import com.datastax.oss.driver.api.core.cql.Row;
+import io.fieldline.common.KvEntry;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The typed value columns {@code bool_v, long_v, dbl_v, str_v, json_v} shared by {@code ts_kv},
+ * {@code ts_kv_latest} and {@code attributes_kv}.
+ *
+ * <p>Writes set only the column of the value's type and leave the others <em>unset</em> (protocol
+ * v4+), so no tombstones are written. A row whose key changed type therefore keeps the old column
+ * too; readers of overwritten rows ({@code ts_kv_latest}, {@code attributes_kv}) also select the
+ * columns' write times and take the newest cell. Stateless.
+ */
+public final class ValueColumns {
+
+  /** The value columns, in the order {@link #SELECT} and {@link #SELECT_WITH_WRITETIME} list them. */
+  public static final String COLUMNS = "bool_v, long_v, dbl_v, str_v, json_v";
+
+  /** The value columns for a SELECT list. */
+  public static final String SELECT = COLUMNS;
+
+  /** The value columns followed by their write times, for a SELECT list. */
+  public static final String SELECT_WITH_WRITETIME =
+      COLUMNS
+          + ", writetime(bool_v), writetime(long_v), writetime(dbl_v), writetime(str_v),"
+          + " writetime(json_v)";
+
+  private static final int COUNT = 5;
+
+  private ValueColumns() {}
+
+  /** Sets the column matching the value's type. */
+  public static BoundStatementBuilder bind(BoundStatementBuilder builder, KvEntry kv) {
+    if (kv instanceof KvEntry.BooleanKv) {
+      return builder.setBoolean("bool_v", ((KvEntry.BooleanKv) kv).bool());
+    } else if (kv instanceof KvEntry.LongKv) {
+      return builder.setLong("long_v", ((KvEntry.LongKv) kv).number());
+    } else if (kv instanceof KvEntry.DoubleKv) {
+      return builder.setDouble("dbl_v", ((KvEntry.DoubleKv) kv).number());
+    } else if (kv instanceof KvEntry.StringKv) {
+      return builder.setString("str_v", ((KvEntry.StringKv) kv).text());
+    } else {
+      return builder.setString("json_v", ((KvEntry.JsonKv) kv).json());
+    }
+  }
+
+  /**
+   * Reads the value whose columns start at {@code first}; with {@code withWritetime} the five write
+   * times follow the five values and the newest non-null cell wins, else the first non-null one.
+   *
+   * @return the value, or null if every column is null
+   */
+  public static @Nullable KvEntry read(Row row, int first, String key, boolean withWritetime) {
+    int best = -1;
+    long bestTime = Long.MIN_VALUE;
+    for (int i = 0; i < COUNT; i++) {
+      if (row.isNull(first + i)) {
+        continue;
+      }
+      if (!withWritetime) {
+        best = i;
+        break;
+      }
+      long time = row.isNull(first + COUNT + i) ? Long.MIN_VALUE : row.getLong(first + COUNT + i);
+      if (best < 0 || time > bestTime) {
+        best = i;
+        bestTime = time;
+      }
+    }
+    int column = first + best;
+    switch (best) {
+      case -1:
+        return null;
+      case 0:
+        return KvEntry.of(key, row.getBoolean(column));
+      case 1:
+        return KvEntry.of(key, row.getLong(column));
+      case 2:
+        return KvEntry.of(key, row.getDouble(column));
+      case 3:
+        return KvEntry.of(key, row.getString(column));
+      default:
+        return KvEntry.json(key, row.getString(column));
+    }
+  }
+}
