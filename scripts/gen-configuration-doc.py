@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Regenerates docs/configuration.md from the modules' reference.conf files.
+
+Each key is documented in reference.conf (what it does, units, '# Env:' and '# Reloadable:'
+footers); this script turns those comments into one table per module. ConfigDocumentationTest
+fails when the doc no longer lists every environment variable.
+Usage: scripts/gen-configuration-doc.py > docs/configuration.md
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODULES = [
+    ("server", "Server: data directory, HTTP, admin login, embedded Cassandra, payload parsing, shutdown"),
+    ("transport-mqtt", "MQTT transport"),
+    ("actors", "Device actors"),
+    ("dao-cassandra", "Cassandra storage"),
+]
+
+
+def parse(path):
+    entries, comment, stack = [], [], []
+    for raw in open(path, encoding="utf-8"):
+        line = raw.strip()
+        if line.startswith("#"):
+            comment.append(line.lstrip("#").strip())
+            continue
+        if not line:
+            comment = [] if not stack or comment == [] else comment
+            continue
+        m = re.match(r'^([A-Za-z0-9_.\-"]+)\s*\{$', line)
+        if m:
+            stack.append(m.group(1).strip('"'))
+            comment = []
+            continue
+        if line == "}":
+            if stack:
+                stack.pop()
+            comment = []
+            continue
+        m = re.match(r'^([A-Za-z0-9_.\-"]+)\s*[=:]\s*(.*)$', line)
+        if m and "${?" not in m.group(2):
+            key = ".".join(stack + [m.group(1).strip('"')])
+            env = next((c.split(":", 1)[1].strip() for c in comment if c.startswith("Env:")), "")
+            text = " ".join(c for c in comment if not c.startswith(("Env:", "Reloadable:")) and c)
+            entries.append((key, m.group(2).strip(), env, text))
+        comment = []
+    return entries
+
+
+def main():
+    out = sys.stdout
+    out.write("# Configuration\n\n")
+    out.write("One HOCON stack: each module's `reference.conf` holds its keys under `fieldline`, the\n"
+              "server's `application.conf` adds Pekko settings, and the Cassandra driver reads its own\n"
+              "`datastax-java-driver { }` block from the same configuration. Every `fieldline` key can be\n"
+              "overridden by the environment variable named below (or by `-Dkey=value`, or an\n"
+              "`application.conf` passed with `-Dconfig.file=`). No key is reloadable: restart to apply.\n\n"
+              "Generated from the `reference.conf` files by `scripts/gen-configuration-doc.py`;\n"
+              "`ConfigDocumentationTest` fails when this page misses a variable.\n")
+    for module, title in MODULES:
+        path = os.path.join(ROOT, module, "src/main/resources/reference.conf")
+        if not os.path.exists(path):
+            continue
+        out.write(f"\n## {title}\n\n| key | default | environment variable | meaning |\n| --- | --- | --- | --- |\n")
+        for key, default, env, text in parse(path):
+            if key.startswith("datastax-java-driver") or key.startswith("pekko"):
+                continue
+            out.write(f"| `{key}` | `{default}` | `{env}` | {text} |\n")
+    out.write("\n## The Cassandra driver\n\nThe driver's own settings live in `datastax-java-driver { }` "
+              "(tuned defaults in `dao-cassandra/src/main/resources/reference.conf`, documented there and in "
+              "[storage.md](storage.md)); any driver option can be overridden with `-Ddatastax-java-driver.<path>=...`.\n")
+
+
+if __name__ == "__main__":
+    main()
