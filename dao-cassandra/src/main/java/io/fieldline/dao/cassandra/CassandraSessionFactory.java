@@ -64,11 +64,13 @@ public final class CassandraSessionFactory {
           "no Cassandra contact point: set fieldline.cassandra.contact-points"
               + " (FIELDLINE_CASSANDRA_CONTACT_POINTS) or start the embedded node");
     }
-    Config withDriverDefaults = root.withFallback(ConfigFactory.defaultReference());
+    Config driverBlock =
+        root.withFallback(ConfigFactory.defaultReference())
+            .getConfig(DefaultDriverConfigLoader.DEFAULT_ROOT_PATH);
     CqlSessionBuilder builder =
         CqlSession.builder()
             // Reloading off: every Fieldline setting is "Reloadable: no".
-            .withConfigLoader(new DefaultDriverConfigLoader(() -> withDriverDefaults, false))
+            .withConfigLoader(new DefaultDriverConfigLoader(() -> driverBlock, false))
             .addContactPoints(resolved(points));
     if (registry != null) {
       builder.withMetricRegistry(registry);

@@ -1,0 +1,62 @@
+package io.fieldline.dao.cassandra;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.fieldline.cassandra.embedded.EmbeddedCassandra;
+import io.fieldline.cassandra.embedded.SharedCassandra;
+import io.fieldline.common.Device;
+import io.fieldline.common.KvEntry;
+import io.fieldline.common.TsKvEntry;
+import io.fieldline.dao.cassandra.internal.schema.SchemaMigrator;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** The composition root against a keyspace it creates itself. */
+class CassandraStorageIT {
+
+  @Test
+  void should_create_the_schema_once_and_serve_every_store_when_started_twice() throws Exception {
+    EmbeddedCassandra cassandra = SharedCassandra.get();
+    Config root =
+        ConfigFactory.parseString(
+                "fieldline.cassandra.keyspace = it_cassandrastorageit\n"
+                    + "datastax-java-driver.basic.request.timeout = 30 seconds")
+            .withFallback(ConfigFactory.defaultReference())
+            .resolve();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+    try (CassandraStorage storage =
+        CassandraStorage.start(root, registry, List.of(cassandra.cqlAddress()))) {
+      Device device =
+          storage.deviceRegistry().create("d1", "default", Optional.empty())
+              .toCompletableFuture().get(60, TimeUnit.SECONDS);
+      storage.telemetryStore()
+          .writeTelemetry(device.id(), List.of(new TsKvEntry(1L, KvEntry.of("t", 1L))))
+          .toCompletableFuture()
+          .get(60, TimeUnit.SECONDS);
+      assertThat(storage.drained().toCompletableFuture().get(10, TimeUnit.SECONDS)).isNull();
+      assertThat(storage.pressure().level()).isZero();
+      assertThat(registry.get(StoreMetrics.ROWS_WRITTEN).counter().count()).isEqualTo(1);
+    }
+
+    try (CassandraStorage again =
+        CassandraStorage.start(root, registry, List.of(cassandra.cqlAddress()))) {
+      assertThat(new SchemaMigrator(again.session(), "it_cassandrastorageit").appliedVersions())
+          .containsExactly(SchemaMigrator.latestVersion());
+      assertThat(
+              new SchemaMigrator(again.session(), "it_cassandrastorageit")
+                  .migrate(again.config().replication(), 60))
+          .isEmpty();
+      assertThat(
+              again.deviceRegistry().list(10, Optional.empty()).toCompletableFuture()
+                  .get(60, TimeUnit.SECONDS))
+          .extracting(Device::name)
+          .containsExactly("d1");
+    }
+  }
+}

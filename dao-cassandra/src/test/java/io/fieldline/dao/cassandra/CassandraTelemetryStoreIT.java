@@ -1,0 +1,255 @@
+package io.fieldline.dao.cassandra;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fieldline.common.AttributeKvEntry;
+import io.fieldline.common.AttributeScope;
+import io.fieldline.common.DeviceId;
+import io.fieldline.common.KvEntry;
+import io.fieldline.common.TsKvEntry;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.IntStream;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class CassandraTelemetryStoreIT extends CassandraTestBase {
+
+  private static final long LAST_MS_OF_JANUARY = Instant.parse("2024-01-31T23:59:59.999Z").toEpochMilli();
+  private static final long FIRST_MS_OF_FEBRUARY = LAST_MS_OF_JANUARY + 1;
+
+  private WriteLimiter limiter;
+  private CassandraTelemetryStore store;
+  private CassandraTelemetryQueries queries;
+  // A new device per test: the store remembers which partitions it recorded, and TRUNCATE
+  // behind its back would otherwise hide rows of a reused device from history reads.
+  private DeviceId device;
+
+  @BeforeAll
+  void createStore() {
+    limiter = WriteLimiter.from(config);
+    store = new CassandraTelemetryStore(session, config, limiter, registry);
+    queries = new CassandraTelemetryQueries(session, config);
+  }
+
+  @BeforeEach
+  void newDevice() {
+    device = DeviceId.random();
+  }
+
+  private static TsKvEntry at(long ts, KvEntry kv) {
+    return new TsKvEntry(ts, kv);
+  }
+
+  private Map<String, List<TsKvEntry>> history(Set<String> keys, long from, long to) {
+    return await(queries.history(device, HistoryQuery.raw(keys, from, to)));
+  }
+
+  @Test
+  void should_read_back_all_five_types_when_written_in_one_message() {
+    long ts = 1_700_000_000_000L;
+    List<TsKvEntry> entries =
+        List.of(
+            at(ts, KvEntry.of("on", true)),
+            at(ts, KvEntry.of("count", 42L)),
+            at(ts, KvEntry.of("temp", 21.5)),
+            at(ts, KvEntry.of("state", "idle")),
+            at(ts, KvEntry.json("cfg", "{\"a\":[1,2]}")));
+
+    await(store.writeTelemetry(device, entries));
+
+    assertThat(await(store.readLatest(device))).containsExactlyInAnyOrderElementsOf(entries);
+    Map<String, List<TsKvEntry>> history =
+        history(Set.of("on", "count", "temp", "state", "cfg"), ts, ts + 1);
+    assertThat(history.values().stream().flatMap(List::stream))
+        .containsExactlyInAnyOrderElementsOf(entries);
+    assertThat(await(queries.keys(device))).containsExactly("cfg", "count", "on", "state", "temp");
+  }
+
+  @Test
+  void should_write_one_batch_touching_both_partitions_when_a_message_spans_two_buckets() {
+    double requestsBefore = counter(StoreMetrics.REQUESTS);
+    double mutationsBefore = counter(StoreMetrics.MUTATIONS);
+
+    await(
+        store.writeTelemetry(
+            device,
+            List.of(
+                at(LAST_MS_OF_JANUARY, KvEntry.of("t", 1L)),
+                at(FIRST_MS_OF_FEBRUARY, KvEntry.of("t", 2L)))));
+
+    assertThat(counter(StoreMetrics.REQUESTS) - requestsBefore).isEqualTo(1);
+    // two ts_kv partitions + ts_kv_latest + ts_kv_partitions
+    assertThat(counter(StoreMetrics.MUTATIONS) - mutationsBefore).isEqualTo(4);
+    List<Long> parts =
+        session
+            .execute(
+                "SELECT part FROM " + keyspace + ".ts_kv_partitions WHERE device_id = ?",
+                device.value())
+            .all()
+            .stream()
+            .map(row -> row.getLong(0))
+            .toList();
+    assertThat(parts)
+        .containsExactly(
+            TsPartitioning.MONTHS.partitionOf(FIRST_MS_OF_FEBRUARY),
+            TsPartitioning.MONTHS.partitionOf(LAST_MS_OF_JANUARY));
+    assertThat(history(Set.of("t"), 0, Long.MAX_VALUE).get("t"))
+        .containsExactly(
+            at(FIRST_MS_OF_FEBRUARY, KvEntry.of("t", 2L)),
+            at(LAST_MS_OF_JANUARY, KvEntry.of("t", 1L)));
+  }
+
+  @Test
+  void should_apply_start_inclusive_end_exclusive_bounds_when_reading_across_a_month_boundary() {
+    await(store.writeTelemetry(device, List.of(at(LAST_MS_OF_JANUARY, KvEntry.of("t", 1L)))));
+    await(store.writeTelemetry(device, List.of(at(FIRST_MS_OF_FEBRUARY, KvEntry.of("t", 2L)))));
+
+    assertThat(history(Set.of("t"), LAST_MS_OF_JANUARY, FIRST_MS_OF_FEBRUARY).get("t"))
+        .containsExactly(at(LAST_MS_OF_JANUARY, KvEntry.of("t", 1L)));
+    assertThat(history(Set.of("t"), FIRST_MS_OF_FEBRUARY, FIRST_MS_OF_FEBRUARY + 1).get("t"))
+        .containsExactly(at(FIRST_MS_OF_FEBRUARY, KvEntry.of("t", 2L)));
+    assertThat(history(Set.of("t"), LAST_MS_OF_JANUARY, FIRST_MS_OF_FEBRUARY + 1).get("t"))
+        .hasSize(2);
+    assertThat(history(Set.of("t"), LAST_MS_OF_JANUARY + 1, FIRST_MS_OF_FEBRUARY)).isEmpty();
+  }
+
+  @Test
+  void should_keep_the_newer_latest_value_when_an_older_one_arrives_later() {
+    await(store.writeTelemetry(device, List.of(at(2_000, KvEntry.of("t", 20L)))));
+    await(store.writeTelemetry(device, List.of(at(1_000, KvEntry.of("t", 10.5)))));
+
+    assertThat(await(store.readLatest(device))).containsExactly(at(2_000, KvEntry.of("t", 20L)));
+    assertThat(history(Set.of("t"), 0, 3_000).get("t")).hasSize(2);
+  }
+
+  @Test
+  void should_return_the_new_type_when_a_key_changes_type() {
+    await(store.writeTelemetry(device, List.of(at(1_000, KvEntry.of("t", 20L)))));
+    await(store.writeTelemetry(device, List.of(at(2_000, KvEntry.of("t", "hot")))));
+
+    assertThat(await(store.readLatest(device))).containsExactly(at(2_000, KvEntry.of("t", "hot")));
+  }
+
+  @Test
+  void should_not_duplicate_rows_when_the_same_message_is_retransmitted() {
+    List<TsKvEntry> message = List.of(at(5_000, KvEntry.of("a", 1L)), at(5_000, KvEntry.of("b", 2.0)));
+
+    await(store.writeTelemetry(device, message));
+    await(store.writeTelemetry(device, message));
+
+    long rows =
+        session
+            .execute(
+                "SELECT count(*) FROM " + keyspace + ".ts_kv WHERE device_id = ? AND part = ?",
+                device.value(),
+                TsPartitioning.MONTHS.partitionOf(5_000))
+            .one()
+            .getLong(0);
+    assertThat(rows).isEqualTo(2);
+  }
+
+  @Test
+  void should_complete_without_io_when_the_message_is_empty() {
+    double before = counter(StoreMetrics.REQUESTS);
+
+    await(store.writeTelemetry(device, List.of()));
+
+    assertThat(counter(StoreMetrics.REQUESTS)).isEqualTo(before);
+  }
+
+  @Test
+  void should_split_into_several_batches_when_a_message_exceeds_max_batch_statements() {
+    List<TsKvEntry> many =
+        IntStream.range(0, 120)
+            .mapToObj(i -> at(7_000, KvEntry.of("k" + i, (long) i)))
+            .toList();
+    double before = counter(StoreMetrics.REQUESTS);
+
+    await(store.writeTelemetry(device, many));
+
+    // 120 ts rows + 120 latest + 1 partition row = 241 statements, 100 per batch
+    assertThat(counter(StoreMetrics.REQUESTS) - before).isEqualTo(3);
+    assertThat(await(store.readLatest(device))).hasSize(120);
+  }
+
+  @Test
+  void should_read_attributes_back_with_the_newest_value_winning_when_written_twice() {
+    List<KvEntry> first = List.of(KvEntry.of("fw", "1.0"), KvEntry.of("interval", 10L));
+    await(store.writeAttributes(device, AttributeScope.CLIENT_SCOPE, first, 2_000));
+    await(
+        store.writeAttributes(
+            device, AttributeScope.CLIENT_SCOPE, List.of(KvEntry.of("fw", 0.9)), 1_000));
+    await(
+        store.writeAttributes(
+            device, AttributeScope.SHARED_SCOPE, List.of(KvEntry.of("x", true)), 3_000));
+
+    assertThat(await(queries.attributes(device, AttributeScope.CLIENT_SCOPE, Optional.empty())))
+        .containsExactly(
+            new AttributeKvEntry(2_000, KvEntry.of("fw", "1.0")),
+            new AttributeKvEntry(2_000, KvEntry.of("interval", 10L)));
+    assertThat(
+            await(
+                queries.attributes(
+                    device, AttributeScope.CLIENT_SCOPE, Optional.of(Set.of("interval")))))
+        .containsExactly(new AttributeKvEntry(2_000, KvEntry.of("interval", 10L)));
+    assertThat(await(queries.attributes(device, AttributeScope.SHARED_SCOPE, Optional.empty())))
+        .containsExactly(new AttributeKvEntry(3_000, KvEntry.of("x", true)));
+  }
+
+  @Test
+  void should_expire_rows_but_not_latest_when_written_with_a_ttl() {
+    CassandraConfig withTtl =
+        new CassandraConfig(
+            config.contactPoints(), keyspace, config.replication(), true,
+            config.tsPartitioning(), 2, config.deadLetterTtl(), config.writeConsistency(),
+            config.maxInflight(), config.maxQueued(), config.maxBatchStatements(),
+            config.partitionsCacheSize(), config.deviceCache());
+    CassandraTelemetryStore ttlStore =
+        new CassandraTelemetryStore(session, withTtl, limiter, registry);
+    long now = System.currentTimeMillis();
+
+    await(ttlStore.writeTelemetry(device, List.of(at(now, KvEntry.of("t", 1L)))));
+    assertThat(history(Set.of("t"), now, now + 1)).containsKey("t");
+
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(250))
+        .until(() -> history(Set.of("t"), now, now + 1).isEmpty());
+    assertThat(await(store.readLatest(device))).containsExactly(at(now, KvEntry.of("t", 1L)));
+  }
+
+  @Test
+  void should_issue_two_partition_updates_and_one_round_trip_per_message_when_bucket_is_known() {
+    for (int keys : new int[] {1, 3, 5, 10}) {
+      DeviceId d = DeviceId.random();
+      await(store.writeTelemetry(d, message(keys, 1_000)));
+      double requests = counter(StoreMetrics.REQUESTS);
+      double mutations = counter(StoreMetrics.MUTATIONS);
+
+      for (int i = 1; i <= 10; i++) {
+        await(store.writeTelemetry(d, message(keys, 1_000 + i)));
+      }
+
+      double perMessageMutations = (counter(StoreMetrics.MUTATIONS) - mutations) / 10;
+      double perMessageRequests = (counter(StoreMetrics.REQUESTS) - requests) / 10;
+      System.out.printf(
+          "K=%d keys: %.1f partition updates, %.1f round trips per message%n",
+          keys, perMessageMutations, perMessageRequests);
+      assertThat(perMessageMutations).isEqualTo(2.0);
+      assertThat(perMessageRequests).isEqualTo(1.0);
+    }
+  }
+
+  private static List<TsKvEntry> message(int keys, long ts) {
+    return IntStream.range(0, keys)
+        .mapToObj(i -> at(ts, KvEntry.of("key" + i, 20.0 + i)))
+        .toList();
+  }
+}
