@@ -1,0 +1,285 @@
+package io.fieldline.actors;
+
+import static io.fieldline.actors.TestMessages.WAIT;
+import static io.fieldline.actors.TestMessages.actorsConfig;
+import static io.fieldline.actors.TestMessages.attributes;
+import static io.fieldline.actors.TestMessages.telemetry;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fieldline.common.Ack;
+import io.fieldline.common.AttributeScope;
+import io.fieldline.common.DeviceId;
+import io.fieldline.common.DeviceMessage;
+import io.fieldline.common.KvEntry;
+import io.fieldline.common.StoreException;
+import io.fieldline.common.TsKvEntry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The device actor alone, with a probe as its shard and a store the test drives. */
+class DeviceTest {
+
+  private static final ActorTestKit TEST_KIT = ActorTestKit.create();
+
+  private final InMemoryTelemetryStore store = new InMemoryTelemetryStore();
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private final ActorMetrics metrics = new ActorMetrics(registry);
+  private final DeviceId deviceId = DeviceId.random();
+  private TestProbe<DeviceShard.Command> shard;
+
+  @BeforeEach
+  void createShardProbe() {
+    shard = TEST_KIT.createTestProbe(DeviceShard.Command.class);
+  }
+
+  @AfterAll
+  static void shutdown() {
+    TEST_KIT.shutdownTestKit();
+  }
+
+  private ActorRef<Device.Command> spawn(ActorsConfig config) {
+    return TEST_KIT.spawn(Device.create(deviceId, store, config, metrics, shard.getRef()));
+  }
+
+  private ActorRef<Device.Command> spawn() {
+    return spawn(actorsConfig(""));
+  }
+
+  private static CompletableFuture<Ack> record(
+      ActorRef<Device.Command> device, DeviceMessage message) {
+    CompletableFuture<Ack> ack = new CompletableFuture<>();
+    device.tell(new Device.RecordMessage(message, ack));
+    return ack;
+  }
+
+  /**
+   * The device's latest values; since the device answers in order, everything sent before is
+   * processed.
+   */
+  private static Map<String, TsKvEntry> latest(ActorRef<Device.Command> device) {
+    TestProbe<Device.LatestReported> probe = TEST_KIT.createTestProbe(Device.LatestReported.class);
+    device.tell(new Device.GetLatest(probe.getRef()));
+    return probe.receiveMessage(WAIT).values();
+  }
+
+  private double rejected(Ack.Reason reason) {
+    return registry
+        .get(ActorMetrics.REJECTED)
+        .tag(ActorMetrics.REASON, reason.name().toLowerCase())
+        .counter()
+        .count();
+  }
+
+  @Test
+  void should_ack_stored_only_after_the_store_completes_when_the_write_succeeds() {
+    ActorRef<Device.Command> device = spawn();
+    CompletableFuture<Ack> ack = record(device, telemetry(deviceId, 100, "temp", 21));
+    latest(device);
+
+    assertThat(store.writeCount()).isEqualTo(1);
+    assertThat(store.write(0).entries()).hasSize(1);
+    assertThat(ack).isNotDone();
+
+    store.succeed(store.write(0));
+    assertThat(ack).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+  }
+
+  @Test
+  void should_reject_as_write_failed_with_the_cause_kind_when_the_write_fails() {
+    ActorRef<Device.Command> device = spawn();
+    CompletableFuture<Ack> ack = record(device, telemetry(deviceId, 100, "temp", 21));
+    await().atMost(WAIT).until(() -> store.writeCount() == 1);
+
+    store.fail(store.write(0), StoreException.Kind.TIMEOUT);
+
+    assertThat(ack)
+        .succeedsWithin(WAIT)
+        .isEqualTo(Ack.rejected(Ack.Reason.WRITE_FAILED, "TIMEOUT"));
+    await().atMost(WAIT).until(() -> rejected(Ack.Reason.WRITE_FAILED) == 1.0);
+    assertThat(latest(device)).isEmpty();
+  }
+
+  @Test
+  void should_not_start_the_65th_write_until_one_completes_when_64_are_in_flight() {
+    ActorRef<Device.Command> device = spawn();
+    List<CompletableFuture<Ack>> acks = new ArrayList<>();
+    for (int i = 0; i < 65; i++) {
+      acks.add(record(device, telemetry(deviceId, 1000 + i, "n", i)));
+    }
+    latest(device);
+
+    assertThat(store.writeCount()).isEqualTo(64);
+    assertThat(metrics.inflightWrites()).isEqualTo(64);
+    assertThat(acks.get(64)).isNotDone();
+
+    store.succeed(store.write(0));
+    await().atMost(WAIT).until(() -> store.writeCount() == 65);
+    assertThat(List.<Object>copyOf(store.write(64).entries()))
+        .containsExactly(new TsKvEntry(1064, KvEntry.of("n", 64L)));
+    assertThat(acks.get(0)).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+  }
+
+  @Test
+  void should_reject_as_overloaded_at_once_when_the_stash_is_full() {
+    ActorRef<Device.Command> device = spawn(actorsConfig("").withBounds(1, 2));
+    latest(device); // restored: the bound under test is the write backlog's
+    CompletableFuture<Ack> first = record(device, telemetry(deviceId, 1, "n", 1));
+    CompletableFuture<Ack> second = record(device, telemetry(deviceId, 2, "n", 2));
+    CompletableFuture<Ack> third = record(device, telemetry(deviceId, 3, "n", 3));
+    CompletableFuture<Ack> fourth = record(device, telemetry(deviceId, 4, "n", 4));
+
+    assertThat(fourth)
+        .succeedsWithin(WAIT)
+        .isEqualTo(Ack.rejected(Ack.Reason.OVERLOADED, "device stash full"));
+    await().atMost(WAIT).until(() -> rejected(Ack.Reason.OVERLOADED) == 1.0);
+    assertThat(store.writeCount()).isEqualTo(1);
+    assertThat(List.of(first, second, third)).noneMatch(CompletableFuture::isDone);
+
+    store.succeed(store.write(0));
+    await().atMost(WAIT).until(() -> store.writeCount() == 2);
+    store.succeed(store.write(1));
+    await().atMost(WAIT).until(() -> store.writeCount() == 3);
+    store.succeed(store.write(2));
+    assertThat(third).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+    assertThat(List.of(first, second)).allMatch(ack -> ack.join().isStored());
+  }
+
+  @Test
+  void should_update_latest_only_on_success_and_never_regress_when_an_older_value_arrives() {
+    ActorRef<Device.Command> device = spawn();
+    CompletableFuture<Ack> newer = record(device, telemetry(deviceId, 200, "temp", 2));
+    CompletableFuture<Ack> older = record(device, telemetry(deviceId, 100, "temp", 1));
+    CompletableFuture<Ack> failed = record(device, telemetry(deviceId, 300, "temp", 3));
+    await().atMost(WAIT).until(() -> store.writeCount() == 3);
+    assertThat(latest(device)).isEmpty(); // nothing before the store confirms
+
+    store.succeed(store.write(0));
+    store.succeed(store.write(1));
+    store.fail(store.write(2), StoreException.Kind.UNAVAILABLE);
+    assertThat(List.of(newer, older, failed))
+        .allSatisfy(ack -> assertThat(ack).succeedsWithin(WAIT));
+
+    assertThat(latest(device))
+        .containsExactly(Map.entry("temp", new TsKvEntry(200, KvEntry.of("temp", 2L))));
+  }
+
+  @Test
+  void should_stash_messages_and_keep_newer_restored_values_when_restore_completes_late() {
+    store.holdReads();
+    ActorRef<Device.Command> device = spawn();
+    CompletableFuture<Ack> ack = record(device, telemetry(deviceId, 100, "temp", 1));
+    TestProbe<Device.LatestReported> probe = TEST_KIT.createTestProbe(Device.LatestReported.class);
+    device.tell(new Device.GetLatest(probe.getRef()));
+    await().atMost(WAIT).until(() -> store.pendingReads() == 1);
+    assertThat(store.writeCount()).isZero();
+
+    TsKvEntry restored = new TsKvEntry(500, KvEntry.of("temp", 5L));
+    TsKvEntry humidity = new TsKvEntry(400, KvEntry.of("hum", 40L));
+    store.completeRead(List.of(restored, humidity));
+
+    // The stashed GetLatest is answered after the stashed write was started, in arrival order.
+    assertThat(probe.receiveMessage(WAIT).values())
+        .containsOnly(Map.entry("temp", restored), Map.entry("hum", humidity));
+    assertThat(store.writeCount()).isEqualTo(1);
+    store.succeed(store.write(0));
+    assertThat(ack).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+    assertThat(latest(device)).containsEntry("temp", restored);
+  }
+
+  @Test
+  void should_go_on_with_empty_latest_values_when_the_restore_fails() {
+    store.holdReads();
+    ActorRef<Device.Command> device = spawn();
+    CompletableFuture<Ack> ack = record(device, telemetry(deviceId, 100, "temp", 1));
+    await().atMost(WAIT).until(() -> store.pendingReads() == 1);
+
+    store.failRead(new StoreException(StoreException.Kind.UNAVAILABLE, "injected"));
+
+    await().atMost(WAIT).until(() -> store.writeCount() == 1);
+    store.succeed(store.write(0));
+    assertThat(ack).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+    assertThat(latest(device)).containsOnlyKeys("temp");
+  }
+
+  @Test
+  void should_write_client_scope_attributes_at_receive_time_when_attributes_are_posted() {
+    ActorRef<Device.Command> device = spawn();
+    CompletableFuture<Ack> ack = record(device, attributes(deviceId, 777, "fw"));
+    await().atMost(WAIT).until(() -> store.writeCount() == 1);
+
+    InMemoryTelemetryStore.Write write = store.write(0);
+    assertThat(write.scope()).isEqualTo(AttributeScope.CLIENT_SCOPE);
+    assertThat(write.ts()).isEqualTo(777);
+    assertThat(List.<Object>copyOf(write.entries())).containsExactly(KvEntry.of("fw", "v1"));
+    assertThat(ack).isNotDone();
+    store.succeed(write);
+    assertThat(ack).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+    assertThat(latest(device)).isEmpty(); // latest values are time series only
+  }
+
+  @Test
+  void should_ack_stored_without_io_when_the_message_is_empty() {
+    ActorRef<Device.Command> device = spawn();
+    CompletableFuture<Ack> ack =
+        record(device, new DeviceMessage.PostTelemetry(deviceId, 1, List.of()));
+
+    assertThat(ack).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+    latest(device);
+    assertThat(store.writeCount()).isZero();
+  }
+
+  @Test
+  void should_ask_its_shard_to_passivate_it_when_idle() {
+    ActorRef<Device.Command> device =
+        spawn(actorsConfig("fieldline.actors.passivate-after = 100ms"));
+
+    DeviceShard.Passivate request = shard.expectMessageClass(DeviceShard.Passivate.class, WAIT);
+
+    assertThat(request).isEqualTo(new DeviceShard.Passivate(deviceId, device));
+  }
+
+  @Test
+  void should_stop_only_after_in_flight_writes_complete_when_told_to_stop() {
+    ActorRef<Device.Command> device = spawn();
+    CompletableFuture<Ack> ack = record(device, telemetry(deviceId, 100, "temp", 1));
+    device.tell(Device.Stop.INSTANCE);
+    latest(device); // still alive after processing Stop
+
+    store.succeed(store.write(0));
+
+    shard.expectTerminated(device, WAIT);
+    assertThat(ack.join()).isEqualTo(Ack.stored());
+  }
+
+  @Test
+  void should_reject_stashed_messages_and_restore_again_when_the_device_restarts() {
+    store.holdReads();
+    ActorRef<Device.Command> device = spawn();
+    CompletableFuture<Ack> stashed = record(device, telemetry(deviceId, 100, "temp", 1));
+    await().atMost(WAIT).until(() -> store.pendingReads() == 1);
+
+    store.completeRead(Arrays.asList((TsKvEntry) null)); // the actor throws on it
+
+    assertThat(stashed)
+        .succeedsWithin(WAIT)
+        .isEqualTo(Ack.rejected(Ack.Reason.WRITE_FAILED, "device actor restarted"));
+    await().atMost(WAIT).until(() -> store.pendingReads() == 1);
+    assertThat(store.reads(deviceId)).isEqualTo(2);
+    store.completeRead(List.of());
+    CompletableFuture<Ack> after = record(device, telemetry(deviceId, 200, "temp", 2));
+    await().atMost(WAIT).until(() -> store.writeCount() == 1);
+    store.succeed(store.write(0));
+    assertThat(after).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+  }
+}
