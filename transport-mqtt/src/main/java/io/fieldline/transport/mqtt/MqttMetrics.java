@@ -80,8 +80,9 @@ public final class MqttMetrics {
         rejected.put(reason, rejectedCounter(registry, reason.tag()));
       }
     }
-    // Invalid payloads are rejected inputs too, whether dead-lettered or closed.
-    invalidPayloads = rejectedCounter(registry, "payload_dead_lettered");
+    // Invalid payloads are rejected inputs too, whether dead-lettered or closed: one
+    // rejected{reason=payload} for both policies (docs/mqtt-api.md), deadletters tells them apart.
+    invalidPayloads = rejected.get(CloseReason.PAYLOAD);
     deadLetters =
         Counter.builder("fieldline.mqtt.deadletters")
             .description("Invalid payloads stored in the dead-letter table and acknowledged")

@@ -1,10 +1,12 @@
 package io.fieldline.transport.mqtt;
 
 import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Function;
 
 /**
  * The MQTT transport's settings, read once from {@code fieldline.mqtt} (see this module's {@code
@@ -49,26 +51,42 @@ public record MqttTransportConfig(
   public static MqttTransportConfig from(Config root) {
     Config c = root.getConfig("fieldline.mqtt");
     List<String> errors = new ArrayList<>();
+    // Read as long: an int cast would turn 4 GiB + 100 B into 100 B and pass validation.
+    long maxPacketSize = read(errors, "max-packet-size", c::getBytes, 65536L);
     MqttTransportConfig config =
         new MqttTransportConfig(
-            c.getString("host"),
-            c.getInt("port"),
-            c.getInt("worker-threads"),
-            (int) c.getBytes("max-packet-size").longValue(),
-            c.getInt("max-client-id-length"),
-            c.getInt("max-connections"),
-            c.getDuration("connect-timeout"),
-            c.getInt("max-inflight"),
-            c.getInt("inflight-low-water"),
-            c.getInt("max-queued-before-connack"),
-            c.getDuration("session-expiry"),
-            policy(c.getString("invalid-payload"), errors));
+            read(errors, "host", c::getString, ""),
+            read(errors, "port", c::getInt, 0),
+            read(errors, "worker-threads", c::getInt, 0),
+            (int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, maxPacketSize)),
+            read(errors, "max-client-id-length", c::getInt, 256),
+            read(errors, "max-connections", c::getInt, 1),
+            read(errors, "connect-timeout", c::getDuration, Duration.ofSeconds(1)),
+            read(errors, "max-inflight", c::getInt, 65535),
+            read(errors, "inflight-low-water", c::getInt, 0),
+            read(errors, "max-queued-before-connack", c::getInt, 0),
+            read(errors, "session-expiry", c::getDuration, Duration.ZERO),
+            policy(read(errors, "invalid-payload", c::getString, "dead-letter"), errors));
     config.validate(errors);
     if (!errors.isEmpty()) {
       throw new IllegalArgumentException(
           "invalid fieldline.mqtt configuration: " + String.join("; ", errors));
     }
     return config;
+  }
+
+  /**
+   * Reads one key; a missing key or a value of the wrong type is recorded in {@code errors} and
+   * {@code fallback} (a value that passes validation) is returned, so every error is reported.
+   */
+  private static <T> T read(
+      List<String> errors, String key, Function<String, T> getter, T fallback) {
+    try {
+      return getter.apply(key);
+    } catch (ConfigException e) {
+      errors.add(e.getMessage());
+      return fallback;
+    }
   }
 
   private static InvalidPayloadPolicy policy(String value, List<String> errors) {

@@ -21,6 +21,8 @@ import io.netty.handler.codec.mqtt.MqttMessageIdVariableHeader;
 import io.netty.handler.codec.mqtt.MqttMessageType;
 import io.netty.handler.codec.mqtt.MqttPublishMessage;
 import io.netty.handler.codec.mqtt.MqttQoS;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -57,6 +59,9 @@ final class InboundPublishes implements OrderedAckWindow.Sink {
   private final MqttSessionHandler handler;
   private final OrderedAckWindow window = new OrderedAckWindow();
   private final ClientRpc rpc;
+  // QoS 2 packet ids received on this connection and not yet PUBREC'd. Not session state: if the
+  // write fails the connection closes and a retransmission after reconnect must be stored.
+  private final Set<Integer> qos2Storing = new HashSet<>();
 
   InboundPublishes(
       SessionContext context,
@@ -84,14 +89,19 @@ final class InboundPublishes implements OrderedAckWindow.Sink {
     }
     int packetId = publish.variableHeader().packetId();
     AckType ackType = ackType(qos);
-    if (qos == MqttQoS.EXACTLY_ONCE && session.awaitingRelease().contains(packetId)) {
-      // MQTT 3.1.1 §4.3.3: a redelivered QoS 2 PUBLISH awaiting PUBREL is not stored again.
+    if (qos == MqttQoS.EXACTLY_ONCE
+        && (session.awaitingRelease().contains(packetId) || qos2Storing.contains(packetId))) {
+      // MQTT 3.1.1 §4.3.3: a redelivered QoS 2 PUBLISH awaiting PUBREL is not stored again. Its
+      // PUBREC queues behind the first copy's, so it is sent only if that copy was stored.
       window.complete(window.register(packetId, ackType, receivedNanos));
       drain();
       return;
     }
     byte[] payload = ByteBufUtil.getBytes(publish.payload());
     Slot slot = window.register(packetId, ackType, receivedNanos);
+    if (qos == MqttQoS.EXACTLY_ONCE) {
+      qos2Storing.add(packetId);
+    }
     if (window.size() >= context.config().maxInflight()) {
       handler.pause(MqttSessionHandler.Pause.WINDOW);
     }
@@ -124,7 +134,8 @@ final class InboundPublishes implements OrderedAckWindow.Sink {
             device.id(), now, context.parser().parseAttributes(payload)));
         case RPC_REQUEST -> {
           byte[] response = rpc.answer(payload);
-          ctx.write(MqttMessageBuilders.publish()
+          // Flushed now: the answer must not wait for earlier PUBLISHes still being stored.
+          ctx.writeAndFlush(MqttMessageBuilders.publish()
               .topicName(DeviceTopic.RPC_RESPONSE_PREFIX + topic.requestId())
               .qos(MqttQoS.AT_MOST_ONCE)
               .payload(Unpooled.wrappedBuffer(response))
@@ -187,6 +198,7 @@ final class InboundPublishes implements OrderedAckWindow.Sink {
   public void acknowledge(Slot slot) {
     boolean pubrec = slot.ackType() == AckType.PUBREC;
     if (pubrec) {
+      qos2Storing.remove(slot.packetId());
       session.awaitingRelease().add(slot.packetId());
     }
     // MQTT 3.1.1 §3.3.4: one PUBACK (QoS 1) or PUBREC (QoS 2) per PUBLISH, after it is stored.

@@ -210,6 +210,14 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
     String clientId = connect.payload().clientIdentifier();
     cleanSession = connect.variableHeader().isCleanSession();
     logPrefix = "[mqtt|" + clientId + "|" + channelCtx().channel().remoteAddress() + "]";
+    if (clientId.length() > context.config().maxClientIdLength()) {
+      // Netty's decoder enforces the maximum for MQTT 3.1 only; 3.1.1 §3.1.3.1 lets the server
+      // choose its limit, and max-client-id-length is ours.
+      refuse(
+          MqttConnectReturnCode.CONNECTION_REFUSED_IDENTIFIER_REJECTED,
+          ConnectResult.IDENTIFIER_REJECTED);
+      return;
+    }
     if (clientId.isEmpty() && !cleanSession) {
       // MQTT 3.1.1 §3.1.3.1: a zero-length client id requires CleanSession = 1.
       refuse(

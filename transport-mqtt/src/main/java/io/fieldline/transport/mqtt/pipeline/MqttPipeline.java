@@ -1,0 +1,38 @@
+package io.fieldline.transport.mqtt.pipeline;
+
+import io.fieldline.transport.mqtt.MqttTransportConfig;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.mqtt.MqttDecoder;
+import io.netty.handler.codec.mqtt.MqttEncoder;
+import io.netty.handler.flush.FlushConsolidationHandler;
+
+/**
+ * The stages of one MQTT connection, in order: flush consolidation → idle timer → decoder (with the
+ * maximum packet size) → encoder → session → last-resort exception handler. The one place the
+ * pipeline is assembled, used by the server's channel initializer and by the session tests.
+ */
+public final class MqttPipeline {
+
+  // Acks completed by storage callbacks arrive as separate event-loop tasks; consolidating their
+  // flushes (also outside reads) turns a burst of PUBACKs into one write syscall.
+  private static final int EXPLICIT_FLUSHES_BEFORE_FLUSH = 64;
+
+  private MqttPipeline() {}
+
+  /** Adds every stage to {@code pipeline}; {@code session} is the connection's session handler. */
+  public static void addStages(
+      ChannelPipeline pipeline, MqttTransportConfig config, ChannelHandler session) {
+    pipeline
+        .addLast(
+            PipelineNames.FLUSH_CONSOLIDATION,
+            new FlushConsolidationHandler(EXPLICIT_FLUSHES_BEFORE_FLUSH, true))
+        .addLast(PipelineNames.IDLE, KeepAlive.beforeConnect(config.connectTimeout().toMillis()))
+        .addLast(
+            PipelineNames.DECODER,
+            new MqttDecoder(config.maxPacketSize(), config.maxClientIdLength()))
+        .addLast(PipelineNames.ENCODER, MqttEncoder.INSTANCE)
+        .addLast(PipelineNames.SESSION, session)
+        .addLast(PipelineNames.EXCEPTION_LAST, ExceptionLastHandler.INSTANCE);
+  }
+}

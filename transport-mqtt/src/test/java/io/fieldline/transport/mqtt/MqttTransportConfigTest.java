@@ -1,0 +1,123 @@
+package io.fieldline.transport.mqtt;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+import com.typesafe.config.ConfigFactory;
+import io.fieldline.transport.mqtt.MqttTransportConfig.InvalidPayloadPolicy;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class MqttTransportConfigTest {
+
+  private static MqttTransportConfig parse(String hocon) {
+    return MqttTransportConfig.from(
+        ConfigFactory.parseString(hocon).withFallback(ConfigFactory.defaultReference()).resolve());
+  }
+
+  @Test
+  void should_read_documented_defaults_when_only_reference_conf_is_present() {
+    MqttTransportConfig config = MqttTransportConfig.from(ConfigFactory.defaultReference());
+
+    assertThat(config)
+        .isEqualTo(
+            new MqttTransportConfig(
+                "0.0.0.0",
+                1883,
+                0,
+                65536,
+                256,
+                15000,
+                Duration.ofSeconds(10),
+                100,
+                50,
+                100,
+                Duration.ofHours(1),
+                InvalidPayloadPolicy.DEAD_LETTER));
+  }
+
+  @Test
+  void should_apply_override_when_key_is_set() {
+    MqttTransportConfig config =
+        parse(
+            "fieldline.mqtt { port = 0, max-packet-size = 64 KiB, connect-timeout = 250 ms,"
+                + " max-inflight = 4, inflight-low-water = 2 }");
+
+    assertThat(config.port()).isZero();
+    assertThat(config.maxPacketSize()).isEqualTo(65536);
+    assertThat(config.connectTimeout()).isEqualTo(Duration.ofMillis(250));
+    assertThat(config.maxInflight()).isEqualTo(4);
+    assertThat(config.inflightLowWater()).isEqualTo(2);
+  }
+
+  @Test
+  void should_report_every_error_when_several_values_are_invalid() {
+    assertThatIllegalArgumentException()
+        .isThrownBy(
+            () ->
+                parse(
+                    "fieldline.mqtt { port = 70000, max-inflight = 0, max-packet-size = 10,"
+                        + " max-client-id-length = 5, max-connections = 0, connect-timeout = 0 s,"
+                        + " invalid-payload = drop }"))
+        .withMessageContaining("port must be 0..65535, got 70000")
+        .withMessageContaining("max-inflight must be 1..65535, got 0")
+        .withMessageContaining("inflight-low-water")
+        .withMessageContaining("max-packet-size")
+        .withMessageContaining("max-client-id-length")
+        .withMessageContaining("max-connections")
+        .withMessageContaining("connect-timeout")
+        .withMessageContaining("invalid-payload must be dead-letter or close, got 'drop'");
+  }
+
+  @Test
+  void should_report_type_errors_with_other_errors_when_values_have_wrong_type() {
+    assertThatIllegalArgumentException()
+        .isThrownBy(
+            () ->
+                parse(
+                    "fieldline.mqtt { port = eighty, session-expiry = soon,"
+                        + " max-inflight = 0 }"))
+        .withMessageContaining("port")
+        .withMessageContaining("session-expiry")
+        .withMessageContaining("max-inflight must be 1..65535, got 0");
+  }
+
+  @Test
+  void should_reject_max_packet_size_when_it_overflows_an_int() {
+    // 4 GiB + 100 bytes would silently become 100 bytes if truncated to an int.
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> parse("fieldline.mqtt.max-packet-size = 4294967396"))
+        .withMessageContaining("max-packet-size");
+  }
+
+  @Test
+  void should_reject_low_water_when_it_is_not_below_max_inflight() {
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> parse("fieldline.mqtt { max-inflight = 4, inflight-low-water = 4 }"))
+        .withMessageContaining("inflight-low-water must be >= 0 and < max-inflight, got 4");
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "dead-letter, DEAD_LETTER",
+    "close, CLOSE",
+    "CLOSE, CLOSE",
+    "' Dead-Letter ', DEAD_LETTER"
+  })
+  void should_parse_policy_when_value_is_a_known_spelling(String value, InvalidPayloadPolicy expected) {
+    assertThat(parse("fieldline.mqtt.invalid-payload = \"" + value + "\"").invalidPayload())
+        .isEqualTo(expected);
+  }
+
+  @Test
+  void should_change_only_port_when_copied_with_port() {
+    MqttTransportConfig config = parse("fieldline.mqtt.max-inflight = 90");
+
+    MqttTransportConfig copy = config.withPort(4242);
+
+    assertThat(copy.port()).isEqualTo(4242);
+    assertThat(copy).usingRecursiveComparison().ignoringFields("port").isEqualTo(config);
+  }
+}

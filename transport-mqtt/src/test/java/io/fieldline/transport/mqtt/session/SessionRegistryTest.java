@@ -1,0 +1,144 @@
+package io.fieldline.transport.mqtt.session;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fieldline.common.DeviceId;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class SessionRegistryTest {
+
+  /** A connection that counts how often it was taken over. */
+  private static final class CountingConnection implements SessionRegistry.Connection {
+    final AtomicInteger takeOvers = new AtomicInteger();
+
+    @Override
+    public void takeOver() {
+      takeOvers.incrementAndGet();
+    }
+  }
+
+  private final DeviceId device = DeviceId.random();
+
+  @Test
+  void should_take_over_old_connection_when_same_device_registers_again() {
+    SessionRegistry registry = new SessionRegistry(Duration.ofHours(1));
+    CountingConnection first = new CountingConnection();
+    CountingConnection second = new CountingConnection();
+
+    registry.register(device, true, first);
+    registry.register(device, true, second);
+
+    assertThat(first.takeOvers).hasValue(1);
+    assertThat(second.takeOvers).hasValue(0);
+    assertThat(registry.activeSessions()).isEqualTo(1);
+  }
+
+  @Test
+  void should_not_take_over_when_other_device_registers() {
+    SessionRegistry registry = new SessionRegistry(Duration.ofHours(1));
+    CountingConnection first = new CountingConnection();
+
+    registry.register(device, true, first);
+    registry.register(DeviceId.random(), true, new CountingConnection());
+
+    assertThat(first.takeOvers).hasValue(0);
+    assertThat(registry.activeSessions()).isEqualTo(2);
+  }
+
+  @Test
+  void should_resume_session_when_clean_session_0_reconnects_within_expiry() {
+    SessionRegistry registry = new SessionRegistry(Duration.ofHours(1));
+    CountingConnection first = new CountingConnection();
+    SessionRegistry.Registration initial = registry.register(device, false, first);
+    initial.state().subscriptions().put("v1/devices/me/attributes", 1);
+    initial.state().awaitingRelease().add(9);
+    registry.unregister(device, false, first);
+
+    SessionRegistry.Registration resumed =
+        registry.register(device, false, new CountingConnection());
+
+    assertThat(initial.sessionPresent()).isFalse();
+    assertThat(resumed.sessionPresent()).isTrue();
+    assertThat(resumed.state()).isSameAs(initial.state());
+    assertThat(resumed.state().subscriptions()).containsEntry("v1/devices/me/attributes", 1);
+    assertThat(resumed.state().awaitingRelease()).containsExactly(9);
+  }
+
+  @Test
+  void should_start_fresh_session_when_clean_session_0_reconnects_after_expiry() {
+    SessionRegistry registry = new SessionRegistry(Duration.ZERO);
+    CountingConnection first = new CountingConnection();
+    SessionRegistry.Registration initial = registry.register(device, false, first);
+    initial.state().awaitingRelease().add(9);
+    registry.unregister(device, false, first);
+
+    SessionRegistry.Registration next = registry.register(device, false, new CountingConnection());
+
+    assertThat(next.sessionPresent()).isFalse();
+    assertThat(next.state()).isNotSameAs(initial.state());
+    assertThat(next.state().awaitingRelease()).isEmpty();
+  }
+
+  @Test
+  void should_keep_session_while_connected_when_expiry_is_zero() {
+    SessionRegistry registry = new SessionRegistry(Duration.ZERO);
+    registry.register(device, false, new CountingConnection());
+
+    // Expiry counts from disconnect: a connected session never expires.
+    assertThat(registry.expire()).isZero();
+    assertThat(registry.register(device, false, new CountingConnection()).sessionPresent())
+        .isTrue();
+  }
+
+  @Test
+  void should_drop_expired_sessions_when_swept() {
+    SessionRegistry registry = new SessionRegistry(Duration.ZERO);
+    CountingConnection first = new CountingConnection();
+    registry.register(device, false, first);
+    registry.unregister(device, false, first);
+
+    assertThat(registry.expire()).isEqualTo(1);
+    assertThat(registry.persistentSessions()).isZero();
+  }
+
+  @Test
+  void should_discard_previous_session_when_clean_session_is_1() {
+    SessionRegistry registry = new SessionRegistry(Duration.ofHours(1));
+    CountingConnection first = new CountingConnection();
+    SessionRegistry.Registration persistent = registry.register(device, false, first);
+    persistent.state().awaitingRelease().add(3);
+    registry.unregister(device, false, first);
+
+    CountingConnection clean = new CountingConnection();
+    SessionRegistry.Registration cleanRegistration = registry.register(device, true, clean);
+    registry.unregister(device, true, clean);
+    SessionRegistry.Registration later =
+        registry.register(device, false, new CountingConnection());
+
+    assertThat(cleanRegistration.sessionPresent()).isFalse();
+    assertThat(cleanRegistration.state().awaitingRelease()).isEmpty();
+    assertThat(later.sessionPresent()).isFalse();
+    assertThat(later.state().awaitingRelease()).isEmpty();
+  }
+
+  @Test
+  void should_not_affect_successor_when_taken_over_connection_unregisters() {
+    SessionRegistry registry = new SessionRegistry(Duration.ZERO);
+    CountingConnection first = new CountingConnection();
+    CountingConnection second = new CountingConnection();
+    registry.register(device, false, first);
+    SessionRegistry.Registration successor = registry.register(device, false, second);
+
+    registry.unregister(device, false, first);
+
+    assertThat(registry.activeSessions()).isEqualTo(1);
+    // Had the old connection's unregister started the (zero) expiry, the sweep would drop the
+    // successor's live session.
+    assertThat(registry.expire()).isZero();
+    registry.unregister(device, false, second);
+    assertThat(registry.activeSessions()).isZero();
+    assertThat(successor.sessionPresent()).isTrue();
+  }
+}
