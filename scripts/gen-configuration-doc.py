@@ -20,31 +20,43 @@ MODULES = [
 
 
 def parse(path):
-    entries, comment, stack = [], [], []
+    """(key, default, env, text) per key; env comes from the key's `${?ENV}` override line."""
+    entries, comment, stack, block_comments = [], [], [], []
     for raw in open(path, encoding="utf-8"):
         line = raw.strip()
         if line.startswith("#"):
             comment.append(line.lstrip("#").strip())
             continue
         if not line:
-            comment = [] if not stack or comment == [] else comment
             continue
         m = re.match(r'^([A-Za-z0-9_.\-"]+)\s*\{$', line)
         if m:
             stack.append(m.group(1).strip('"'))
+            block_comments.append(comment)
             comment = []
             continue
         if line == "}":
             if stack:
                 stack.pop()
+                block_comments.pop()
             comment = []
             continue
         m = re.match(r'^([A-Za-z0-9_.\-"]+)\s*[=:]\s*(.*)$', line)
-        if m and "${?" not in m.group(2):
-            key = ".".join(stack + [m.group(1).strip('"')])
-            env = next((c.split(":", 1)[1].strip() for c in comment if c.startswith("Env:")), "")
-            text = " ".join(c for c in comment if not c.startswith(("Env:", "Reloadable:")) and c)
-            entries.append((key, m.group(2).strip(), env, text))
+        if not m:
+            comment = []
+            continue
+        key = ".".join(stack + [m.group(1).strip('"')])
+        value = m.group(2).strip()
+        env = re.match(r'^\$\{\?([A-Z0-9_]+)\}$', value)
+        if env:
+            for i in range(len(entries) - 1, -1, -1):
+                if entries[i][0] == key:
+                    entries[i] = (key, entries[i][1], env.group(1), entries[i][3])
+                    break
+            continue
+        own = comment or (block_comments[-1] if block_comments else [])
+        text = " ".join(c for c in own if c and not c.startswith(("Env:", "Reloadable:")))
+        entries.append((key, value, "", text))
         comment = []
     return entries
 
@@ -65,12 +77,13 @@ def main():
             continue
         out.write(f"\n## {title}\n\n| key | default | environment variable | meaning |\n| --- | --- | --- | --- |\n")
         for key, default, env, text in parse(path):
-            if key.startswith("datastax-java-driver") or key.startswith("pekko"):
+            if key.startswith("pekko"):
                 continue
-            out.write(f"| `{key}` | `{default}` | `{env}` | {text} |\n")
-    out.write("\n## The Cassandra driver\n\nThe driver's own settings live in `datastax-java-driver { }` "
-              "(tuned defaults in `dao-cassandra/src/main/resources/reference.conf`, documented there and in "
-              "[storage.md](storage.md)); any driver option can be overridden with `-Ddatastax-java-driver.<path>=...`.\n")
+            env_cell = f"`{env}`" if env else ""
+            out.write(f"| `{key}` | `{default}` | {env_cell} | {text.replace('|', '/')} |\n")
+    out.write("\nKeys under `datastax-java-driver` are the Cassandra driver's own (tuned, not defaulted; see "
+              "[storage.md](storage.md)); any other driver option can be overridden with "
+              "`-Ddatastax-java-driver.<path>=...`.\n")
 
 
 if __name__ == "__main__":

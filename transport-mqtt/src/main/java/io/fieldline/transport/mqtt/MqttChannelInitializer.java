@@ -7,6 +7,7 @@ import io.fieldline.transport.mqtt.session.SessionContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.socket.SocketChannel;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Builds each connection's pipeline ({@link MqttPipeline}). Connections beyond {@code
@@ -16,6 +17,8 @@ final class MqttChannelInitializer extends ChannelInitializer<SocketChannel> {
 
   private final SessionContext context;
   private final Set<MqttSessionHandler> sessions;
+  // Channels are initialised on several event loops at once: count with one atomic step.
+  private final AtomicInteger open = new AtomicInteger();
 
   MqttChannelInitializer(SessionContext context, Set<MqttSessionHandler> sessions) {
     this.context = context;
@@ -25,14 +28,18 @@ final class MqttChannelInitializer extends ChannelInitializer<SocketChannel> {
   @Override
   protected void initChannel(SocketChannel channel) {
     MqttTransportConfig config = context.config();
-    if (sessions.size() >= config.maxConnections()) {
+    if (open.incrementAndGet() > config.maxConnections()) {
+      open.decrementAndGet();
       context.metrics().closed(CloseReason.CONNECTION_LIMIT);
       channel.close();
       return;
     }
     MqttSessionHandler session = new MqttSessionHandler(context);
     sessions.add(session);
-    channel.closeFuture().addListener(closed -> sessions.remove(session));
+    channel.closeFuture().addListener(closed -> {
+      sessions.remove(session);
+      open.decrementAndGet();
+    });
     MqttPipeline.addStages(channel.pipeline(), config, session);
   }
 }

@@ -417,7 +417,13 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
     if (state == State.CLOSED) {
       return;
     }
-    REJECTIONS.warn(logPrefix + " closing (" + reason.tag() + "): " + format, args);
+    // The prefix holds the client id: pass it as an argument, never inside the template, so that
+    // a client id containing "{}" cannot shift the arguments.
+    Object[] all = new Object[args.length + 2];
+    all[0] = logPrefix;
+    all[1] = reason.tag();
+    System.arraycopy(args, 0, all, 2, args.length);
+    REJECTIONS.warn("{} closing ({}): " + format, all);
     close(reason);
   }
 

@@ -1,0 +1,254 @@
+package io.fieldline.server;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.typesafe.config.Config;
+import io.fieldline.actors.ActorsConfig;
+import io.fieldline.actors.LocalDeviceGateway;
+import io.fieldline.cassandra.embedded.EmbeddedCassandra;
+import io.fieldline.common.Device;
+import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.PayloadParser;
+import io.fieldline.dao.cassandra.CachingDeviceRegistry;
+import io.fieldline.dao.cassandra.CassandraConfig;
+import io.fieldline.dao.cassandra.CassandraDeadLetterStore;
+import io.fieldline.dao.cassandra.CassandraDeviceRegistry;
+import io.fieldline.dao.cassandra.CassandraSessionFactory;
+import io.fieldline.dao.cassandra.CassandraTelemetryQueries;
+import io.fieldline.dao.cassandra.CassandraTelemetryStore;
+import io.fieldline.dao.cassandra.WriteLimiter;
+import io.fieldline.dao.cassandra.internal.schema.SchemaMigrator;
+import io.fieldline.server.rest.JwtTokens;
+import io.fieldline.server.rest.RestApi;
+import io.fieldline.transport.mqtt.MqttServer;
+import io.fieldline.transport.mqtt.MqttTransportConfig;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.ServerBinding;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The composition root: builds every component from one configuration and starts them in
+ * dependency order. Each start pushes its stop step; {@link #close()} runs the steps in reverse,
+ * which is also what happens when a later start fails. No DI framework: what depends on what is
+ * readable here, top to bottom.
+ *
+ * <p>Shutdown order: stop accepting MQTT connections, let in-flight writes finish and their PUBACKs
+ * go out, close connections, unbind HTTP, stop the actors, close the driver, stop the embedded
+ * Cassandra. {@link #start} blocks (it waits for Cassandra); call it from {@code main} or a test.
+ */
+public final class FieldlineServer implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(FieldlineServer.class);
+
+  private record StopStep(String name, Runnable action) {}
+
+  private final Deque<StopStep> stopSteps = new ArrayDeque<>();
+  private final PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private @Nullable ServerConfig config;
+  private @Nullable EmbeddedCassandra embeddedCassandra;
+  private @Nullable DeviceRegistry registry;
+  private @Nullable MqttServer mqtt;
+  private @Nullable ServerBinding http;
+  private @Nullable String adminPassword;
+  private @Nullable Device demoDevice;
+  private boolean closed;
+
+  private FieldlineServer() {}
+
+  /** Builds and starts everything; blocks until the server is ready to take devices. */
+  public static FieldlineServer start(Config root) {
+    FieldlineServer server = new FieldlineServer();
+    try {
+      server.startAll(root);
+      return server;
+    } catch (RuntimeException e) {
+      server.close();
+      throw e;
+    }
+  }
+
+  private void startAll(Config root) {
+    ServerConfig serverConfig = ServerConfig.from(root);
+    config = serverConfig;
+    CassandraConfig cassandraConfig = CassandraConfig.from(root);
+    MqttTransportConfig mqttConfig = MqttTransportConfig.from(root);
+    ActorsConfig actorsConfig = ActorsConfig.from(root);
+    new JvmMemoryMetrics().bindTo(metrics);
+    new JvmGcMetrics().bindTo(metrics);
+    new JvmThreadMetrics().bindTo(metrics);
+    new ProcessorMetrics().bindTo(metrics);
+    String password = GeneratedSecrets.resolve(
+        serverConfig.adminPassword(), serverConfig.dataDir(), "admin-password", 12);
+    adminPassword = password;
+    String jwtSecret = GeneratedSecrets.resolve(
+        serverConfig.jwtSecret(), serverConfig.dataDir(), "jwt-secret", 48);
+
+    EmbeddedCassandra node = EmbeddedDefaults.startIfNeeded(serverConfig, cassandraConfig);
+    embeddedCassandra = node;
+    if (node != null) {
+      onStop("embedded Cassandra", node::stop);
+    }
+    List<InetSocketAddress> embeddedContact = node == null ? List.of() : List.of(node.cqlAddress());
+    CqlSession session = CassandraSessionFactory.open(root, cassandraConfig, embeddedContact, metrics);
+    onStop("Cassandra session", session::close);
+    if (cassandraConfig.createSchema()) {
+      List<Integer> applied = new SchemaMigrator(session, cassandraConfig.keyspace())
+          .migrate(cassandraConfig.replication(), cassandraConfig.deadLetterTtl().toSeconds());
+      LOG.info("[cql] schema of keyspace {} ready (migrations applied now: {})",
+          cassandraConfig.keyspace(), applied);
+    }
+    WriteLimiter limiter = WriteLimiter.from(cassandraConfig);
+    CassandraTelemetryStore telemetryStore =
+        new CassandraTelemetryStore(session, cassandraConfig, limiter, metrics);
+    CassandraDeadLetterStore deadLetters =
+        new CassandraDeadLetterStore(session, cassandraConfig, limiter, metrics);
+    DeviceRegistry devices = new CachingDeviceRegistry(
+        new CassandraDeviceRegistry(session, cassandraConfig), cassandraConfig.deviceCache());
+    registry = devices;
+    CassandraTelemetryQueries queries = new CassandraTelemetryQueries(session, cassandraConfig);
+
+    // One actor system for the device actors and Pekko HTTP.
+    ActorSystem<Void> actorSystem = ActorSystem.create(Behaviors.empty(), "fieldline", root);
+    onStop("actor system", () -> {
+      actorSystem.terminate();
+      await(actorSystem.getWhenTerminated(), Duration.ofSeconds(10), "actor system");
+    });
+    LocalDeviceGateway gateway =
+        LocalDeviceGateway.create(actorSystem, actorsConfig, telemetryStore, metrics);
+    Duration drain = actorsConfig.shutdownTimeout().plusSeconds(5);
+    onStop("device actors", () -> await(gateway.shutdown(), drain, "device actors"));
+
+    MqttServer mqttServer = new MqttServer(mqttConfig, devices, gateway, deadLetters,
+        payloadParser(root), List.of(limiter.pressure()), metrics);
+    mqtt = mqttServer;
+    mqttServer.start();
+    onStop("MQTT", () -> {
+      // Stop taking devices, let every accepted write finish and its PUBACK go out, then close.
+      mqttServer.stopAccepting();
+      LOG.info("draining in-flight writes (at most {})", actorsConfig.shutdownTimeout());
+      await(gateway.shutdown(), drain, "device actors");
+      mqttServer.close();
+    });
+
+    JwtTokens tokens = new JwtTokens(
+        jwtSecret, serverConfig.tokenTtl(), serverConfig.refreshTokenTtl(), Clock.systemUTC());
+    RestApi api = new RestApi(serverConfig.adminUsername(), password, tokens, devices, queries,
+        deadLetters, () -> ready(session), metrics);
+    ServerBinding binding = Http.get(actorSystem)
+        .newServerAt(serverConfig.httpHost(), serverConfig.httpPort())
+        .bind(api.routes())
+        .toCompletableFuture()
+        .join();
+    http = binding;
+    onStop("HTTP", () -> await(binding.terminate(Duration.ofSeconds(5)), Duration.ofSeconds(10), "HTTP"));
+    LOG.info("[http] listening on {}", binding.localAddress());
+
+    if (serverConfig.demoDevice()) {
+      demoDevice = DemoDevice.ensure(devices, serverConfig.demoDeviceName(), serverConfig.dataDir());
+    }
+  }
+
+  private void onStop(String name, Runnable action) {
+    stopSteps.push(new StopStep(name, action));
+  }
+
+  /** Ready = Cassandra answers a query (the schema was migrated before the listeners opened). */
+  private static CompletionStage<Boolean> ready(CqlSession session) {
+    return session
+        .executeAsync("SELECT release_version FROM system.local")
+        .thenApply(rows -> rows.one() != null)
+        .exceptionally(error -> false);
+  }
+
+  private static PayloadParser payloadParser(Config root) {
+    return new PayloadParser(
+        root.getBoolean("fieldline.payload.type-cast"),
+        root.getInt("fieldline.payload.max-string-value-length"));
+  }
+
+  public int mqttPort() {
+    return started(mqtt).port();
+  }
+
+  public int httpPort() {
+    return started(http).localAddress().getPort();
+  }
+
+  public String adminUsername() {
+    return started(config).adminUsername();
+  }
+
+  public String adminPassword() {
+    return started(adminPassword);
+  }
+
+  public Optional<Device> demoDevice() {
+    return Optional.ofNullable(demoDevice);
+  }
+
+  public DeviceRegistry registry() {
+    return started(registry);
+  }
+
+  public Optional<EmbeddedCassandra> embeddedCassandra() {
+    return Optional.ofNullable(embeddedCassandra);
+  }
+
+  public PrometheusMeterRegistry metrics() {
+    return metrics;
+  }
+
+  /** Stops everything that was started, in reverse order; safe to call more than once. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    LOG.info("shutting down");
+    while (!stopSteps.isEmpty()) {
+      StopStep step = stopSteps.pop();
+      try {
+        step.action().run();
+      } catch (RuntimeException e) {
+        LOG.warn("stopping {} failed: {}", step.name(), e.toString());
+      }
+    }
+    LOG.info("stopped");
+  }
+
+  private static void await(CompletionStage<?> stage, Duration timeout, String what) {
+    try {
+      stage.toCompletableFuture().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      LOG.warn("{} did not stop cleanly within {}: {}", what, timeout, e.toString());
+    }
+  }
+
+  private static <T> T started(@Nullable T component) {
+    if (component == null) {
+      throw new IllegalStateException("server not started");
+    }
+    return component;
+  }
+}

@@ -1,0 +1,202 @@
+package io.fieldline.server.rest;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fieldline.common.Device;
+import io.fieldline.common.DeviceConflictException;
+import io.fieldline.common.DeviceId;
+import io.fieldline.common.DeviceRegistry;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.PathMatchers;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.http.javadsl.unmarshalling.StringUnmarshallers;
+import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
+
+/**
+ * Device provisioning, ThingsBoard-shaped: {@code POST /api/device[?accessToken=]}, {@code GET|DELETE
+ * /api/device/{id}}, {@code GET /api/device/{id}/credentials}, {@code GET
+ * /api/tenant/devices?pageSize=&page=}, and Fieldline's bulk call for load tests {@code POST
+ * /api/fieldline/devices/bulk}.
+ */
+final class DeviceRoutes extends AllDirectives {
+
+  /** Largest page and bulk size accepted. */
+  static final int MAX_PAGE = 1000;
+
+  static final int MAX_BULK = 50_000;
+
+  private static final int BULK_PARALLELISM = 32;
+
+  private final DeviceRegistry registry;
+
+  DeviceRoutes(DeviceRegistry registry) {
+    this.registry = registry;
+  }
+
+  /** Routes under {@code /api}. */
+  Route routes() {
+    return concat(
+        path(PathMatchers.segment("device"), () -> post(() ->
+            parameterOptional("accessToken", token ->
+                entity(Unmarshaller.entityToString(), body -> reply(() -> create(body, token)))))),
+        pathPrefix(PathMatchers.segment("device").slash(PathMatchers.uuidSegment()), uuid -> {
+          DeviceId id = new DeviceId(uuid);
+          return concat(
+              pathEnd(() -> concat(
+                  get(() -> reply(registry.findById(id).thenApply(found -> found
+                      .map(device -> HttpJson.ok(JsonViews.device(device)))
+                      .orElseGet(() -> HttpJson.notFound("device"))))),
+                  delete(() -> reply(registry.delete(id).thenApply(deleted -> deleted
+                      ? HttpJson.ok(JsonViews.MAPPER.createObjectNode())
+                      : HttpJson.notFound("device")))))),
+              path(PathMatchers.segment("credentials"), () -> get(() ->
+                  reply(registry.findById(id).thenApply(found -> found
+                      .map(device -> HttpJson.ok(JsonViews.credentials(device)))
+                      .orElseGet(() -> HttpJson.notFound("device")))))));
+        }),
+        path(PathMatchers.segment("tenant").slash("devices"), () -> get(() ->
+            parameter(StringUnmarshallers.INTEGER, "pageSize", pageSize ->
+                parameterOptional(StringUnmarshallers.INTEGER, "page", page ->
+                    reply(page(pageSize, page.orElse(0))))))),
+        path(PathMatchers.segment("fieldline").slash("devices").slash("bulk"), () -> post(() ->
+            entity(Unmarshaller.entityToString(), body -> reply(() -> bulk(body))))));
+  }
+
+  private Route reply(CompletionStage<HttpResponse> response) {
+    return completeWithFuture(response.exceptionally(HttpJson::failure));
+  }
+
+  private Route reply(java.util.function.Supplier<CompletionStage<HttpResponse>> response) {
+    CompletionStage<HttpResponse> stage;
+    try {
+      stage = response.get();
+    } catch (RuntimeException e) {
+      stage = CompletableFuture.failedFuture(e);
+    }
+    return reply(stage);
+  }
+
+  private CompletionStage<HttpResponse> create(String body, Optional<String> accessToken) {
+    JsonNode json = parse(body);
+    String name = json.path("name").asText("").trim();
+    if (name.isEmpty()) {
+      return CompletableFuture.completedFuture(HttpJson.error(400, "device name is required"));
+    }
+    String type = json.path("type").asText("default");
+    return registry.create(name, type.isBlank() ? "default" : type, accessToken.filter(t -> !t.isBlank()))
+        .thenApply(device -> HttpJson.ok(JsonViews.device(device)));
+  }
+
+  // ThingsBoard pages by number; the registry pages by name. Page N is reached by walking N pages,
+  // which is fine for an admin listing and documented in docs/rest-api.md.
+  private CompletionStage<HttpResponse> page(int pageSize, int page) {
+    if (pageSize < 1 || pageSize > MAX_PAGE || page < 0) {
+      return CompletableFuture.completedFuture(
+          HttpJson.error(400, "pageSize must be 1.." + MAX_PAGE + " and page >= 0"));
+    }
+    return walk(pageSize, page, Optional.empty());
+  }
+
+  private CompletionStage<HttpResponse> walk(int pageSize, int remaining, Optional<String> after) {
+    return registry.list(pageSize + 1, after).thenCompose(devices -> {
+      boolean hasNext = devices.size() > pageSize;
+      List<Device> pageDevices = devices.subList(0, Math.min(pageSize, devices.size()));
+      if (remaining == 0 || !hasNext) {
+        return CompletableFuture.completedFuture(remaining == 0
+            ? HttpJson.ok(JsonViews.page(pageDevices, hasNext))
+            : HttpJson.ok(JsonViews.page(List.of(), false)));
+      }
+      return walk(pageSize, remaining - 1, Optional.of(pageDevices.get(pageSize - 1).name()));
+    });
+  }
+
+  /**
+   * Creates {@code count} devices named {@code namePrefix + i} whose access token is the same as
+   * the name unless {@code tokenPrefix} is given. Re-running it returns the existing devices
+   * instead of duplicating them, so load-test provisioning is repeatable.
+   */
+  private CompletionStage<HttpResponse> bulk(String body) {
+    JsonNode json = parse(body);
+    String prefix = json.path("namePrefix").asText("");
+    String tokenPrefix = json.path("tokenPrefix").asText(prefix);
+    int count = json.path("count").asInt(0);
+    String type = json.path("type").asText("default");
+    if (prefix.isBlank() || count < 1 || count > MAX_BULK) {
+      return CompletableFuture.completedFuture(HttpJson.error(400,
+          "namePrefix is required and count must be 1.." + MAX_BULK));
+    }
+    List<CompletableFuture<Device>> results = new ArrayList<>(count);
+    // BULK_PARALLELISM sequential chains: bounded concurrency without blocking a thread.
+    List<CompletableFuture<Void>> chains = new ArrayList<>();
+    for (int lane = 0; lane < Math.min(BULK_PARALLELISM, count); lane++) {
+      chains.add(CompletableFuture.completedFuture(null));
+    }
+    for (int i = 0; i < count; i++) {
+      int index = i;
+      CompletableFuture<Device> result = new CompletableFuture<>();
+      results.add(result);
+      int lane = i % chains.size();
+      chains.set(lane, chains.get(lane).thenCompose(ignored ->
+          createOrGet(prefix + index, tokenPrefix + index, type)
+              .handle((device, error) -> {
+                if (error != null) {
+                  result.completeExceptionally(error);
+                } else {
+                  result.complete(device);
+                }
+                return null;
+              })));
+    }
+    return CompletableFuture.allOf(results.toArray(new CompletableFuture<?>[0])).thenApply(done -> {
+      ArrayNode array = JsonViews.MAPPER.createArrayNode();
+      for (CompletableFuture<Device> result : results) {
+        Device device = result.join();
+        ObjectNode node = array.addObject();
+        node.put("name", device.name());
+        node.put("id", device.id().toString());
+        node.put("accessToken", device.accessToken());
+      }
+      return HttpJson.ok(array);
+    });
+  }
+
+  private CompletionStage<Device> createOrGet(String name, String token, String type) {
+    return registry.create(name, type, Optional.of(token))
+        .handle((device, error) -> {
+          if (error == null) {
+            return CompletableFuture.completedFuture(device);
+          }
+          Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+          if (cause instanceof DeviceConflictException) {
+            return registry.findByToken(token).thenApply(found -> found
+                .filter(existing -> existing.name().equals(name))
+                .orElseThrow(() -> new DeviceConflictException(
+                    "device " + name + " or token " + token + " belongs to another device")));
+          }
+          return CompletableFuture.<Device>failedFuture(cause);
+        })
+        .thenCompose(Function.identity());
+  }
+
+  private static JsonNode parse(String body) {
+    try {
+      JsonNode json = JsonViews.MAPPER.readTree(body);
+      if (json == null || !json.isObject()) {
+        throw new IllegalArgumentException("request body must be a JSON object");
+      }
+      return json;
+    } catch (IOException e) {
+      throw new IllegalArgumentException("request body is not valid JSON");
+    }
+  }
+}

@@ -1,0 +1,192 @@
+package io.fieldline.server.rest;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fieldline.common.AttributeKvEntry;
+import io.fieldline.common.AttributeScope;
+import io.fieldline.common.DeviceId;
+import io.fieldline.common.TsKvEntry;
+import io.fieldline.dao.cassandra.Aggregation;
+import io.fieldline.dao.cassandra.CassandraDeadLetterStore;
+import io.fieldline.dao.cassandra.CassandraTelemetryQueries;
+import io.fieldline.dao.cassandra.HistoryQuery;
+import io.fieldline.dao.cassandra.SortOrder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.PathMatchers;
+import org.apache.pekko.http.javadsl.server.Route;
+
+/**
+ * ThingsBoard's read API for one device (under {@code /api/plugins/telemetry/DEVICE/{id}}): time
+ * series keys, latest values, history with aggregation, attributes; and Fieldline's dead letters
+ * ({@code /api/fieldline/deadletters/DEVICE/{id}}). Reads go straight to Cassandra.
+ */
+final class TelemetryRoutes extends AllDirectives {
+
+  private final CassandraTelemetryQueries queries;
+  private final CassandraDeadLetterStore deadLetters;
+
+  TelemetryRoutes(CassandraTelemetryQueries queries, CassandraDeadLetterStore deadLetters) {
+    this.queries = queries;
+    this.deadLetters = deadLetters;
+  }
+
+  /** Routes under {@code /api}. */
+  Route routes() {
+    return concat(
+        pathPrefix(PathMatchers.segment("plugins").slash("telemetry").slash("DEVICE")
+            .slash(PathMatchers.uuidSegment()), uuid -> telemetry(new DeviceId(uuid))),
+        path(PathMatchers.segment("fieldline").slash("deadletters").slash("DEVICE")
+            .slash(PathMatchers.uuidSegment()), uuid -> get(() ->
+                parameterOptional("limit", limit -> reply(() -> deadLetters(
+                    new DeviceId(uuid), limit.map(Integer::parseInt).orElse(100)))))));
+  }
+
+  private Route telemetry(DeviceId id) {
+    return get(() -> concat(
+        path(PathMatchers.segment("keys").slash("timeseries"), () ->
+            reply(() -> queries.keys(id).thenApply(keys -> {
+              ArrayNode array = JsonViews.MAPPER.createArrayNode();
+              keys.forEach(array::add);
+              return HttpJson.ok(array);
+            }))),
+        path(PathMatchers.segment("values").slash("timeseries"), () ->
+            parameterMap(params -> reply(() -> timeseries(id, params)))),
+        path(PathMatchers.segment("keys").slash("attributes"), () ->
+            reply(() -> attributeKeys(id))),
+        path(PathMatchers.segment("values").slash("attributes"), () ->
+            parameterMap(params -> reply(() -> attributes(id, Optional.empty(), params)))),
+        path(PathMatchers.segment("values").slash("attributes").slash(PathMatchers.segment()),
+            scope -> parameterMap(params -> reply(() -> attributes(id, Optional.of(scope(scope)), params))))));
+  }
+
+  private CompletionStage<HttpResponse> timeseries(DeviceId id, Map<String, String> params) {
+    Optional<Set<String>> keys = keys(params.get("keys"));
+    boolean strict = Boolean.parseBoolean(params.getOrDefault("useStrictDataTypes", "false"));
+    if (!params.containsKey("startTs") && !params.containsKey("endTs")) {
+      return queries.latest(id, keys).thenApply(values -> HttpJson.ok(JsonViews.timeseries(values, strict)));
+    }
+    long startTs = longParam(params, "startTs", null);
+    long endTs = longParam(params, "endTs", null);
+    Aggregation agg = Aggregation.valueOf(params.getOrDefault("agg", "NONE").toUpperCase(Locale.ROOT));
+    SortOrder order = SortOrder.valueOf(params.getOrDefault("orderBy", "DESC").toUpperCase(Locale.ROOT));
+    long interval = longParam(params, "interval", 0L);
+    int limit = (int) longParam(params, "limit", (long) HistoryQuery.DEFAULT_LIMIT);
+    CompletionStage<Set<String>> keySet = keys.isPresent()
+        ? CompletableFuture.completedFuture(keys.get())
+        : queries.keys(id).thenApply(LinkedHashSet::new);
+    return keySet.thenCompose(resolved -> resolved.isEmpty()
+        ? CompletableFuture.completedFuture(HttpJson.ok(JsonViews.MAPPER.createObjectNode()))
+        : queries.history(id, new HistoryQuery(resolved, startTs, endTs, interval, limit, agg, order))
+            .thenApply(byKey -> {
+              List<TsKvEntry> values = new ArrayList<>();
+              byKey.values().forEach(values::addAll);
+              return HttpJson.ok(JsonViews.timeseries(values, strict));
+            }));
+  }
+
+  private CompletionStage<HttpResponse> attributes(
+      DeviceId id, Optional<AttributeScope> scope, Map<String, String> params) {
+    Optional<Set<String>> keys = keys(params.get("keys"));
+    List<AttributeScope> scopes = scope.map(List::of).orElse(Arrays.asList(AttributeScope.values()));
+    List<CompletableFuture<List<AttributeKvEntry>>> reads = new ArrayList<>();
+    for (AttributeScope each : scopes) {
+      reads.add(queries.attributes(id, each, keys).toCompletableFuture());
+    }
+    return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0])).thenApply(done -> {
+      List<AttributeKvEntry> all = new ArrayList<>();
+      reads.forEach(read -> all.addAll(read.join()));
+      return HttpJson.ok(JsonViews.attributes(all));
+    });
+  }
+
+  private CompletionStage<HttpResponse> attributeKeys(DeviceId id) {
+    List<CompletableFuture<List<AttributeKvEntry>>> reads = new ArrayList<>();
+    for (AttributeScope scope : AttributeScope.values()) {
+      reads.add(queries.attributes(id, scope, Optional.empty()).toCompletableFuture());
+    }
+    return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0])).thenApply(done -> {
+      Set<String> keys = new java.util.TreeSet<>();
+      reads.forEach(read -> read.join().forEach(entry -> keys.add(entry.key())));
+      ArrayNode array = JsonViews.MAPPER.createArrayNode();
+      keys.forEach(array::add);
+      return HttpJson.ok(array);
+    });
+  }
+
+  private CompletionStage<HttpResponse> deadLetters(DeviceId id, int limit) {
+    if (limit < 1 || limit > 1000) {
+      throw new IllegalArgumentException("limit must be 1..1000");
+    }
+    return deadLetters.list(id, limit).thenApply(letters -> {
+      ArrayNode array = JsonViews.MAPPER.createArrayNode();
+      for (var letter : letters) {
+        ObjectNode node = array.addObject();
+        node.put("receivedAt", letter.receivedAt());
+        node.put("topic", letter.topic());
+        node.put("reason", letter.reason());
+        node.put("payloadBase64", Base64.getEncoder().encodeToString(letter.payload()));
+        node.put("payloadText", new String(letter.payload(), java.nio.charset.StandardCharsets.UTF_8));
+      }
+      return HttpJson.ok(array);
+    });
+  }
+
+  private Route reply(Supplier<CompletionStage<HttpResponse>> response) {
+    CompletionStage<HttpResponse> stage;
+    try {
+      stage = response.get();
+    } catch (RuntimeException e) {
+      stage = CompletableFuture.failedFuture(e);
+    }
+    return completeWithFuture(stage.exceptionally(HttpJson::failure));
+  }
+
+  private static AttributeScope scope(String text) {
+    try {
+      return AttributeScope.valueOf(text.toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("scope must be one of CLIENT_SCOPE, SHARED_SCOPE, SERVER_SCOPE");
+    }
+  }
+
+  private static Optional<Set<String>> keys(String param) {
+    if (param == null || param.isBlank()) {
+      return Optional.empty();
+    }
+    Set<String> keys = new LinkedHashSet<>();
+    for (String key : param.split(",")) {
+      if (!key.isBlank()) {
+        keys.add(key.trim());
+      }
+    }
+    return keys.isEmpty() ? Optional.empty() : Optional.of(keys);
+  }
+
+  private static long longParam(Map<String, String> params, String name, Long fallback) {
+    String value = params.get(name);
+    if (value == null) {
+      if (fallback == null) {
+        throw new IllegalArgumentException(name + " is required");
+      }
+      return fallback;
+    }
+    try {
+      return Long.parseLong(value.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(name + " must be an integer");
+    }
+  }
+}

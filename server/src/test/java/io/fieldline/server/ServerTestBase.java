@@ -1,0 +1,138 @@
+package io.fieldline.server;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.fieldline.cassandra.embedded.EmbeddedCassandra;
+import io.fieldline.cassandra.embedded.SharedCassandra;
+import io.fieldline.common.Device;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Starts one real Fieldline server per test class against the module's shared Cassandra child JVM
+ * (one keyspace per class), on free ports of 127.0.0.1.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class ServerTestBase {
+
+  protected static final String ADMIN = "admin@test.local";
+  protected static final String PASSWORD = "test-password-123";
+
+  protected EmbeddedCassandra cassandra;
+  protected FieldlineServer server;
+  protected CqlSession cql;
+  protected String keyspace;
+  protected final HttpClient http = HttpClient.newHttpClient();
+
+  /** Extra HOCON for a test class (e.g. a smaller window). */
+  protected Map<String, Object> overrides() {
+    return Map.of();
+  }
+
+  @BeforeAll
+  void startServer() throws IOException {
+    cassandra = SharedCassandra.get();
+    keyspace = "it_" + getClass().getSimpleName().toLowerCase(Locale.ROOT);
+    Path dataDir = Files.createTempDirectory("fieldline-it-");
+    server = FieldlineServer.start(config(dataDir));
+    cql =
+        CqlSession.builder()
+            .addContactPoint(cassandra.cqlAddress())
+            .withLocalDatacenter(cassandra.localDatacenter())
+            .withKeyspace(keyspace)
+            .build();
+  }
+
+  protected Config config(Path dataDir) {
+    String contact =
+        cassandra.cqlAddress().getHostString() + ":" + cassandra.cqlAddress().getPort();
+    return ConfigFactory.parseMap(overrides())
+        .withFallback(ConfigFactory.parseString(String.join("\n",
+            "fieldline.data-dir = \"" + dataDir + "\"",
+            "fieldline.mqtt.port = 0",
+            "fieldline.mqtt.host = \"127.0.0.1\"",
+            "fieldline.http.port = 0",
+            "fieldline.http.host = \"127.0.0.1\"",
+            "fieldline.admin.username = \"" + ADMIN + "\"",
+            "fieldline.admin.password = \"" + PASSWORD + "\"",
+            "fieldline.demo-device.enabled = false",
+            "fieldline.cassandra.contact-points = \"" + contact + "\"",
+            "fieldline.cassandra.keyspace = " + keyspace,
+            "datastax-java-driver.basic.load-balancing-policy.local-datacenter = "
+                + cassandra.localDatacenter())))
+        .withFallback(ConfigFactory.load())
+        .resolve();
+  }
+
+  @AfterAll
+  void stopServer() {
+    if (cql != null) {
+      cql.close();
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  protected int mqttPort() {
+    return server.mqttPort();
+  }
+
+  protected Device createDevice(String name) {
+    return server.registry().create(name, "test", Optional.empty()).toCompletableFuture().join();
+  }
+
+  protected Device createDevice(String name, String token) {
+    return server.registry().create(name, "test", Optional.of(token)).toCompletableFuture().join();
+  }
+
+  protected long rows(Device device) {
+    return cql.execute(
+            "SELECT count(*) FROM ts_kv WHERE device_id = ? ALLOW FILTERING", device.id().value())
+        .one()
+        .getLong(0);
+  }
+
+  protected HttpResponse<String> get(String path, String token) {
+    return send(HttpRequest.newBuilder(uri(path)).header("X-Authorization", "Bearer " + token).GET());
+  }
+
+  protected HttpResponse<String> post(String path, String token, String body) {
+    HttpRequest.Builder builder =
+        HttpRequest.newBuilder(uri(path))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (token != null) {
+      builder.header("X-Authorization", "Bearer " + token);
+    }
+    return send(builder);
+  }
+
+  private URI uri(String path) {
+    return URI.create("http://127.0.0.1:" + server.httpPort() + path);
+  }
+
+  private HttpResponse<String> send(HttpRequest.Builder request) {
+    try {
+      return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+}
