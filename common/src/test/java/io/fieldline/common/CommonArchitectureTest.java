@@ -1,0 +1,31 @@
+package io.fieldline.common;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.Test;
+
+/**
+ * ARCHITECTURE.md: {@code common} is the shared vocabulary and depends on Jackson only. Plain
+ * tests calling {@code check}: {@code @ArchTest} fields are not run by Surefire 3.5.3.
+ */
+class CommonArchitectureTest {
+
+  private static final JavaClasses CLASSES =
+      new ClassFileImporter()
+          .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+          .importPackages("io.fieldline.common");
+
+  @Test
+  void should_depend_on_no_transport_actor_or_storage_library() {
+    assertThat(CLASSES.contain(PayloadParser.class)).isTrue();
+    noClasses().should().dependOnClassesThat().resideInAnyPackage(
+            "io.netty..", "org.apache.pekko..", "com.datastax..", "org.apache.cassandra..",
+            "com.typesafe..", "io.micrometer..", "io.fieldline.transport..", "io.fieldline.actors..",
+            "io.fieldline.dao..", "io.fieldline.server..")
+        .check(CLASSES);
+  }
+}

@@ -1,0 +1,150 @@
+package io.fieldline.common;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class PayloadParserTest {
+
+  private static final long NOW = 1_700_000_000_000L;
+  private final PayloadParser parser = PayloadParser.defaults();
+
+  private List<TsKvEntry> telemetry(String json) {
+    return parser.parseTelemetry(json.getBytes(StandardCharsets.UTF_8), NOW);
+  }
+
+  private static TsKvEntry at(long ts, KvEntry kv) {
+    return new TsKvEntry(ts, kv);
+  }
+
+  @Nested
+  class Forms {
+
+    @Test
+    void should_stamp_values_with_receive_time_when_payload_is_a_plain_object() {
+      assertThat(telemetry("{\"temperature\":21.5,\"humidity\":40}"))
+          .containsExactly(
+              at(NOW, KvEntry.of("temperature", 21.5)), at(NOW, KvEntry.of("humidity", 40L)));
+    }
+
+    @Test
+    void should_merge_objects_when_payload_is_an_array_of_plain_objects() {
+      assertThat(telemetry("[{\"temperature\":21.5},{\"humidity\":40}]"))
+          .containsExactly(
+              at(NOW, KvEntry.of("temperature", 21.5)), at(NOW, KvEntry.of("humidity", 40L)));
+    }
+
+    @Test
+    void should_use_device_timestamp_when_object_has_ts_and_values() {
+      assertThat(telemetry("{\"ts\":1451649600512,\"values\":{\"temperature\":21.5}}"))
+          .containsExactly(at(1451649600512L, KvEntry.of("temperature", 21.5)));
+    }
+
+    @Test
+    void should_keep_each_timestamp_when_payload_is_an_array_of_timestamped_objects() {
+      assertThat(telemetry("[{\"ts\":1,\"values\":{\"a\":1}},{\"ts\":2,\"values\":{\"a\":2}}]"))
+          .containsExactly(at(1, KvEntry.of("a", 1L)), at(2, KvEntry.of("a", 2L)));
+    }
+
+    @Test
+    void should_treat_ts_as_a_value_when_values_is_missing() {
+      assertThat(telemetry("{\"ts\":5,\"t\":1}"))
+          .containsExactly(at(NOW, KvEntry.of("ts", 5L)), at(NOW, KvEntry.of("t", 1L)));
+    }
+
+    @Test
+    void should_return_nothing_when_object_is_empty() {
+      assertThat(telemetry("{}")).isEmpty();
+    }
+  }
+
+  @Nested
+  class Typing {
+
+    @Test
+    void should_type_booleans_longs_doubles_strings_and_json() {
+      assertThat(telemetry("{\"b\":true,\"l\":42,\"d\":4.2,\"s\":\"on\",\"o\":{\"x\":[1,2]},\"a\":[1]}"))
+          .extracting(TsKvEntry::kv)
+          .containsExactly(
+              KvEntry.of("b", true), KvEntry.of("l", 42L), KvEntry.of("d", 4.2),
+              KvEntry.of("s", "on"), KvEntry.json("o", "{\"x\":[1,2]}"), KvEntry.json("a", "[1]"));
+    }
+
+    @Test
+    void should_keep_a_double_when_number_is_written_with_a_fraction() {
+      assertThat(telemetry("{\"d\":21.0}")).extracting(TsKvEntry::kv)
+          .containsExactly(KvEntry.of("d", 21.0));
+    }
+
+    @Test
+    void should_fall_back_to_double_when_integer_exceeds_64_bits() {
+      assertThat(telemetry("{\"big\":123456789012345678901234567890}")).extracting(TsKvEntry::kv)
+          .containsExactly(KvEntry.of("big", 1.2345678901234568E29));
+    }
+
+    @Test
+    void should_cast_numeric_strings_when_type_cast_is_on() {
+      assertThat(telemetry("{\"l\":\"42\",\"d\":\"4.5\",\"e\":\"1e3\",\"s\":\"4x\"}"))
+          .extracting(TsKvEntry::kv)
+          .containsExactly(KvEntry.of("l", 42L), KvEntry.of("d", 4.5), KvEntry.of("e", 1000.0),
+              KvEntry.of("s", "4x"));
+    }
+
+    @Test
+    void should_keep_numeric_strings_when_type_cast_is_off() {
+      PayloadParser strict = new PayloadParser(false, 0);
+      assertThat(strict.parseTelemetry("{\"l\":\"42\"}".getBytes(StandardCharsets.UTF_8), NOW))
+          .extracting(TsKvEntry::kv).containsExactly(KvEntry.of("l", "42"));
+    }
+
+    @Test
+    void should_skip_null_values() {
+      assertThat(telemetry("{\"a\":null,\"b\":1}")).extracting(TsKvEntry::kv)
+          .containsExactly(KvEntry.of("b", 1L));
+    }
+  }
+
+  @Nested
+  class BadInput {
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "{", "not json", "{\"a\":1,}", "42", "\"text\"", "true", "[1,2]",
+        "{\"ts\":\"yesterday\",\"values\":{\"a\":1}}", "{\"ts\":1.5,\"values\":{\"a\":1}}",
+        "{\"ts\":1,\"values\":[1]}", "{\"\":1}", "{\"a\":1,\"a\":2}"})
+    void should_reject_payload_when_it_is_not_a_thingsboard_form(String payload) {
+      assertThatThrownBy(() -> telemetry(payload)).isInstanceOf(PayloadFormatException.class);
+    }
+
+    @Test
+    void should_reject_string_when_longer_than_the_limit() {
+      PayloadParser limited = new PayloadParser(true, 3);
+      assertThatThrownBy(() -> limited.parseTelemetry(
+              "{\"s\":\"abcd\"}".getBytes(StandardCharsets.UTF_8), NOW))
+          .isInstanceOf(PayloadFormatException.class).hasMessageContaining("longer than 3");
+    }
+  }
+
+  @Nested
+  class Attributes {
+
+    @Test
+    void should_parse_flat_and_nested_attributes() {
+      assertThat(parser.parseAttributes(
+              "{\"fw\":\"1.2\",\"cfg\":{\"a\":1},\"on\":false}".getBytes(StandardCharsets.UTF_8)))
+          .containsExactly(KvEntry.of("fw", 1.2), KvEntry.json("cfg", "{\"a\":1}"),
+              KvEntry.of("on", false));
+    }
+
+    @Test
+    void should_reject_attributes_when_payload_is_an_array() {
+      assertThatThrownBy(() -> parser.parseAttributes("[{}]".getBytes(StandardCharsets.UTF_8)))
+          .isInstanceOf(PayloadFormatException.class);
+    }
+  }
+}
