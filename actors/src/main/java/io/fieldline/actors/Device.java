@@ -7,13 +7,9 @@ import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.StoreException;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.TsKvEntry;
-import java.util.ArrayDeque;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -28,6 +24,7 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.StashBuffer;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -97,12 +94,17 @@ final class Device extends AbstractBehavior<Device.Command> {
       ActorsConfig config,
       ActorMetrics metrics,
       ActorRef<DeviceShard.Command> shard) {
+    // Timers and stash are created anew on restart; timers of the failed instance are cancelled.
     Behavior<Command> device =
-        Behaviors.withStash(
-            config.stashCapacity(),
-            stash ->
-                Behaviors.setup(
-                    ctx -> new Device(ctx, stash, deviceId, store, config, metrics, shard)));
+        Behaviors.setup(
+            ctx ->
+                Behaviors.withTimers(
+                    timers ->
+                        Behaviors.withStash(
+                            config.stashCapacity(),
+                            stash ->
+                                new Device(
+                                    ctx, timers, stash, deviceId, store, config, metrics, shard))));
     return Behaviors.supervise(device).onFailure(SupervisorStrategy.restart());
   }
 
@@ -112,16 +114,15 @@ final class Device extends AbstractBehavior<Device.Command> {
   private final ActorsConfig config;
   private final ActorMetrics metrics;
   private final ActorRef<DeviceShard.Command> shard;
-  private final Map<String, TsKvEntry> latest = new HashMap<>();
-  // Acknowledgements of this incarnation's writes in flight; futures compare by identity.
-  private final Set<CompletableFuture<Ack>> inFlight = new HashSet<>();
-  private final ArrayDeque<RecordMessage> waiting = new ArrayDeque<>();
+  private final LatestValues latest = new LatestValues();
+  private final WriteBacklog backlog;
   private final Receive<Command> active;
   private boolean stopping;
   private boolean passivationRequested;
 
   private Device(
       ActorContext<Command> context,
+      TimerScheduler<Command> timers,
       StashBuffer<Command> restoreStash,
       DeviceId deviceId,
       TelemetryStore store,
@@ -135,11 +136,12 @@ final class Device extends AbstractBehavior<Device.Command> {
     this.config = config;
     this.metrics = metrics;
     this.shard = shard;
+    this.backlog = new WriteBacklog(config.maxInflightWrites(), config.stashCapacity());
     this.active = activeBehavior();
     context.setReceiveTimeout(config.passivateAfter(), Idle.INSTANCE);
     context.pipeToSelf(guarded(() -> store.readLatest(deviceId)), LatestRestored::new);
     // A read that never answers must not hold the device's messages hostage.
-    context.scheduleOnce(config.ackTimeout(), context.getSelf(), RestoreTimedOut.INSTANCE);
+    timers.startSingleTimer(RestoreTimedOut.INSTANCE, config.ackTimeout());
     LOG.debug("[device|{}] started, restoring latest values", deviceId);
   }
 
@@ -194,7 +196,7 @@ final class Device extends AbstractBehavior<Device.Command> {
           deviceId,
           restored.failure().toString());
     } else if (restored.values() != null) {
-      remember(restored.values());
+      latest.advance(restored.values());
     }
     return becomeActive();
   }
@@ -209,16 +211,12 @@ final class Device extends AbstractBehavior<Device.Command> {
 
   private Behavior<Command> becomeActive() {
     Behavior<Command> next = restoreStash.unstashAll(active);
-    if (stopping && inFlight.isEmpty() && waiting.isEmpty()) {
-      LOG.debug("[device|{}] stopping", deviceId);
-      return Behaviors.stopped();
-    }
-    return next;
+    return stopping && backlog.isEmpty() ? Behaviors.stopped() : next;
   }
 
   private Behavior<Command> onLateRestore(LatestRestored restored) {
     if (restored.values() != null) {
-      remember(restored.values()); // newer values written meanwhile still win
+      latest.advance(restored.values()); // newer values written meanwhile still win
     }
     return Behaviors.same();
   }
@@ -230,11 +228,10 @@ final class Device extends AbstractBehavior<Device.Command> {
       LOG.trace("[device|{}] skipping a message whose acknowledgement already completed", deviceId);
     } else if (command.message().size() == 0) {
       metrics.complete(ack, Ack.stored());
-    } else if (inFlight.size() < config.maxInflightWrites() && waiting.isEmpty()) {
+    } else if (backlog.canStart()) {
       startWrite(command);
-    } else if (waiting.size() < config.stashCapacity()) {
-      LOG.trace("[device|{}] {} writes in flight, message waits", deviceId, inFlight.size());
-      waiting.add(command);
+    } else if (backlog.offer(command)) {
+      LOG.trace("[device|{}] {} writes in flight, message waits", deviceId, backlog.inFlight());
     } else {
       metrics.reject(ack, Ack.Reason.OVERLOADED, "device stash full");
     }
@@ -244,7 +241,7 @@ final class Device extends AbstractBehavior<Device.Command> {
   private void startWrite(RecordMessage command) {
     DeviceMessage message = command.message();
     LOG.trace("[device|{}] writing {} values", deviceId, message.size());
-    inFlight.add(command.ack());
+    backlog.started(command.ack());
     metrics.writeStarted();
     getContext()
         .pipeToSelf(
@@ -263,12 +260,11 @@ final class Device extends AbstractBehavior<Device.Command> {
   private Behavior<Command> onWriteCompleted(WriteCompleted completed) {
     metrics.writeFinished();
     RecordMessage command = completed.command();
-    // False for a write started before a restart: it never counted against this incarnation.
-    inFlight.remove(command.ack());
+    backlog.finished(command.ack());
     Throwable failure = completed.failure();
     if (failure == null) {
       if (command.message() instanceof DeviceMessage.PostTelemetry telemetry) {
-        remember(telemetry.entries());
+        latest.advance(telemetry.entries());
       }
       LOG.trace("[device|{}] write stored", deviceId);
       metrics.complete(command.ack(), Ack.stored());
@@ -277,22 +273,19 @@ final class Device extends AbstractBehavior<Device.Command> {
       LOG.debug("[device|{}] write failed ({}): {}", deviceId, kind, failure.toString());
       metrics.reject(command.ack(), Ack.Reason.WRITE_FAILED, kind);
     }
-    while (inFlight.size() < config.maxInflightWrites() && !waiting.isEmpty()) {
-      RecordMessage next = waiting.poll();
-      if (!next.ack().isDone()) {
-        startWrite(next);
-      }
+    for (RecordMessage next = backlog.next(); next != null; next = backlog.next()) {
+      startWrite(next);
     }
     return maybeStop();
   }
 
   private Behavior<Command> onGetLatest(GetLatest query) {
-    query.replyTo().tell(new LatestReported(Map.copyOf(latest)));
+    query.replyTo().tell(new LatestReported(latest.snapshot()));
     return Behaviors.same();
   }
 
   private Behavior<Command> onIdle() {
-    if (!passivationRequested && !stopping && inFlight.isEmpty() && waiting.isEmpty()) {
+    if (!passivationRequested && !stopping && backlog.isEmpty()) {
       LOG.debug("[device|{}] idle for {}, asking to passivate", deviceId, config.passivateAfter());
       passivationRequested = true;
       getContext().cancelReceiveTimeout();
@@ -308,11 +301,7 @@ final class Device extends AbstractBehavior<Device.Command> {
   }
 
   private Behavior<Command> maybeStop() {
-    if (stopping && inFlight.isEmpty() && waiting.isEmpty()) {
-      LOG.debug("[device|{}] stopping", deviceId);
-      return Behaviors.stopped();
-    }
-    return Behaviors.same();
+    return stopping && backlog.isEmpty() ? Behaviors.stopped() : Behaviors.same();
   }
 
   private Behavior<Command> onPreRestart() {
@@ -327,14 +316,14 @@ final class Device extends AbstractBehavior<Device.Command> {
     failQueued(Ack.Reason.UNAVAILABLE, "device actor stopped");
     // Only when the actor system terminates before the drain finished: the write may still
     // succeed, but rejecting a stored message only causes a harmless resend.
-    inFlight.forEach(ack -> metrics.reject(ack, Ack.Reason.UNAVAILABLE, "device actor stopped"));
-    inFlight.clear();
+    backlog
+        .clearInFlight()
+        .forEach(ack -> metrics.reject(ack, Ack.Reason.UNAVAILABLE, "device actor stopped"));
     return Behaviors.same();
   }
 
   private void failQueued(Ack.Reason reason, String detail) {
-    waiting.forEach(command -> metrics.reject(command.ack(), reason, detail));
-    waiting.clear();
+    backlog.clearWaiting().forEach(ack -> metrics.reject(ack, reason, detail));
     restoreStash.forEach(command -> rejectIfRecord(command, reason, detail));
     restoreStash.clear();
   }
@@ -344,13 +333,6 @@ final class Device extends AbstractBehavior<Device.Command> {
       metrics.reject(record.ack(), reason, detail);
     }
     // A GetLatest without an answer times out at the asker.
-  }
-
-  private void remember(List<TsKvEntry> entries) {
-    for (TsKvEntry entry : entries) {
-      // Newest timestamp wins; a later write of the same timestamp overwrites, as in the store.
-      latest.merge(entry.key(), entry, (old, next) -> next.ts() >= old.ts() ? next : old);
-    }
   }
 
   private static String kindOf(Throwable failure) {

@@ -213,6 +213,20 @@ class DeviceTest {
   }
 
   @Test
+  void should_go_on_without_latest_values_when_the_restore_outlasts_ack_timeout() {
+    store.holdReads();
+    ActorRef<Device.Command> device = spawn(actorsConfig("fieldline.actors.ack-timeout = 200ms"));
+    CompletableFuture<Ack> ack = record(device, telemetry(deviceId, 100, "temp", 1));
+
+    await().atMost(WAIT).until(() -> store.writeCount() == 1);
+    store.succeed(store.write(0));
+    assertThat(ack).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+
+    store.completeRead(List.of(new TsKvEntry(500, KvEntry.of("temp", 5L)))); // late: still used
+    await().atMost(WAIT).until(() -> latest(device).get("temp").ts() == 500);
+  }
+
+  @Test
   void should_write_client_scope_attributes_at_receive_time_when_attributes_are_posted() {
     ActorRef<Device.Command> device = spawn();
     CompletableFuture<Ack> ack = record(device, attributes(deviceId, 777, "fw"));
