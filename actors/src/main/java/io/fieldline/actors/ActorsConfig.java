@@ -97,20 +97,8 @@ public record ActorsConfig(
     return errors.stream().anyMatch(e -> e.startsWith(prefix));
   }
 
-  /** A copy with another idle time before passivation (tests, tuning). */
-  public ActorsConfig withPassivateAfter(Duration value) {
-    return new ActorsConfig(
-        shards, ackTimeout, maxInflightWrites, stashCapacity, value, shutdownTimeout);
-  }
-
   /** A copy with other in-flight and stash bounds (tests, tuning). */
   public ActorsConfig withBounds(int inflight, int stash) {
     return new ActorsConfig(shards, ackTimeout, inflight, stash, passivateAfter, shutdownTimeout);
-  }
-
-  /** A copy with another acknowledgement timeout (tests, tuning). */
-  public ActorsConfig withAckTimeout(Duration value) {
-    return new ActorsConfig(
-        shards, value, maxInflightWrites, stashCapacity, passivateAfter, shutdownTimeout);
   }
 }

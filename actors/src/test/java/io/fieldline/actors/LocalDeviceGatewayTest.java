@@ -165,6 +165,19 @@ class LocalDeviceGatewayTest {
   }
 
   @Test
+  void should_terminate_its_own_actor_system_when_closed() {
+    gateway = LocalDeviceGateway.create(config(""), store, registry);
+    CompletionStage<Ack> ack = gateway.submit(telemetry(deviceId, 1, "n", 1));
+    await().atMost(WAIT).until(() -> store.writeCount() == 1);
+    store.succeed(store.write(0));
+
+    gateway.close();
+
+    assertThat(gateway.system().getWhenTerminated()).isDone();
+    assertThat(ack).isCompletedWithValue(Ack.stored());
+  }
+
+  @Test
   void should_ack_stored_without_starting_an_actor_when_the_message_is_empty() {
     start("");
     CompletionStage<Ack> ack =
