@@ -5,6 +5,7 @@ import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PayloadParser;
 import io.fieldline.common.PressureGauge;
+import io.fieldline.common.SessionTakeover;
 import io.fieldline.transport.mqtt.session.MqttSessionHandler;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
@@ -59,6 +60,22 @@ public final class MqttServer implements AutoCloseable {
       PayloadParser parser,
       List<PressureGauge> storagePressure,
       MeterRegistry meterRegistry) {
+    this(config, registry, gateway, deadLetters, parser, storagePressure, meterRegistry,
+        SessionTakeover.LOCAL_ONLY);
+  }
+
+  /**
+   * @param takeover told of every accepted session (one session per device across a cluster)
+   */
+  public MqttServer(
+      MqttTransportConfig config,
+      DeviceRegistry registry,
+      DeviceGateway gateway,
+      DeadLetterStore deadLetters,
+      PayloadParser parser,
+      List<PressureGauge> storagePressure,
+      MeterRegistry meterRegistry,
+      SessionTakeover takeover) {
     this.config = config;
     this.storagePressure = List.copyOf(storagePressure);
     this.context =
@@ -68,7 +85,7 @@ public final class MqttServer implements AutoCloseable {
             gateway,
             deadLetters,
             parser,
-            new SessionRegistry(config.sessionExpiry()),
+            new SessionRegistry(config.sessionExpiry(), takeover),
             new MqttMetrics(meterRegistry),
             () -> this.storagePressure.stream().anyMatch(PressureGauge::isOverloaded));
   }

@@ -1,6 +1,7 @@
 package io.fieldline.transport.mqtt.session;
 
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.SessionTakeover;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -55,9 +56,20 @@ public final class SessionRegistry {
   private final Map<DeviceId, Connection> active = new ConcurrentHashMap<>();
   private final Map<DeviceId, SessionState> persistent = new ConcurrentHashMap<>();
   private final long expiryNanos;
+  private final SessionTakeover takeover;
 
+  /** A registry for a single node. */
   public SessionRegistry(Duration sessionExpiry) {
+    this(sessionExpiry, SessionTakeover.LOCAL_ONLY);
+  }
+
+  /**
+   * @param takeover told of every accepted session, so that other nodes of a cluster close their
+   *     sessions of the same device
+   */
+  public SessionRegistry(Duration sessionExpiry, SessionTakeover takeover) {
     this.expiryNanos = sessionExpiry.toNanos();
+    this.takeover = takeover;
   }
 
   /** Registers a newly authenticated connection, closing any older one of the same device. */
@@ -66,6 +78,7 @@ public final class SessionRegistry {
     if (previous != null && previous != connection) {
       previous.takeOver();
     }
+    takeover.sessionOpened(device);
     if (cleanSession) {
       // MQTT 3.1.1 §3.1.2.4: CleanSession=1 discards any previous session.
       persistent.remove(device);
@@ -101,6 +114,21 @@ public final class SessionRegistry {
         state.expiresAtNanos = System.nanoTime() + expiryNanos;
       }
     }
+  }
+
+  /**
+   * Closes this node's session of {@code device}, if any, because it connected elsewhere in the
+   * cluster. Any thread.
+   *
+   * @return whether a session was closed
+   */
+  public boolean closeSession(DeviceId device) {
+    Connection connection = active.get(device);
+    if (connection == null) {
+      return false;
+    }
+    connection.takeOver();
+    return true;
   }
 
   /** Drops persistent sessions whose expiry has passed; called periodically. */

@@ -141,4 +141,18 @@ class SessionRegistryTest {
     assertThat(registry.activeSessions()).isZero();
     assertThat(successor.sessionPresent()).isTrue();
   }
+
+  @Test
+  void should_tell_the_cluster_and_close_on_request_when_a_device_connects_elsewhere() {
+    java.util.List<io.fieldline.common.DeviceId> announced = new java.util.ArrayList<>();
+    SessionRegistry registry = new SessionRegistry(Duration.ofHours(1), announced::add);
+    CountingConnection local = new CountingConnection();
+    registry.register(device, true, local);
+
+    assertThat(announced).containsExactly(device);
+    assertThat(registry.closeSession(device)).isTrue();
+    assertThat(local.takeOvers.get()).isEqualTo(1);
+    registry.unregister(device, true, local);
+    assertThat(registry.closeSession(device)).isFalse();
+  }
 }
