@@ -3,6 +3,8 @@ package io.fieldline.dao.cassandra;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.cql.Row;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.KvEntry;
 import io.fieldline.common.TsKvEntry;
@@ -11,6 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -138,6 +142,76 @@ class CassandraTelemetryQueriesIT extends CassandraTestBase {
                 queries.history(
                     device, Set.of("n"), T0, T0 + 701, 1, 100, Aggregation.MIN, SortOrder.DESC))
         .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  /**
+   * Measures Java-side aggregation against ThingsBoard's shape (one CQL aggregate query per bucket)
+   * over 50,000 values in one partition, 700 buckets. Prints both; asserts they agree.
+   */
+  @Test
+  void should_match_cql_aggregates_when_folding_50k_values_in_java() {
+    DeviceId dense = DeviceId.random();
+    CassandraTelemetryStore store =
+        new CassandraTelemetryStore(session, config, WriteLimiter.from(config), registry);
+    int values = 50_000;
+    List<CompletableFuture<Void>> writes = new ArrayList<>();
+    for (int m = 0; m < values / 100; m++) {
+      List<TsKvEntry> message = new ArrayList<>();
+      for (int i = 0; i < 100; i++) {
+        int n = m * 100 + i;
+        message.add(new TsKvEntry(T0 + n, KvEntry.of("v", (double) (n % 1000))));
+      }
+      writes.add(store.writeTelemetry(dense, message).toCompletableFuture());
+    }
+    writes.forEach(w -> await(w));
+    HistoryQuery query =
+        HistoryQuery.aggregated(Set.of("v"), T0, T0 + values, values / 700 + 1, Aggregation.AVG)
+            .withOrder(SortOrder.ASC);
+
+    PreparedStatement cqlAvg =
+        session.prepare(
+            "SELECT sum(dbl_v), count(dbl_v) FROM " + keyspace + ".ts_kv WHERE device_id = ?"
+                + " AND part = ? AND key = 'v' AND ts >= ? AND ts < ?");
+    List<TsKvEntry> folded = List.of();
+    List<Double> cql = List.of();
+    long javaNanos = 0;
+    long cqlNanos = 0;
+    // Twice each: the second round is measured with warm JIT on both sides.
+    for (int round = 0; round < 2; round++) {
+      long javaStart = System.nanoTime();
+      folded = await(queries.history(dense, query)).get("v");
+      javaNanos = System.nanoTime() - javaStart;
+      long cqlStart = System.nanoTime();
+      cql = cqlAverages(cqlAvg, dense, query);
+      cqlNanos = System.nanoTime() - cqlStart;
+    }
+    System.out.printf(
+        "AVG of %d values in %d buckets: Java fold %.0f ms, CQL aggregate per bucket %.0f ms%n",
+        values, folded.size(), javaNanos / 1e6, cqlNanos / 1e6);
+    assertThat(folded).hasSize(cql.size());
+    for (int i = 0; i < cql.size(); i++) {
+      assertThat((Double) folded.get(i).kv().value())
+          .isCloseTo(cql.get(i), Offset.offset(1e-9));
+    }
+  }
+
+  // ThingsBoard's shape: one aggregate query per bucket (one partition here), all in parallel.
+  private List<Double> cqlAverages(PreparedStatement avg, DeviceId device, HistoryQuery query) {
+    long part = config.tsPartitioning().partitionOf(query.startTs());
+    List<CompletableFuture<Double>> buckets = new ArrayList<>();
+    for (long from = query.startTs(); from < query.endTs(); from += query.interval()) {
+      long to = Math.min(from + query.interval(), query.endTs());
+      buckets.add(
+          session
+              .executeAsync(avg.bind(device.value(), part, from, to))
+              .thenApply(
+                  rs -> {
+                    Row row = rs.one();
+                    return row.getDouble(0) / row.getLong(1);
+                  })
+              .toCompletableFuture());
+    }
+    return buckets.stream().map(f -> await(f)).toList();
   }
 
   private List<Object> values(Aggregation aggregation, long end) {
