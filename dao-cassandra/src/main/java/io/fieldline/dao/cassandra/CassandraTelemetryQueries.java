@@ -40,6 +40,9 @@ import org.jspecify.annotations.Nullable;
  */
 public final class CassandraTelemetryQueries {
 
+  // Aggregation reads every value of the range; big pages mean fewer sequential round trips.
+  private static final int AGGREGATION_PAGE_SIZE = 20_000;
+
   private final CqlSession session;
   private final TsPartitioning partitioning;
   private final PreparedStatement selectKeys;
@@ -227,7 +230,9 @@ public final class CassandraTelemetryQueries {
               done ->
                   AsyncRows.forEach(
                       session.executeAsync(
-                          selectRange.bind(device, part, key, query.startTs(), query.endTs())),
+                          selectRange
+                              .bind(device, part, key, query.startTs(), query.endTs())
+                              .setPageSize(AGGREGATION_PAGE_SIZE)),
                       row -> {
                         TsKvEntry entry = tsRow(row, key);
                         if (entry != null) {

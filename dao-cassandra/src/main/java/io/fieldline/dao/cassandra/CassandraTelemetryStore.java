@@ -37,7 +37,8 @@ import org.jspecify.annotations.Nullable;
  * Batches hold at most {@code max-batch-statements} statements; longer messages are split, and the
  * write succeeds only if every batch does. Every statement is prepared at construction, idempotent
  * (retransmissions overwrite the same rows) and runs with {@code write-consistency} through the
- * shared {@link WriteLimiter}.
+ * shared {@link WriteLimiter}. {@link #readLatest} (actors restoring state after a restart or a
+ * rebalance, possibly thousands at once) takes limiter slots too.
  *
  * <p>Thread-safe. Stages complete on driver I/O threads, with {@link
  * io.fieldline.common.StoreException} on failure.
