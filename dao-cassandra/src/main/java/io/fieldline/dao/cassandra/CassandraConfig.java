@@ -29,6 +29,7 @@ import java.util.regex.Pattern;
  * @param maxInflight most write requests outstanding to Cassandra
  * @param maxQueued most write requests waiting for a slot
  * @param maxBatchStatements most statements in one batch
+ * @param maxBatchBytes most estimated bytes of keys and values in one batch
  * @param partitionsCacheSize how many (device, partition) pairs are remembered as written
  * @param deviceCache the token cache in front of the registry
  */
@@ -44,6 +45,7 @@ public record CassandraConfig(
     int maxInflight,
     int maxQueued,
     int maxBatchStatements,
+    int maxBatchBytes,
     int partitionsCacheSize,
     DeviceCacheConfig deviceCache) {
 
@@ -121,6 +123,11 @@ public record CassandraConfig(
     int maxQueued = r.get("max-queued", 0, () -> r.c.getInt("max-queued"));
     r.check(maxQueued >= 0, "max-queued", "must be >= 0");
     int maxBatch = r.positive("max-batch-statements", 2);
+    long maxBatchBytes = r.get("max-batch-bytes", 1024L, () -> r.c.getBytes("max-batch-bytes"));
+    r.check(
+        maxBatchBytes >= 1024 && maxBatchBytes <= 1024 * 1024,
+        "max-batch-bytes",
+        "must be between 1 KiB and 1 MiB");
     int partitionsCache = r.positive("partitions-cache-size", 1);
     Duration cacheTtl = r.get("device-cache.ttl", Duration.ZERO, () -> r.c.getDuration("device-cache.ttl"));
     r.check(!cacheTtl.isNegative(), "device-cache.ttl", "must not be negative");
@@ -144,6 +151,7 @@ public record CassandraConfig(
         maxInflight,
         maxQueued,
         maxBatch,
+        (int) maxBatchBytes,
         partitionsCache,
         new DeviceCacheConfig(cacheTtl, negativeTtl, cacheSize));
   }
@@ -152,8 +160,16 @@ public record CassandraConfig(
   public CassandraConfig withContactPoints(List<InetSocketAddress> points) {
     return new CassandraConfig(
         points, keyspace, replication, createSchema, tsPartitioning, tsTtlSeconds, deadLetterTtl,
-        writeConsistency, maxInflight, maxQueued, maxBatchStatements, partitionsCacheSize,
-        deviceCache);
+        writeConsistency, maxInflight, maxQueued, maxBatchStatements, maxBatchBytes,
+        partitionsCacheSize, deviceCache);
+  }
+
+  /** A copy with another time-series TTL, in seconds. */
+  public CassandraConfig withTsTtlSeconds(int seconds) {
+    return new CassandraConfig(
+        contactPoints, keyspace, replication, createSchema, tsPartitioning, seconds, deadLetterTtl,
+        writeConsistency, maxInflight, maxQueued, maxBatchStatements, maxBatchBytes,
+        partitionsCacheSize, deviceCache);
   }
 
   /**

@@ -5,6 +5,7 @@ import com.datastax.oss.driver.api.core.cql.BatchStatement;
 import com.datastax.oss.driver.api.core.cql.BatchStatementBuilder;
 import com.datastax.oss.driver.api.core.cql.BatchType;
 import com.datastax.oss.driver.api.core.cql.BatchableStatement;
+import com.datastax.oss.driver.api.core.cql.BoundStatementBuilder;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
 import io.fieldline.common.AttributeScope;
@@ -55,6 +56,10 @@ public final class CassandraTelemetryStore implements TelemetryStore {
   private final PreparedStatement upsertAttribute;
   private final PreparedStatement selectLatest;
 
+  // Per-row cost in Cassandra's batch size (partition and clustering keys, timestamps, cell
+  // headers); measured: 100 two-key-character rows reported as 7 668 bytes.
+  private static final int STATEMENT_OVERHEAD = 64;
+
   /**
    * Prepares the statements; blocks, so call at startup and not on a driver or event-loop thread.
    *
@@ -97,7 +102,7 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     }
     UUID device = deviceId.value();
     TsPartitioning partitioning = config.tsPartitioning();
-    List<BatchableStatement<?>> statements = new ArrayList<>(entries.size() + 4);
+    List<Sized> statements = new ArrayList<>(entries.size() * 2 + 1);
     Map<String, TsKvEntry> newestPerKey = new LinkedHashMap<>();
     List<Long> parts = new ArrayList<>(1);
     for (TsKvEntry entry : entries) {
@@ -106,7 +111,9 @@ public final class CassandraTelemetryStore implements TelemetryStore {
         parts.add(part);
       }
       statements.add(
-          ValueColumns.bind(
+          sized(
+              entry.kv(),
+              ValueColumns.bind(
                   insertTs
                       .boundStatementBuilder()
                       .setUuid(0, device)
@@ -114,27 +121,27 @@ public final class CassandraTelemetryStore implements TelemetryStore {
                       .setString(2, entry.key())
                       .setLong(3, entry.ts())
                       .setInt(9, config.tsTtlSeconds()),
-                  entry.kv())
-              .build());
+                  entry.kv())));
       newestPerKey.merge(entry.key(), entry, (old, now) -> now.ts() >= old.ts() ? now : old);
     }
     for (TsKvEntry latest : newestPerKey.values()) {
       statements.add(
-          ValueColumns.bind(
+          sized(
+              latest.kv(),
+              ValueColumns.bind(
                   upsertLatest
                       .boundStatementBuilder()
                       .setUuid(0, device)
                       .setString(1, latest.key())
                       .setLong(2, latest.ts())
                       .setLong(8, writeTimestamp(latest.ts())),
-                  latest.kv())
-              .build());
+                  latest.kv())));
     }
     List<Long> newParts = new ArrayList<>(1);
     for (long part : parts) {
       if (!seenPartitions.contains(device, part)) {
         newParts.add(part);
-        statements.add(insertPartition.bind(device, part));
+        statements.add(new Sized(insertPartition.bind(device, part), STATEMENT_OVERHEAD));
       }
     }
     // ts_kv partitions touched, plus the device's ts_kv_latest partition, plus its
@@ -159,10 +166,12 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     if (entries.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
-    List<BatchableStatement<?>> statements = new ArrayList<>(entries.size());
+    List<Sized> statements = new ArrayList<>(entries.size());
     for (KvEntry kv : entries) {
       statements.add(
-          ValueColumns.bind(
+          sized(
+              kv,
+              ValueColumns.bind(
                   upsertAttribute
                       .boundStatementBuilder()
                       .setUuid(0, deviceId.value())
@@ -170,8 +179,7 @@ public final class CassandraTelemetryStore implements TelemetryStore {
                       .setString(2, kv.key())
                       .setLong(3, ts)
                       .setLong(9, writeTimestamp(ts)),
-                  kv)
-              .build());
+                  kv)));
     }
     return runner.run(StoreMetrics.Op.ATTRIBUTES, batches(statements), entries.size(), 1);
   }
@@ -198,22 +206,55 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     return kv == null ? null : new TsKvEntry(row.getLong(1), kv);
   }
 
-  private List<BatchStatement> batches(List<BatchableStatement<?>> statements) {
-    int max = config.maxBatchStatements();
-    List<BatchStatement> batches = new ArrayList<>(statements.size() / max + 1);
-    for (int from = 0; from < statements.size(); from += max) {
-      BatchStatementBuilder batch =
-          BatchStatement.builder(BatchType.UNLOGGED)
-              .setIdempotence(true)
-              .setConsistencyLevel(config.writeConsistency());
-      for (BatchableStatement<?> statement :
-          statements.subList(from, Math.min(from + max, statements.size()))) {
-        batch.addStatement(statement);
+  // Consecutive statements up to max-batch-statements and max-batch-bytes per batch; a statement
+  // bigger than the byte budget goes alone (a one-partition batch is not size-checked by Cassandra).
+  private List<BatchStatement> batches(List<Sized> statements) {
+    List<BatchStatement> batches = new ArrayList<>(1);
+    BatchStatementBuilder batch = null;
+    int count = 0;
+    int bytes = 0;
+    for (Sized statement : statements) {
+      if (batch != null
+          && (count == config.maxBatchStatements()
+              || bytes + statement.bytes() > config.maxBatchBytes())) {
+        batches.add(batch.build());
+        batch = null;
       }
+      if (batch == null) {
+        batch =
+            BatchStatement.builder(BatchType.UNLOGGED)
+                .setIdempotence(true)
+                .setConsistencyLevel(config.writeConsistency());
+        count = 0;
+        bytes = 0;
+      }
+      batch.addStatement(statement.statement());
+      count++;
+      bytes += statement.bytes();
+    }
+    if (batch != null) {
       batches.add(batch.build());
     }
     return batches;
   }
+
+  private static Sized sized(KvEntry kv, BoundStatementBuilder bound) {
+    return new Sized(bound.build(), STATEMENT_OVERHEAD + 2 * kv.key().length() + valueBytes(kv));
+  }
+
+  // Upper estimate of a value's serialized size (UTF-16 length x 2 covers most UTF-8 text).
+  private static int valueBytes(KvEntry kv) {
+    if (kv instanceof KvEntry.StringKv) {
+      return 2 * ((KvEntry.StringKv) kv).text().length();
+    }
+    if (kv instanceof KvEntry.JsonKv) {
+      return 2 * ((KvEntry.JsonKv) kv).json().length();
+    }
+    return 8;
+  }
+
+  /** A statement with its estimated size, as Cassandra counts batch sizes. */
+  private record Sized(BatchableStatement<?> statement, int bytes) {}
 
   // Cassandra resolves concurrent writes of a cell by write timestamp (microseconds): using the
   // value's own time makes the newest value win, whatever order the writes arrive in.

@@ -87,12 +87,15 @@ public final class StoreMetrics {
         Counter.builder(MUTATIONS).description("Partition updates issued").register(registry);
     requests =
         Counter.builder(REQUESTS).description("Write requests sent to Cassandra").register(registry);
-    Gauge.builder(WRITES_INFLIGHT, limiter, WriteLimiter::inflight)
-        .description("Write requests running against Cassandra")
-        .register(registry);
-    Gauge.builder(WRITES_QUEUED, limiter, WriteLimiter::queued)
-        .description("Write requests waiting for an in-flight slot")
-        .register(registry);
+    // The first limiter registered wins; stores sharing a registry share one limiter.
+    if (registry.find(WRITES_INFLIGHT).gauge() == null) {
+      Gauge.builder(WRITES_INFLIGHT, limiter, WriteLimiter::inflight)
+          .description("Write requests running against Cassandra")
+          .register(registry);
+      Gauge.builder(WRITES_QUEUED, limiter, WriteLimiter::queued)
+          .description("Write requests waiting for an in-flight slot")
+          .register(registry);
+    }
   }
 
   Timer latency(Op op) {

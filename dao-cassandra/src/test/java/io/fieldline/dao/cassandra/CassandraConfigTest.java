@@ -31,6 +31,7 @@ class CassandraConfigTest {
     assertThat(c.maxInflight()).isEqualTo(1024);
     assertThat(c.maxQueued()).isEqualTo(8192);
     assertThat(c.maxBatchStatements()).isEqualTo(100);
+    assertThat(c.maxBatchBytes()).isEqualTo(5 * 1024);
     assertThat(c.partitionsCacheSize()).isEqualTo(100_000);
     assertThat(c.deviceCache().ttl()).isEqualTo(Duration.ofMinutes(5));
     assertThat(c.deviceCache().negativeTtl()).isEqualTo(Duration.ofSeconds(5));
@@ -54,6 +55,7 @@ class CassandraConfigTest {
                     + " max-inflight = 256\n"
                     + " max-queued = 0\n"
                     + " max-batch-statements = 20\n"
+                    + " max-batch-bytes = 16 KiB\n"
                     + " partitions-cache-size = 10\n"
                     + " device-cache { ttl = 1 minute, negative-ttl = 0s, max-size = 5 }\n"
                     + "}"));
@@ -72,6 +74,7 @@ class CassandraConfigTest {
     assertThat(c.maxInflight()).isEqualTo(256);
     assertThat(c.maxQueued()).isZero();
     assertThat(c.maxBatchStatements()).isEqualTo(20);
+    assertThat(c.maxBatchBytes()).isEqualTo(16 * 1024);
     assertThat(c.partitionsCacheSize()).isEqualTo(10);
     assertThat(c.deviceCache())
         .isEqualTo(new CassandraConfig.DeviceCacheConfig(Duration.ofMinutes(1), Duration.ZERO, 5));
@@ -91,6 +94,7 @@ class CassandraConfigTest {
                 + " max-inflight = 0\n"
                 + " max-queued = -1\n"
                 + " max-batch-statements = 1\n"
+                + " max-batch-bytes = 10\n"
                 + " device-cache.max-size = zero\n"
                 + " contact-points = \"host:notaport\"\n"
                 + "}");
@@ -107,6 +111,7 @@ class CassandraConfigTest {
             "fieldline.cassandra.max-inflight",
             "fieldline.cassandra.max-queued",
             "fieldline.cassandra.max-batch-statements",
+            "fieldline.cassandra.max-batch-bytes",
             "fieldline.cassandra.device-cache.max-size",
             "fieldline.cassandra.contact-points");
   }

@@ -2,10 +2,12 @@ package io.fieldline.dao.cassandra;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fieldline.cassandra.embedded.SharedCassandra;
 import io.fieldline.common.AttributeKvEntry;
 import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.KvEntry;
+import io.fieldline.common.StoreException;
 import io.fieldline.common.TsKvEntry;
 import java.time.Duration;
 import java.time.Instant;
@@ -174,9 +176,24 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
 
     await(store.writeTelemetry(device, many));
 
-    // 120 ts rows + 120 latest + 1 partition row = 241 statements, 100 per batch
-    assertThat(counter(StoreMetrics.REQUESTS) - before).isEqualTo(3);
+    // 120 ts rows + 120 latest + 1 partition row = 241 statements of about 78 estimated bytes:
+    // the 5 KiB budget (65 statements) splits before the 100-statement limit does.
+    assertThat(counter(StoreMetrics.REQUESTS) - before).isEqualTo(4);
     assertThat(await(store.readLatest(device))).hasSize(120);
+  }
+
+  @Test
+  void should_store_large_values_when_a_message_exceeds_cassandras_batch_size_limit() {
+    String big = "x".repeat(40_000); // 3 x 2 statements x 80 KB estimated: over 50 KiB fail limit
+    List<TsKvEntry> message =
+        List.of(
+            at(8_000, KvEntry.of("a", big)),
+            at(8_000, KvEntry.json("b", "[\"" + big + "\"]")),
+            at(8_000, KvEntry.of("c", big)));
+
+    await(store.writeTelemetry(device, message));
+
+    assertThat(await(store.readLatest(device))).containsExactlyInAnyOrderElementsOf(message);
   }
 
   @Test
@@ -205,12 +222,7 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
 
   @Test
   void should_expire_rows_but_not_latest_when_written_with_a_ttl() {
-    CassandraConfig withTtl =
-        new CassandraConfig(
-            config.contactPoints(), keyspace, config.replication(), true,
-            config.tsPartitioning(), 2, config.deadLetterTtl(), config.writeConsistency(),
-            config.maxInflight(), config.maxQueued(), config.maxBatchStatements(),
-            config.partitionsCacheSize(), config.deviceCache());
+    CassandraConfig withTtl = config.withTsTtlSeconds(2);
     CassandraTelemetryStore ttlStore =
         new CassandraTelemetryStore(session, withTtl, limiter, registry);
     long now = System.currentTimeMillis();
@@ -245,6 +257,36 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
       assertThat(perMessageMutations).isEqualTo(2.0);
       assertThat(perMessageRequests).isEqualTo(1.0);
     }
+  }
+
+  @Test
+  void should_fail_with_a_store_exception_then_recover_by_itself_when_cassandra_restarts() {
+    await(store.writeTelemetry(device, message(1, 1_000)));
+    double failuresBefore = counter(StoreMetrics.WRITE_FAILURES);
+
+    cassandra.kill();
+    Throwable failure =
+        store.writeTelemetry(device, message(1, 2_000)).handle((ok, error) -> error)
+            .toCompletableFuture().join();
+
+    assertThat(failure)
+        .isInstanceOfSatisfying(
+            StoreException.class,
+            e -> assertThat(e.kind()).isIn(StoreException.Kind.UNAVAILABLE, StoreException.Kind.TIMEOUT));
+    assertThat(counter(StoreMetrics.WRITE_FAILURES)).isEqualTo(failuresBefore + 1);
+
+    SharedCassandra.get(); // restarts the node on the same port
+    // The driver reconnects on its own (exponential policy, at most 10 s between attempts).
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(90))
+        .pollInterval(Duration.ofMillis(500))
+        .ignoreExceptions()
+        .until(
+            () -> {
+              store.writeTelemetry(device, message(1, 3_000)).toCompletableFuture().join();
+              return true;
+            });
+    assertThat(await(store.readLatest(device))).extracting(TsKvEntry::ts).containsOnly(3_000L);
   }
 
   private static List<TsKvEntry> message(int keys, long ts) {
