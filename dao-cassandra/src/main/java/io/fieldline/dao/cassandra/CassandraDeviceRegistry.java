@@ -119,6 +119,12 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
     return translated(loadDevice(id.value()));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * @throws IllegalArgumentException (synchronously) for a blank name or token, or one longer than
+   *     255 characters
+   */
   @Override
   public CompletionStage<Device> create(String name, String type, Optional<String> accessToken) {
     if (name.isBlank() || name.length() > 255) {
@@ -165,6 +171,11 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
     return translated(created);
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * @throws IllegalArgumentException (synchronously) unless {@code 1 <= pageSize <= 1000}
+   */
   @Override
   public CompletionStage<List<Device>> list(int pageSize, Optional<String> afterName) {
     if (pageSize < 1 || pageSize > MAX_PAGE) {

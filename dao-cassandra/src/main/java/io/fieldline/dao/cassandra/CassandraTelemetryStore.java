@@ -11,6 +11,7 @@ import com.datastax.oss.driver.api.core.cql.Row;
 import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.KvEntry;
+import io.fieldline.common.StoreException;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.TsKvEntry;
 import io.fieldline.dao.cassandra.internal.cql.AsyncRows;
@@ -100,6 +101,14 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     if (entries.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
+    try {
+      return telemetryBatches(deviceId, entries);
+    } catch (ArithmeticException e) {
+      return outOfRange(e);
+    }
+  }
+
+  private CompletionStage<Void> telemetryBatches(DeviceId deviceId, List<TsKvEntry> entries) {
     UUID device = deviceId.value();
     TsPartitioning partitioning = config.tsPartitioning();
     List<Sized> statements = new ArrayList<>(entries.size() * 2 + 1);
@@ -166,6 +175,15 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     if (entries.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
+    try {
+      return attributeBatches(deviceId, scope, entries, ts);
+    } catch (ArithmeticException e) {
+      return outOfRange(e);
+    }
+  }
+
+  private CompletionStage<Void> attributeBatches(
+      DeviceId deviceId, AttributeScope scope, List<KvEntry> entries, long ts) {
     List<Sized> statements = new ArrayList<>(entries.size());
     for (KvEntry kv : entries) {
       statements.add(
@@ -255,6 +273,12 @@ public final class CassandraTelemetryStore implements TelemetryStore {
 
   /** A statement with its estimated size, as Cassandra counts batch sizes. */
   private record Sized(BatchableStatement<?> statement, int bytes) {}
+
+  // A timestamp beyond year 292 000 does not fit Cassandra's microsecond write timestamps.
+  private static CompletionStage<Void> outOfRange(ArithmeticException e) {
+    return CompletableFuture.failedFuture(
+        new StoreException(StoreException.Kind.FAILED, "timestamp out of range", e));
+  }
 
   // Cassandra resolves concurrent writes of a cell by write timestamp (microseconds): using the
   // value's own time makes the newest value win, whatever order the writes arrive in.

@@ -158,6 +158,19 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
   }
 
   @Test
+  void should_fail_the_stage_instead_of_throwing_when_a_timestamp_is_out_of_range() {
+    Throwable failure =
+        store.writeTelemetry(device, List.of(at(Long.MAX_VALUE, KvEntry.of("t", 1L))))
+            .handle((ok, error) -> error)
+            .toCompletableFuture()
+            .join();
+
+    assertThat(failure)
+        .isInstanceOfSatisfying(
+            StoreException.class, e -> assertThat(e.kind()).isEqualTo(StoreException.Kind.FAILED));
+  }
+
+  @Test
   void should_complete_without_io_when_the_message_is_empty() {
     double before = counter(StoreMetrics.REQUESTS);
 
