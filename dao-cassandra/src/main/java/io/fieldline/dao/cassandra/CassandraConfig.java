@@ -30,6 +30,7 @@ import java.util.regex.Pattern;
  * @param maxQueued most write requests waiting for a slot
  * @param maxBatchStatements most statements in one batch
  * @param maxBatchBytes most estimated bytes of keys and values in one batch
+ * @param coalesceWrites merge concurrent writes into shared batches while requests back up
  * @param partitionsCacheSize how many (device, partition) pairs are remembered as written
  * @param deviceCache the token cache in front of the registry
  */
@@ -46,6 +47,7 @@ public record CassandraConfig(
     int maxQueued,
     int maxBatchStatements,
     int maxBatchBytes,
+    boolean coalesceWrites,
     int partitionsCacheSize,
     DeviceCacheConfig deviceCache) {
 
@@ -128,6 +130,7 @@ public record CassandraConfig(
         maxBatchBytes >= 1024 && maxBatchBytes <= 1024 * 1024,
         "max-batch-bytes",
         "must be between 1 KiB and 1 MiB");
+    boolean coalesce = r.get("coalesce-writes", true, () -> r.c.getBoolean("coalesce-writes"));
     int partitionsCache = r.positive("partitions-cache-size", 1);
     Duration cacheTtl = r.get("device-cache.ttl", Duration.ZERO, () -> r.c.getDuration("device-cache.ttl"));
     r.check(!cacheTtl.isNegative(), "device-cache.ttl", "must not be negative");
@@ -152,6 +155,7 @@ public record CassandraConfig(
         maxQueued,
         maxBatch,
         (int) maxBatchBytes,
+        coalesce,
         partitionsCache,
         new DeviceCacheConfig(cacheTtl, negativeTtl, cacheSize));
   }
@@ -161,7 +165,7 @@ public record CassandraConfig(
     return new CassandraConfig(
         points, keyspace, replication, createSchema, tsPartitioning, tsTtlSeconds, deadLetterTtl,
         writeConsistency, maxInflight, maxQueued, maxBatchStatements, maxBatchBytes,
-        partitionsCacheSize, deviceCache);
+        coalesceWrites, partitionsCacheSize, deviceCache);
   }
 
   /** A copy with another time-series TTL, in seconds. */
@@ -169,7 +173,7 @@ public record CassandraConfig(
     return new CassandraConfig(
         contactPoints, keyspace, replication, createSchema, tsPartitioning, seconds, deadLetterTtl,
         writeConsistency, maxInflight, maxQueued, maxBatchStatements, maxBatchBytes,
-        partitionsCacheSize, deviceCache);
+        coalesceWrites, partitionsCacheSize, deviceCache);
   }
 
   /**

@@ -72,8 +72,12 @@ public final class CassandraTelemetryStore implements TelemetryStore {
       CqlSession session, CassandraConfig config, WriteLimiter limiter, MeterRegistry registry) {
     this.session = session;
     this.config = config;
-    this.runner =
-        new WriteRunner(session, limiter, new StoreMetrics(registry, limiter), "telemetry writes");
+    StoreMetrics metrics = new StoreMetrics(registry, limiter);
+    WriteCoalescer coalescer = config.coalesceWrites()
+        ? new WriteCoalescer(session, limiter, metrics, config.writeConsistency(),
+            config.maxBatchStatements(), config.maxBatchBytes())
+        : null;
+    this.runner = new WriteRunner(session, limiter, metrics, "telemetry writes", coalescer);
     this.seenPartitions = new SeenPartitions(config.partitionsCacheSize());
     String ks = config.keyspace();
     insertTs =
@@ -111,7 +115,7 @@ public final class CassandraTelemetryStore implements TelemetryStore {
   private CompletionStage<Void> telemetryBatches(DeviceId deviceId, List<TsKvEntry> entries) {
     UUID device = deviceId.value();
     TsPartitioning partitioning = config.tsPartitioning();
-    List<Sized> statements = new ArrayList<>(entries.size() * 2 + 1);
+    List<SizedStatement> statements = new ArrayList<>(entries.size() * 2 + 1);
     Map<String, TsKvEntry> newestPerKey = new LinkedHashMap<>();
     List<Long> parts = new ArrayList<>(1);
     for (TsKvEntry entry : entries) {
@@ -150,23 +154,23 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     for (long part : parts) {
       if (!seenPartitions.contains(device, part)) {
         newParts.add(part);
-        statements.add(new Sized(insertPartition.bind(device, part), STATEMENT_OVERHEAD));
+        statements.add(new SizedStatement(insertPartition.bind(device, part), STATEMENT_OVERHEAD));
       }
     }
     // ts_kv partitions touched, plus the device's ts_kv_latest partition, plus its
     // ts_kv_partitions partition when a new bucket is recorded.
     int partitionUpdates = parts.size() + 1 + (newParts.isEmpty() ? 0 : 1);
-    return runner
-        .run(
-            StoreMetrics.Op.TELEMETRY,
-            batches(statements),
-            entries.size(),
-            partitionUpdates,
-            () -> {
-              for (long part : newParts) {
-                seenPartitions.add(device, part);
-              }
-            });
+    return runner.runCoalesced(
+        StoreMetrics.Op.TELEMETRY,
+        statements,
+        entries.size(),
+        partitionUpdates,
+        () -> {
+          for (long part : newParts) {
+            seenPartitions.add(device, part);
+          }
+        },
+        this::batches);
   }
 
   @Override
@@ -184,7 +188,7 @@ public final class CassandraTelemetryStore implements TelemetryStore {
 
   private CompletionStage<Void> attributeBatches(
       DeviceId deviceId, AttributeScope scope, List<KvEntry> entries, long ts) {
-    List<Sized> statements = new ArrayList<>(entries.size());
+    List<SizedStatement> statements = new ArrayList<>(entries.size());
     for (KvEntry kv : entries) {
       statements.add(
           sized(
@@ -199,7 +203,8 @@ public final class CassandraTelemetryStore implements TelemetryStore {
                       .setLong(9, writeTimestamp(ts)),
                   kv)));
     }
-    return runner.run(StoreMetrics.Op.ATTRIBUTES, batches(statements), entries.size(), 1);
+    return runner.runCoalesced(
+        StoreMetrics.Op.ATTRIBUTES, statements, entries.size(), 1, () -> {}, this::batches);
   }
 
   /** Reads the latest value of every key of the device, sorted by key. */
@@ -226,12 +231,12 @@ public final class CassandraTelemetryStore implements TelemetryStore {
 
   // Consecutive statements up to max-batch-statements and max-batch-bytes per batch; a statement
   // bigger than the byte budget goes alone (a one-partition batch is not size-checked by Cassandra).
-  private List<BatchStatement> batches(List<Sized> statements) {
+  private List<BatchStatement> batches(List<SizedStatement> statements) {
     List<BatchStatement> batches = new ArrayList<>(1);
     BatchStatementBuilder batch = null;
     int count = 0;
     int bytes = 0;
-    for (Sized statement : statements) {
+    for (SizedStatement statement : statements) {
       if (batch != null
           && (count == config.maxBatchStatements()
               || bytes + statement.bytes() > config.maxBatchBytes())) {
@@ -256,8 +261,8 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     return batches;
   }
 
-  private static Sized sized(KvEntry kv, BoundStatementBuilder bound) {
-    return new Sized(bound.build(), STATEMENT_OVERHEAD + 2 * kv.key().length() + valueBytes(kv));
+  private static SizedStatement sized(KvEntry kv, BoundStatementBuilder bound) {
+    return new SizedStatement(bound.build(), STATEMENT_OVERHEAD + 2 * kv.key().length() + valueBytes(kv));
   }
 
   // Upper estimate of a value's serialized size (UTF-16 length x 2 covers most UTF-8 text).
@@ -272,7 +277,6 @@ public final class CassandraTelemetryStore implements TelemetryStore {
   }
 
   /** A statement with its estimated size, as Cassandra counts batch sizes. */
-  private record Sized(BatchableStatement<?> statement, int bytes) {}
 
   // A timestamp beyond year 292 000 does not fit Cassandra's microsecond write timestamps.
   private static CompletionStage<Void> outOfRange(ArithmeticException e) {

@@ -2,6 +2,7 @@ package io.fieldline.dao.cassandra;
 
 import io.fieldline.common.StoreException;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -39,6 +40,9 @@ public final class StoreMetrics {
   /** Counter of write requests (batches or single statements) sent: Cassandra round trips. */
   public static final String REQUESTS = "fieldline.store.requests";
 
+  /** Writes (device messages) per coalesced request: how much group commit is happening. */
+  public static final String WRITES_PER_REQUEST = "fieldline.store.request.writes";
+
   /** Tag naming the kind of write on {@link #WRITE_LATENCY}. */
   public static final String TAG_OP = "op";
 
@@ -61,6 +65,7 @@ public final class StoreMetrics {
   private final Counter rowsWritten;
   private final Counter mutations;
   private final Counter requests;
+  private final DistributionSummary writesPerRequest;
 
   /** Registers the meters, and the gauges of {@code limiter}, in {@code registry}. */
   public StoreMetrics(MeterRegistry registry, WriteLimiter limiter) {
@@ -87,6 +92,10 @@ public final class StoreMetrics {
         Counter.builder(MUTATIONS).description("Partition updates issued").register(registry);
     requests =
         Counter.builder(REQUESTS).description("Write requests sent to Cassandra").register(registry);
+    writesPerRequest =
+        DistributionSummary.builder(WRITES_PER_REQUEST)
+            .description("Writes (device messages) carried by one coalesced request")
+            .register(registry);
     // The first limiter registered wins; stores sharing a registry share one limiter.
     if (registry.find(WRITES_INFLIGHT).gauge() == null) {
       Gauge.builder(WRITES_INFLIGHT, limiter, WriteLimiter::inflight)
@@ -108,6 +117,12 @@ public final class StoreMetrics {
 
   void written(int rows) {
     rowsWritten.increment(rows);
+  }
+
+  /** One coalesced request carrying {@code writes} writes was sent. */
+  void coalesced(int writes) {
+    requests.increment();
+    writesPerRequest.record(writes);
   }
 
   void issued(int partitionUpdates, int requestCount) {

@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,8 +28,20 @@ final class WriteRunner {
   private final WriteLimiter limiter;
   private final StoreMetrics metrics;
   private final FailureEpisodes episodes;
+  private final @Nullable WriteCoalescer coalescer;
 
   WriteRunner(CqlSession session, WriteLimiter limiter, StoreMetrics metrics, String what) {
+    this(session, limiter, metrics, what, null);
+  }
+
+  /** @param coalescer merges concurrent writes into shared requests, or null for none */
+  WriteRunner(
+      CqlSession session,
+      WriteLimiter limiter,
+      StoreMetrics metrics,
+      String what,
+      @Nullable WriteCoalescer coalescer) {
+    this.coalescer = coalescer;
     this.session = session;
     this.limiter = limiter;
     this.metrics = metrics;
@@ -54,16 +67,40 @@ final class WriteRunner {
       int rows,
       int partitionUpdates,
       Runnable onSuccess) {
-    long start = System.nanoTime();
     metrics.issued(partitionUpdates, requests.size());
+    return complete(op, System.nanoTime(), send(requests), rows, onSuccess);
+  }
+
+  /**
+   * Writes {@code statements} as one write, merged with concurrent writes into shared requests by
+   * the {@link WriteCoalescer} when it fits one batch; otherwise as its own batches.
+   */
+  CompletionStage<Void> runCoalesced(
+      StoreMetrics.Op op,
+      List<SizedStatement> statements,
+      int rows,
+      int partitionUpdates,
+      Runnable onSuccess,
+      java.util.function.Function<List<SizedStatement>, List<? extends Statement<?>>> batches) {
+    if (coalescer == null || !coalescer.fits(statements)) {
+      return run(op, batches.apply(statements), rows, partitionUpdates, onSuccess);
+    }
+    metrics.issued(partitionUpdates, 0); // the coalescer counts the requests it sends
+    long start = System.nanoTime();
+    return complete(op, start, coalescer.submit(statements).toCompletableFuture(), rows, onSuccess);
+  }
+
+  private CompletableFuture<?> send(List<? extends Statement<?>> requests) {
     CompletableFuture<?>[] all = new CompletableFuture<?>[requests.size()];
     for (int i = 0; i < all.length; i++) {
       Statement<?> request = requests.get(i);
       all[i] = limiter.submit(() -> session.executeAsync(request)).toCompletableFuture();
     }
-    CompletableFuture<Void> outcome = all.length == 1
-        ? all[0].thenApply(ignored -> null)
-        : CompletableFuture.allOf(all);
+    return all.length == 1 ? all[0] : CompletableFuture.allOf(all);
+  }
+
+  private CompletionStage<Void> complete(
+      StoreMetrics.Op op, long start, CompletableFuture<?> outcome, int rows, Runnable onSuccess) {
     CompletableFuture<Void> result = new CompletableFuture<>();
     outcome.whenComplete(
         (ignored, error) -> {

@@ -109,6 +109,10 @@ final class CassandraConfFiles {
     keys.put("role_manager", "CassandraRoleManager");
     // Otherwise every TRUNCATE and DROP leaves a snapshot on disk.
     keys.put("auto_snapshot", "false");
+    // Fieldline coalesces concurrent device messages into shared unlogged batches (group commit):
+    // many small partitions per batch is the intended shape, not a mistake worth a WARN each time.
+    keys.put("unlogged_batch_across_partitions_warn_threshold", "1000");
+    keys.put("batch_size_warn_threshold", "64KiB");
     switch (config.profile()) {
       case TEST -> {
         // Cassandra's default (heap_buffers): nothing to tune for start-up speed.
