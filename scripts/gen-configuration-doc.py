@@ -16,6 +16,7 @@ MODULES = [
     ("transport-mqtt", "MQTT transport"),
     ("actors", "Device actors"),
     ("dao-cassandra", "Cassandra storage"),
+    ("cluster", "Cluster (ZooKeeper membership, ring, gRPC forwarding; see [cluster.md](cluster.md))"),
 ]
 
 
@@ -81,6 +82,8 @@ def main():
                 continue
             env_cell = f"`{env}`" if env else ""
             out.write(f"| `{key}` | `{default}` | {env_cell} | {text.replace('|', '/')} |\n")
+    out.write("\n## Logging\n\n`FIELDLINE_LOG_LEVEL` (default `INFO`) sets the root level of the server's "
+              "`logback.xml`; any `-Dlogback.configurationFile=` replaces that file.\n")
     out.write("\nKeys under `datastax-java-driver` are the Cassandra driver's own (tuned, not defaulted; see "
               "[storage.md](storage.md)); any other driver option can be overridden with "
               "`-Ddatastax-java-driver.<path>=...`.\n")
