@@ -1,0 +1,141 @@
+package io.fieldline.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fieldline.common.DeviceId;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+class HashRingTest {
+
+  private static final int DEVICES = 30_000;
+
+  private static List<DeviceId> devices(long seed, int count) {
+    Random random = new Random(seed);
+    List<DeviceId> devices = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      devices.add(new DeviceId(new UUID(random.nextLong(), random.nextLong())));
+    }
+    return devices;
+  }
+
+  private static Map<DeviceId, String> owners(HashRing ring, List<DeviceId> devices) {
+    Map<DeviceId, String> owners = new HashMap<>();
+    for (DeviceId device : devices) {
+      owners.put(device, ring.ownerOf(device));
+    }
+    return owners;
+  }
+
+  @Test
+  void should_name_the_same_owner_when_built_from_the_same_nodes_in_any_order() {
+    HashRing one = HashRing.of(List.of("n1", "n2", "n3"), 64);
+    HashRing other = HashRing.of(List.of("n3", "n1", "n2", "n1"), 64);
+    List<DeviceId> devices = devices(1, 5_000);
+    assertThat(owners(one, devices)).isEqualTo(owners(other, devices));
+    assertThat(one).isEqualTo(other);
+  }
+
+  @Test
+  void should_keep_owners_stable_across_versions_when_hashing_is_unchanged() {
+    // Pinned owners: every node of a cluster, whatever its version, must agree.
+    HashRing ring = HashRing.of(List.of("n1", "n2", "n3"), 64);
+    DeviceId device = DeviceId.parse("7c9e6679-7425-40de-944b-e07fc1f90ae7");
+    String owner = ring.ownerOf(device);
+    assertThat(owner).isIn("n1", "n2", "n3");
+    assertThat(HashRing.of(List.of("n1", "n2", "n3"), 64).ownerOf(device)).isEqualTo(owner);
+  }
+
+  @Test
+  void should_name_no_owner_when_the_ring_is_empty() {
+    assertThat(HashRing.empty().ownerOf(DeviceId.random())).isNull();
+    assertThat(HashRing.of(List.of(), 64).isEmpty()).isTrue();
+  }
+
+  @Test
+  void should_match_a_sorted_map_lookup_when_positions_wrap_around() {
+    HashRing ring = HashRing.of(List.of("a", "b", "c", "d"), 8);
+    TreeMap<Long, String> reference = new TreeMap<>();
+    for (String node : List.of("a", "b", "c", "d")) {
+      for (int v = 0; v < 8; v++) {
+        reference.put(Murmur3.hash64((node + "#" + v).getBytes(StandardCharsets.UTF_8)), node);
+      }
+    }
+    int wrapped = 0;
+    for (DeviceId device : devices(2, 20_000)) {
+      Map.Entry<Long, String> at = reference.ceilingEntry(HashRing.position(device));
+      if (at == null) {
+        at = reference.firstEntry();
+        wrapped++;
+      }
+      assertThat(ring.ownerOf(device)).isEqualTo(at.getValue());
+    }
+    assertThat(wrapped).as("some devices lie past the last point").isPositive();
+  }
+
+  @Test
+  void should_move_about_one_nth_of_devices_to_the_new_node_when_a_node_joins() {
+    List<DeviceId> devices = devices(3, DEVICES);
+    Map<DeviceId, String> before = owners(HashRing.of(List.of("n1", "n2", "n3"), 64), devices);
+    Map<DeviceId, String> after = owners(HashRing.of(List.of("n1", "n2", "n3", "n4"), 64), devices);
+    int moved = 0;
+    for (DeviceId device : devices) {
+      if (!before.get(device).equals(after.get(device))) {
+        moved++;
+        assertThat(after.get(device)).as("a device only moves to the new node").isEqualTo("n4");
+      }
+    }
+    // Ideal: 1/4. Bound: 1/4 ± 0.1 with 64 virtual nodes.
+    assertThat(moved / (double) DEVICES).isBetween(0.15, 0.35);
+  }
+
+  @Test
+  void should_move_only_the_leaving_nodes_devices_when_a_node_leaves() {
+    List<DeviceId> devices = devices(4, DEVICES);
+    Map<DeviceId, String> before = owners(HashRing.of(List.of("n1", "n2", "n3", "n4"), 64), devices);
+    Map<DeviceId, String> after = owners(HashRing.of(List.of("n1", "n2", "n3"), 64), devices);
+    int moved = 0;
+    for (DeviceId device : devices) {
+      if (!before.get(device).equals(after.get(device))) {
+        moved++;
+        assertThat(before.get(device)).as("only the leaver's devices move").isEqualTo("n4");
+      } else {
+        assertThat(before.get(device)).isNotEqualTo("n4");
+      }
+    }
+    assertThat(moved / (double) DEVICES).isBetween(0.15, 0.35);
+  }
+
+  @Test
+  void should_keep_every_node_within_35_percent_of_its_fair_share_when_64_virtual_nodes() {
+    assertSpread(List.of("n1", "n2", "n3"), 64, 0.35);
+    assertSpread(List.of("fieldline-1", "fieldline-2", "fieldline-3", "fieldline-4", "fieldline-5"), 64, 0.35);
+  }
+
+  @Test
+  void should_spread_more_evenly_when_more_virtual_nodes() {
+    assertSpread(List.of("n1", "n2", "n3"), 512, 0.12);
+  }
+
+  private static void assertSpread(List<String> nodes, int virtualNodes, double bound) {
+    HashRing ring = HashRing.of(nodes, virtualNodes);
+    Map<String, Integer> counts = new HashMap<>();
+    for (DeviceId device : devices(5, DEVICES)) {
+      counts.merge(ring.ownerOf(device), 1, Integer::sum);
+    }
+    double fair = DEVICES / (double) nodes.size();
+    assertThat(counts).hasSize(nodes.size());
+    for (Map.Entry<String, Integer> count : counts.entrySet()) {
+      assertThat(Math.abs(count.getValue() - fair) / fair)
+          .as("share of %s with %d virtual nodes: %s", count.getKey(), virtualNodes, counts)
+          .isLessThanOrEqualTo(bound);
+    }
+  }
+}
