@@ -19,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -155,6 +156,27 @@ class ClusterNodeIT {
         a.views().stream().anyMatch(view -> !view.claiming() && !view.ring().contains("a")));
     await().atMost(Duration.ofSeconds(20)).until(() ->
         b.views().stream().anyMatch(view -> !view.ring().contains("a")));
+    await().atMost(Duration.ofSeconds(20)).until(() ->
+        a.cluster().claiming() && a.ring().equals(Set.of("a", "b")) && b.ring().equals(Set.of("a", "b")));
+  }
+
+  @Test
+  void should_claim_again_when_the_server_expired_its_session_while_it_was_away() throws Exception {
+    Node a = start("a", "0 s");
+    Node b = start("b", "0 s");
+    await().atMost(Duration.ofSeconds(10)).until(() -> b.ring().equals(Set.of("a", "b")));
+    a.views().clear();
+
+    // The server ends a's session (as after a long pause): a second client takes the session
+    // over and closes it. a misses the deletion of its znode and finds its session expired.
+    ZooKeeper zk = a.cluster().membership().client().getZookeeperClient().getZooKeeper();
+    ZooKeeper killer = new ZooKeeper(zookeeper.getConnectString(), 2_000, event -> {},
+        zk.getSessionId(), zk.getSessionPasswd());
+    await().atMost(Duration.ofSeconds(10)).until(() -> killer.getState().isConnected());
+    killer.close();
+
+    await().atMost(Duration.ofSeconds(20)).until(() ->
+        a.views().stream().anyMatch(view -> !view.claiming()));
     await().atMost(Duration.ofSeconds(20)).until(() ->
         a.cluster().claiming() && a.ring().equals(Set.of("a", "b")) && b.ring().equals(Set.of("a", "b")));
   }

@@ -48,7 +48,10 @@ public final class ZooKeeperMembership implements AutoCloseable {
   private final Object publishLock = new Object();
   private volatile boolean connected;
   private volatile boolean cacheReady;
-  private @Nullable PersistentNode registration;
+  // Session in which the PersistentNode last created our znode: the cache alone may not say so,
+  // since it reports no event when a znode is re-created with the same data.
+  private volatile long createdInSession;
+  private volatile @Nullable PersistentNode registration;
   private volatile boolean closed;
 
   /**
@@ -130,6 +133,10 @@ public final class ZooKeeperMembership implements AutoCloseable {
     }
     PersistentNode node =
         new PersistentNode(client, CreateMode.EPHEMERAL, false, path(self.nodeId()), self.toJson());
+    node.getListenable().addListener(path -> {
+      createdInSession = currentSession();
+      publish();
+    });
     node.start();
     registration = node;
     LOG.info("{} registering as {}", logPrefix, self);
@@ -139,6 +146,7 @@ public final class ZooKeeperMembership implements AutoCloseable {
   public synchronized void deregister() {
     PersistentNode node = registration;
     registration = null;
+    createdInSession = 0;
     if (node != null) {
       try {
         node.close();
@@ -167,10 +175,9 @@ public final class ZooKeeperMembership implements AutoCloseable {
         continue;
       }
       members.put(nodeId, member.get());
-      if (nodeId.equals(config.nodeId())
-          && child.getStat() != null
-          && session != 0
-          && child.getStat().getEphemeralOwner() == session) {
+      if (nodeId.equals(config.nodeId()) && session != 0 && registration != null
+          && (createdInSession == session
+              || (child.getStat() != null && child.getStat().getEphemeralOwner() == session))) {
         registered = true;
       }
     }
