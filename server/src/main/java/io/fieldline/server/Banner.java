@@ -15,6 +15,9 @@ final class Banner {
         .append("   (health: /health/ready, metrics: /metrics)\n");
     out.append("  Login    ").append(server.adminUsername()).append(" / ")
         .append(server.adminPassword()).append('\n');
+    server.cluster().ifPresent(node ->
+        out.append("  Cluster  node ").append(node.nodeId()).append(", gRPC :").append(node.grpcPort())
+            .append(", ring ").append(node.view().ring().nodes()).append('\n'));
     server.embeddedCassandra().ifPresent(node ->
         out.append("  Cassandra (embedded) ").append(node.cqlAddress()).append('\n'));
     server.demoDevice().ifPresent(device -> appendDemo(out, server, device));

@@ -5,9 +5,14 @@ import com.typesafe.config.Config;
 import io.fieldline.actors.ActorsConfig;
 import io.fieldline.actors.LocalDeviceGateway;
 import io.fieldline.cassandra.embedded.EmbeddedCassandra;
+import io.fieldline.cluster.ClusterConfig;
+import io.fieldline.cluster.ClusterNode;
 import io.fieldline.common.Device;
+import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PayloadParser;
+import io.fieldline.common.PressureGauge;
+import io.fieldline.common.SessionTakeover;
 import io.fieldline.dao.cassandra.CachingDeviceRegistry;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.dao.cassandra.CassandraDeadLetterStore;
@@ -36,6 +41,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.http.javadsl.Http;
@@ -50,9 +56,16 @@ import org.slf4j.LoggerFactory;
  * which is also what happens when a later start fails. No DI framework: what depends on what is
  * readable here, top to bottom.
  *
- * <p>Shutdown order: stop accepting MQTT connections, let in-flight writes finish and their PUBACKs
- * go out, close connections, unbind HTTP, stop the actors, close the driver, stop the embedded
- * Cassandra. {@link #start} blocks (it waits for Cassandra); call it from {@code main} or a test.
+ * <p>With {@code fieldline.cluster.zookeeper} set, the node joins a cluster: a {@link ClusterNode}
+ * (gRPC listener, ZooKeeper membership) sits between the transport and the local device actors,
+ * forwarding each message to its device's owner node, and tells the other nodes when a device
+ * connects here. Without it the server is a single node and nothing of the cluster runs.
+ *
+ * <p>Shutdown order: leave the cluster (the other nodes take this node's devices), unbind HTTP,
+ * stop accepting MQTT connections, let in-flight writes (local and forwarded) finish and their
+ * PUBACKs go out, close connections, stop the cluster node, stop the actors, close the driver, stop
+ * the embedded Cassandra. {@link #start} blocks (it waits for Cassandra, and for ZooKeeper in a
+ * cluster); call it from {@code main} or a test.
  */
 public final class FieldlineServer implements AutoCloseable {
 
@@ -66,6 +79,7 @@ public final class FieldlineServer implements AutoCloseable {
   private @Nullable EmbeddedCassandra embeddedCassandra;
   private @Nullable DeviceRegistry registry;
   private @Nullable MqttServer mqtt;
+  private @Nullable ClusterNode cluster;
   private @Nullable ServerBinding http;
   private @Nullable String adminPassword;
   private @Nullable Device demoDevice;
@@ -91,6 +105,7 @@ public final class FieldlineServer implements AutoCloseable {
     CassandraConfig cassandraConfig = CassandraConfig.from(root);
     MqttTransportConfig mqttConfig = MqttTransportConfig.from(root);
     ActorsConfig actorsConfig = ActorsConfig.from(root);
+    ClusterConfig clusterConfig = ClusterConfig.from(root);
     new JvmMemoryMetrics().bindTo(metrics);
     new JvmGcMetrics().bindTo(metrics);
     new JvmThreadMetrics().bindTo(metrics);
@@ -136,14 +151,32 @@ public final class FieldlineServer implements AutoCloseable {
     Duration drain = actorsConfig.shutdownTimeout().plusSeconds(5);
     onStop("device actors", () -> await(gateway.shutdown(), drain, "device actors"));
 
-    MqttServer mqttServer = new MqttServer(mqttConfig, devices, gateway, deadLetters,
-        payloadParser(root), List.of(limiter.pressure()), metrics);
+    // Single node: the transport talks to the device actors. Cluster: to the cluster node, which
+    // forwards each message to its device's owner (possibly this node's actors).
+    AtomicReference<MqttServer> transport = new AtomicReference<>();
+    ClusterNode clusterNode = clusterConfig.enabled()
+        ? startCluster(clusterConfig, gateway, transport)
+        : null;
+    DeviceGateway transportGateway = clusterNode == null ? gateway : clusterNode.gateway();
+    SessionTakeover takeover =
+        clusterNode == null ? SessionTakeover.LOCAL_ONLY : clusterNode.sessionTakeover();
+    List<PressureGauge> pressure = clusterNode == null
+        ? List.of(limiter.pressure())
+        : List.of(limiter.pressure(), clusterNode.forwardingPressure());
+
+    MqttServer mqttServer = new MqttServer(mqttConfig, devices, transportGateway, deadLetters,
+        payloadParser(root), pressure, metrics, takeover);
     mqtt = mqttServer;
+    transport.set(mqttServer);
     mqttServer.start();
+    Duration forwardDrain = clusterConfig.forwardTimeout().plusSeconds(1);
     onStop("MQTT", () -> {
       // Stop taking devices, let every accepted write finish and its PUBACK go out, then close.
       mqttServer.stopAccepting();
       LOG.info("draining in-flight writes (at most {})", actorsConfig.shutdownTimeout());
+      if (clusterNode != null) {
+        await(clusterNode.gateway().shutdown(), forwardDrain, "forwarded messages");
+      }
       await(gateway.shutdown(), drain, "device actors");
       mqttServer.close();
     });
@@ -151,7 +184,7 @@ public final class FieldlineServer implements AutoCloseable {
     JwtTokens tokens = new JwtTokens(
         jwtSecret, serverConfig.tokenTtl(), serverConfig.refreshTokenTtl(), Clock.systemUTC());
     RestApi api = new RestApi(serverConfig.adminUsername(), password, tokens, devices, queries,
-        deadLetters, () -> ready(session), metrics);
+        deadLetters, () -> ready(session, clusterNode), metrics);
     ServerBinding binding = Http.get(actorSystem)
         .newServerAt(serverConfig.httpHost(), serverConfig.httpPort())
         .bind(api.routes())
@@ -164,17 +197,44 @@ public final class FieldlineServer implements AutoCloseable {
     if (serverConfig.demoDevice()) {
       demoDevice = DemoDevice.ensure(devices, serverConfig.demoDeviceName(), serverConfig.dataDir());
     }
+
+    if (clusterNode != null) {
+      // Last: other nodes forward to this one only once it can serve them.
+      clusterNode.join(mqttServer.port(), binding.localAddress().getPort());
+      onStop("cluster membership", clusterNode::leave);
+    }
+  }
+
+  /**
+   * Starts this node's cluster membership (gRPC listener, ZooKeeper); it joins the ring only once
+   * the listeners are up. Takeover notices close sessions of the transport set later in {@code
+   * transport}.
+   */
+  private ClusterNode startCluster(
+      ClusterConfig clusterConfig, DeviceGateway local, AtomicReference<MqttServer> transport) {
+    ClusterNode node = ClusterNode.start(clusterConfig, local, device -> {
+      MqttServer started = transport.get();
+      if (started != null) {
+        started.sessions().closeSession(device);
+      }
+    }, metrics);
+    onStop("cluster node", node::close);
+    cluster = node;
+    return node;
   }
 
   private void onStop(String name, Runnable action) {
     stopSteps.push(new StopStep(name, action));
   }
 
-  /** Ready = Cassandra answers a query (the schema was migrated before the listeners opened). */
-  private static CompletionStage<Boolean> ready(CqlSession session) {
+  /**
+   * Ready = Cassandra answers a query (the schema was migrated before the listeners opened) and, in
+   * a cluster, this node is on its own ring (connected to ZooKeeper and registered).
+   */
+  private static CompletionStage<Boolean> ready(CqlSession session, @Nullable ClusterNode node) {
     return session
         .executeAsync("SELECT release_version FROM system.local")
-        .thenApply(rows -> rows.one() != null)
+        .thenApply(rows -> rows.one() != null && (node == null || node.claiming()))
         .exceptionally(error -> false);
   }
 
@@ -206,6 +266,11 @@ public final class FieldlineServer implements AutoCloseable {
 
   public DeviceRegistry registry() {
     return started(registry);
+  }
+
+  /** The cluster node, when {@code fieldline.cluster.zookeeper} is set. */
+  public Optional<ClusterNode> cluster() {
+    return Optional.ofNullable(cluster);
   }
 
   public Optional<EmbeddedCassandra> embeddedCassandra() {
