@@ -5,6 +5,7 @@ import io.fieldline.common.DeviceId;
 import io.fieldline.common.TelemetryStore;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Predicate;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.SupervisorStrategy;
@@ -37,6 +38,13 @@ final class DeviceShard extends AbstractBehavior<DeviceShard.Command> {
 
   /** From an idle device: stop routing to it, then tell it to stop. */
   record Passivate(DeviceId deviceId, ActorRef<Device.Command> device) implements Command {}
+
+  /**
+   * Stops the actors of the devices {@code released} matches (this node no longer owns them): they
+   * finish what was routed to them; a later message starts a fresh actor, which restores its state
+   * from the store. Called on the shard's thread: the predicate must be cheap and thread-safe.
+   */
+  record Release(Predicate<DeviceId> released) implements Command {}
 
   /**
    * Stops routing (new messages are rejected as {@link Ack.Reason#UNAVAILABLE}), tells every device
@@ -89,6 +97,7 @@ final class DeviceShard extends AbstractBehavior<DeviceShard.Command> {
     return newReceiveBuilder()
         .onMessage(Route.class, this::onRoute)
         .onMessage(Passivate.class, this::onPassivate)
+        .onMessage(Release.class, this::onRelease)
         .onMessage(DeviceTerminated.class, this::onDeviceTerminated)
         .onMessage(Drain.class, this::onDrain)
         .build();
@@ -134,6 +143,21 @@ final class DeviceShard extends AbstractBehavior<DeviceShard.Command> {
     }
     // Also answers a repeated request; messages routed before this still reach the device first.
     passivate.device().tell(Device.Stop.INSTANCE);
+    return this;
+  }
+
+  private Behavior<Command> onRelease(Release release) {
+    int before = devices.size();
+    devices.entrySet().removeIf(entry -> {
+      if (!release.released().test(entry.getKey())) {
+        return false;
+      }
+      entry.getValue().tell(Device.Stop.INSTANCE);
+      return true;
+    });
+    if (devices.size() < before) {
+      LOG.debug("[shard|{}] released {} device actors", index, before - devices.size());
+    }
     return this;
   }
 

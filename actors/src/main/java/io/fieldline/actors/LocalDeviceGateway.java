@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Props;
@@ -145,6 +146,20 @@ public final class LocalDeviceGateway implements DeviceGateway, AutoCloseable {
             config.ackTimeout(),
             system.scheduler())
         .thenApply(Device.LatestReported::values);
+  }
+
+  /**
+   * Stops the actors of the devices {@code released} matches, typically those a cluster's ring no
+   * longer gives to this node. Each finishes the messages it already has; a later message for the
+   * device starts a fresh actor, which restores the latest values from the store. Never blocks;
+   * the predicate runs on the shards' threads and must be cheap and thread-safe.
+   */
+  public void release(Predicate<DeviceId> released) {
+    if (accepting) {
+      for (ActorRef<DeviceShard.Command> shard : shards) {
+        shard.tell(new DeviceShard.Release(released));
+      }
+    }
   }
 
   /**

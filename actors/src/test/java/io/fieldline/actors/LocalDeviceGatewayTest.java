@@ -120,6 +120,30 @@ class LocalDeviceGatewayTest {
   }
 
   @Test
+  void should_stop_released_actors_after_their_writes_and_restore_a_new_one_when_the_device_sends_again() {
+    start("");
+    DeviceId kept = DeviceId.random();
+    CompletionStage<Ack> inFlight = gateway.submit(telemetry(deviceId, 100, "temp", 21));
+    CompletionStage<Ack> other = gateway.submit(telemetry(kept, 100, "temp", 1));
+    await().atMost(WAIT).until(() -> store.writeCount() == 2);
+
+    gateway.release(deviceId::equals);
+    assertThat(inFlight).isNotDone();
+    store.succeed(store.write(0));
+    store.succeed(store.write(1));
+    assertThat(inFlight).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+    assertThat(other).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+    await().atMost(WAIT).until(() -> gauge(ActorMetrics.ACTORS_ACTIVE) == 1.0);
+
+    CompletionStage<Ack> again = gateway.submit(telemetry(deviceId, 200, "temp", 22));
+    await().atMost(WAIT).until(() -> store.writeCount() == 3);
+    assertThat(store.reads(deviceId)).as("a fresh actor restored from the store").isEqualTo(2);
+    assertThat(store.reads(kept)).isEqualTo(1);
+    store.succeed(store.write(2));
+    assertThat(again).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+  }
+
+  @Test
   void should_drain_in_flight_writes_before_shutdown_completes_when_shutting_down() {
     gateway =
         LocalDeviceGateway.create(
