@@ -157,6 +157,13 @@ public final class FieldlineServer implements AutoCloseable {
     ClusterNode clusterNode = clusterConfig.enabled()
         ? startCluster(clusterConfig, gateway, transport)
         : null;
+    if (clusterNode != null) {
+      // Actors of devices the ring gives to another node stop now (their writes finish); a later
+      // message starts a fresh actor on the owner, which restores its state from Cassandra.
+      String self = clusterNode.nodeId();
+      clusterNode.addViewListener(view ->
+          gateway.release(device -> !self.equals(view.ring().ownerOf(device))));
+    }
     DeviceGateway transportGateway = clusterNode == null ? gateway : clusterNode.gateway();
     SessionTakeover takeover =
         clusterNode == null ? SessionTakeover.LOCAL_ONLY : clusterNode.sessionTakeover();
