@@ -1,0 +1,26 @@
+package io.fieldline.perf.mqtt;
+
+/**
+ * Entry points of the MQTT Java DSL.
+ *
+ * <pre>{@code
+ * MqttProtocolBuilder protocol = mqtt().host("127.0.0.1").port(1883).keepAlive(60);
+ * exec(mqtt("connect").connect().username("#{token}"))
+ *     .exitHereIfFailed()
+ *     .exec(mqtt("publish").publish("v1/devices/me/telemetry").qos(1).payload(factory));
+ * }</pre>
+ */
+public final class MqttDsl {
+
+  private MqttDsl() {}
+
+  /** The protocol with its defaults (127.0.0.1:1883, keep-alive 60 s, clean session). */
+  public static MqttProtocolBuilder mqtt() {
+    return new MqttProtocolBuilder(MqttProtocol.defaults());
+  }
+
+  /** A request named {@code requestName} in the report. */
+  public static MqttRequestBuilder mqtt(String requestName) {
+    return new MqttRequestBuilder(requestName);
+  }
+}

@@ -1,0 +1,67 @@
+package io.fieldline.perf.mqtt;
+
+import io.gatling.core.protocol.Protocol;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The MQTT protocol settings of a simulation: immutable, built by {@link MqttProtocolBuilder}.
+ *
+ * @param host broker address (resolved once per simulation)
+ * @param port broker TCP port
+ * @param keepAlive MQTT keep-alive sent in CONNECT; a PINGREQ goes out after this long without a
+ *     write. Zero disables it
+ * @param cleanSession the CONNECT CleanSession flag
+ * @param connectTimeout longest time from TCP connect to CONNACK before "connect" is KO
+ * @param ackTimeout longest time from PUBLISH to PUBACK (or SUBSCRIBE to SUBACK) before the request
+ *     is KO
+ * @param clientIdPrefix client ids are this prefix plus the Gatling user id
+ * @param maxInboundQueue inbound PUBLISHes kept per connection for {@code awaitMessage}; older
+ *     ones are dropped beyond it
+ * @param stats where every connection and acknowledgement of the run is recorded
+ */
+public record MqttProtocol(
+    String host,
+    int port,
+    Duration keepAlive,
+    boolean cleanSession,
+    Duration connectTimeout,
+    Duration ackTimeout,
+    String clientIdPrefix,
+    int maxInboundQueue,
+    MqttRunStats stats)
+    implements Protocol {
+
+  public MqttProtocol {
+    Objects.requireNonNull(host, "host");
+    if (port < 1 || port > 65535) {
+      throw new IllegalArgumentException("port must be 1..65535: " + port);
+    }
+    if (keepAlive.isNegative() || keepAlive.toSeconds() > 65535) {
+      throw new IllegalArgumentException("keepAlive must be 0..65535 s: " + keepAlive);
+    }
+    if (connectTimeout.isZero() || connectTimeout.isNegative()) {
+      throw new IllegalArgumentException("connectTimeout must be positive: " + connectTimeout);
+    }
+    if (ackTimeout.isZero() || ackTimeout.isNegative()) {
+      throw new IllegalArgumentException("ackTimeout must be positive: " + ackTimeout);
+    }
+    if (maxInboundQueue < 1) {
+      throw new IllegalArgumentException("maxInboundQueue must be positive: " + maxInboundQueue);
+    }
+  }
+
+  /** 127.0.0.1:1883, keep-alive 60 s, clean session, 10 s connect and ack timeouts. */
+  static MqttProtocol defaults() {
+    return new MqttProtocol(
+        "127.0.0.1",
+        1883,
+        Duration.ofSeconds(60),
+        true,
+        Duration.ofSeconds(10),
+        Duration.ofSeconds(10),
+        "gatling-",
+        1000,
+        new MqttRunStats());
+  }
+}

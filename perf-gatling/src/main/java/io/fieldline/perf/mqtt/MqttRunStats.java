@@ -1,0 +1,257 @@
+package io.fieldline.perf.mqtt;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.LongAdder;
+import org.HdrHistogram.AtomicHistogram;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Everything a run measures beyond Gatling's own report: PUBLISH→PUBACK latency in microseconds
+ * (Gatling's timings have 1 ms resolution), the latency buckets of docs/performance.md,
+ * acknowledgements per second, failures by kind, and the {@link AckLedger} of every connection.
+ *
+ * <p>Shared by all event loops of a simulation: only atomic counters and lock-free histograms are
+ * written during the run; the ledgers are read after it.
+ */
+public final class MqttRunStats {
+
+  /** Why a request was KO. */
+  public enum Failure {
+    TIMEOUT,
+    CLOSED,
+    NOT_CONNECTED,
+    WRITE_FAILED,
+    REFUSED,
+    NO_PACKET_ID
+  }
+
+  /** Upper bounds (exclusive, µs) of the latency buckets; the last bucket is open. */
+  static final long[] BUCKET_BOUNDS_MICROS = {
+    10_000, 50_000, 100_000, 250_000, 500_000, 1_000_000
+  };
+
+  public static final List<String> BUCKET_LABELS =
+      List.of("< 10 ms", "10-50 ms", "50-100 ms", "100-250 ms", "250-500 ms", "500 ms-1 s", "> 1 s");
+
+  private static final long MAX_TRACKED_MICROS = 3_600_000_000L;
+  private static final int MAX_SECONDS = 6 * 3600;
+
+  private final long startMillis = System.currentTimeMillis();
+  /** When the first connection was attempted: second 0 of the per-second series. */
+  private final AtomicLong originMillis = new AtomicLong();
+  private final AtomicHistogram ackMicros = new AtomicHistogram(1, MAX_TRACKED_MICROS, 3);
+  private final AtomicHistogram connectMicros = new AtomicHistogram(1, MAX_TRACKED_MICROS, 3);
+  private final LongAdder[] buckets = new LongAdder[BUCKET_BOUNDS_MICROS.length + 1];
+  private final LongAdder sent = new LongAdder();
+  private final LongAdder acked = new LongAdder();
+  private final LongAdder connects = new LongAdder();
+  private final LongAdder inbound = new LongAdder();
+  private final EnumMap<Failure, LongAdder> failures = new EnumMap<>(Failure.class);
+  private final AtomicLongArray ackedPerSecond = new AtomicLongArray(MAX_SECONDS);
+  private final AtomicLongArray sentPerSecond = new AtomicLongArray(MAX_SECONDS);
+  private final ConcurrentLinkedQueue<AckLedger> ledgers = new ConcurrentLinkedQueue<>();
+
+  public MqttRunStats() {
+    for (int i = 0; i < buckets.length; i++) {
+      buckets[i] = new LongAdder();
+    }
+    for (Failure failure : Failure.values()) {
+      failures.put(failure, new LongAdder());
+    }
+  }
+
+  void connecting() {
+    if (originMillis.get() == 0) {
+      originMillis.compareAndSet(0, System.currentTimeMillis());
+    }
+  }
+
+  void register(AckLedger ledger) {
+    ledgers.add(ledger);
+  }
+
+  void connected(long latencyNanos) {
+    connects.increment();
+    connectMicros.recordValue(clampMicros(latencyNanos));
+  }
+
+  void sent() {
+    sent.increment();
+    sentPerSecond.incrementAndGet(secondIndex());
+  }
+
+  void acked(long latencyNanos) {
+    long micros = clampMicros(latencyNanos);
+    acked.increment();
+    ackMicros.recordValue(micros);
+    buckets[bucketOf(micros)].increment();
+    ackedPerSecond.incrementAndGet(secondIndex());
+  }
+
+  void failed(Failure failure) {
+    failures.get(failure).increment();
+  }
+
+  void inbound() {
+    inbound.increment();
+  }
+
+  static int bucketOf(long micros) {
+    for (int i = 0; i < BUCKET_BOUNDS_MICROS.length; i++) {
+      if (micros < BUCKET_BOUNDS_MICROS[i]) {
+        return i;
+      }
+    }
+    return BUCKET_BOUNDS_MICROS.length;
+  }
+
+  /** Acknowledged publishes so far. */
+  public long ackedCount() {
+    return acked.sum();
+  }
+
+  /** Publishes written so far (QoS 0 and 1). */
+  public long sentCount() {
+    return sent.sum();
+  }
+
+  /** Successful CONNACKs so far. */
+  public long connectCount() {
+    return connects.sum();
+  }
+
+  /** Failed requests of one kind so far. */
+  public long failureCount(Failure failure) {
+    return failures.get(failure).sum();
+  }
+
+  /** Failed requests of every kind so far. */
+  public long failureCount() {
+    return failures.values().stream().mapToLong(LongAdder::sum).sum();
+  }
+
+  /** Every connection's ledger (read after the run). */
+  public List<AckLedger> ledgers() {
+    return new ArrayList<>(ledgers);
+  }
+
+  /** Writes one {@link AckLedger#toCsvLine()} per connection, after a header line. */
+  public void writeLedger(Path file) {
+    try (Writer out = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+      out.write("username,baseTs,sent,ackedRanges\n");
+      for (AckLedger ledger : ledgers) {
+        out.write(ledger.toCsvLine());
+        out.write('\n');
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The run's numbers as a JSON object, plus whatever the simulation adds in {@code extra}. */
+  public void writeSummary(Path file, Map<String, Object> extra) {
+    Map<String, Object> json = new LinkedHashMap<>(extra);
+    json.put("startEpochMillis", originMillis.get() == 0 ? startMillis : originMillis.get());
+    json.put("endEpochMillis", System.currentTimeMillis());
+    json.put("connects", connects.sum());
+    json.put("sent", sent.sum());
+    json.put("acked", acked.sum());
+    Map<String, Long> ko = new LinkedHashMap<>();
+    failures.forEach((failure, count) -> ko.put(failure.name().toLowerCase(), count.sum()));
+    json.put("failures", ko);
+    json.put("inbound", inbound.sum());
+    json.put("ackLatencyMillis", percentiles(ackMicros.copy()));
+    json.put("connectLatencyMillis", percentiles(connectMicros.copy()));
+    Map<String, Long> bucketCounts = new LinkedHashMap<>();
+    for (int i = 0; i < buckets.length; i++) {
+      bucketCounts.put(BUCKET_LABELS.get(i), buckets[i].sum());
+    }
+    json.put("ackLatencyBuckets", bucketCounts);
+    json.put("ackedPerSecond", series(ackedPerSecond));
+    json.put("sentPerSecond", series(sentPerSecond));
+    try {
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), json);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static Map<String, Object> percentiles(Histogram histogram) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("count", histogram.getTotalCount());
+    if (histogram.getTotalCount() == 0) {
+      return out;
+    }
+    out.put("mean", round(histogram.getMean() / 1000.0));
+    out.put("p50", millis(histogram, 50));
+    out.put("p95", millis(histogram, 95));
+    out.put("p99", millis(histogram, 99));
+    out.put("p999", millis(histogram, 99.9));
+    out.put("max", round(histogram.getMaxValue() / 1000.0));
+    return out;
+  }
+
+  private static double millis(Histogram histogram, double percentile) {
+    return round(histogram.getValueAtPercentile(percentile) / 1000.0);
+  }
+
+  private static double round(double value) {
+    return Math.round(value * 1000.0) / 1000.0;
+  }
+
+  private static List<Long> series(AtomicLongArray perSecond) {
+    int last = -1;
+    for (int i = 0; i < perSecond.length(); i++) {
+      if (perSecond.get(i) != 0) {
+        last = i;
+      }
+    }
+    List<Long> out = new ArrayList<>(last + 1);
+    for (int i = 0; i <= last; i++) {
+      out.add(perSecond.get(i));
+    }
+    return out;
+  }
+
+  /**
+   * Mean acknowledgements per second over whole seconds {@code [from, to)} counted from the first
+   * connection attempt.
+   */
+  public double meanAckedPerSecond(int from, int to) {
+    int first = Math.max(0, from);
+    int last = Math.min(MAX_SECONDS, to);
+    if (last <= first) {
+      return 0;
+    }
+    long sum = 0;
+    for (int i = first; i < last; i++) {
+      sum += ackedPerSecond.get(i);
+    }
+    return sum / (double) (last - first);
+  }
+
+  private int secondIndex() {
+    long origin = originMillis.get();
+    long index = (System.currentTimeMillis() - (origin == 0 ? startMillis : origin)) / 1000;
+    return (int) Math.max(0, Math.min(MAX_SECONDS - 1, index));
+  }
+
+  private static long clampMicros(long nanos) {
+    return Math.max(1, Math.min(MAX_TRACKED_MICROS, nanos / 1000));
+  }
+}

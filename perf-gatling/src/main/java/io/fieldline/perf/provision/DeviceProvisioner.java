@@ -1,0 +1,155 @@
+package io.fieldline.perf.provision;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fieldline.perf.CommandLine;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Creates {@code count} devices through {@code POST /api/fieldline/devices/bulk} and writes the
+ * Gatling feeder {@code name,id,token}. Devices are created in chunks of {@code chunk} (chunk
+ * {@code c} is named {@code <prefix>c-<i>} with token {@code <tokenPrefix>c-<i>}), each call well
+ * inside the server's request timeout; the bulk call returns existing devices instead of
+ * duplicating them, so a rerun with the same arguments yields the same feeder.
+ *
+ * <pre>
+ * java -cp ... io.fieldline.perf.provision.DeviceProvisioner --url http://127.0.0.1:8080 \
+ *   --user admin@fieldline.local --password secret --count 10000 --prefix bench- --out devices.csv
+ * </pre>
+ */
+public final class DeviceProvisioner {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+  private final URI base;
+
+  public DeviceProvisioner(URI base) {
+    this.base = base;
+  }
+
+  public static void main(String[] args) throws Exception {
+    CommandLine line = CommandLine.parse(args);
+    DeviceProvisioner provisioner = new DeviceProvisioner(URI.create(line.get("url")));
+    String token = provisioner.login(line.get("user"), line.get("password"));
+    String prefix = line.get("prefix", "bench-");
+    long start = System.nanoTime();
+    List<ProvisionedDevice> devices =
+        provisioner.provision(
+            token,
+            prefix,
+            line.get("token-prefix", prefix + "token-"),
+            line.getInt("count", 10),
+            line.getInt("chunk", 1000));
+    Path out = Path.of(line.get("out"));
+    writeFeeder(out, devices);
+    System.out.printf(
+        "provisioned %d devices in %.1f s -> %s%n",
+        devices.size(), (System.nanoTime() - start) / 1e9, out);
+  }
+
+  /** Logs in and returns the access token for the {@code X-Authorization} header. */
+  public String login(String username, String password) throws IOException, InterruptedException {
+    ObjectNode body = JSON.createObjectNode().put("username", username).put("password", password);
+    JsonNode reply = post("/api/auth/login", null, body);
+    return reply.path("token").asText();
+  }
+
+  /** Creates (or finds) the devices, in order. */
+  public List<ProvisionedDevice> provision(
+      String authToken, String namePrefix, String tokenPrefix, int count, int chunk)
+      throws IOException, InterruptedException {
+    if (count < 1 || chunk < 1) {
+      throw new IllegalArgumentException("count and chunk must be positive");
+    }
+    List<ProvisionedDevice> devices = new ArrayList<>(count);
+    for (int c = 0; c * chunk < count; c++) {
+      int size = Math.min(chunk, count - c * chunk);
+      ObjectNode body =
+          JSON.createObjectNode()
+              .put("namePrefix", namePrefix + c + "-")
+              .put("tokenPrefix", tokenPrefix + c + "-")
+              .put("type", "load-test")
+              .put("count", size);
+      JsonNode reply = post("/api/fieldline/devices/bulk", authToken, body);
+      for (JsonNode device : reply) {
+        devices.add(
+            new ProvisionedDevice(
+                device.path("name").asText(),
+                device.path("id").asText(),
+                device.path("accessToken").asText()));
+      }
+    }
+    return devices;
+  }
+
+  /** Writes the feeder: a {@code name,id,token} header, then one device per line. */
+  public static void writeFeeder(Path file, List<ProvisionedDevice> devices) {
+    try {
+      Path parent = file.toAbsolutePath().getParent();
+      if (parent != null) {
+        Files.createDirectories(parent);
+      }
+      try (Writer out = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+        out.write("name,id,token\n");
+        for (ProvisionedDevice device : devices) {
+          out.write(device.name() + "," + device.id() + "," + device.token() + "\n");
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Reads a feeder written by {@link #writeFeeder}. */
+  public static List<ProvisionedDevice> readFeeder(Path file) {
+    try {
+      List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+      List<ProvisionedDevice> devices = new ArrayList<>(lines.size());
+      for (String line : lines.subList(1, lines.size())) {
+        if (line.isBlank()) {
+          continue;
+        }
+        String[] parts = line.split(",", -1);
+        devices.add(new ProvisionedDevice(parts[0], parts[1], parts[2]));
+      }
+      return devices;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private JsonNode post(String path, @Nullable String authToken, JsonNode body)
+      throws IOException, InterruptedException {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(base.resolve(path))
+            .timeout(Duration.ofSeconds(120))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
+    if (authToken != null) {
+      request.header("X-Authorization", "Bearer " + authToken);
+    }
+    HttpResponse<String> response =
+        http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    if (response.statusCode() != 200) {
+      throw new IOException(
+          "POST " + path + " answered " + response.statusCode() + ": " + response.body());
+    }
+    return JSON.readTree(response.body());
+  }
+}

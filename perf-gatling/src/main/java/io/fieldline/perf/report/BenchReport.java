@@ -1,0 +1,232 @@
+package io.fieldline.perf.report;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fieldline.perf.CommandLine;
+import io.fieldline.perf.mqtt.MqttRunStats;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Locale;
+import java.util.Properties;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Renders one bench/run.sh run directory as the Markdown section of docs/performance.md: the
+ * command and machine, offered and achieved rates, PUBACK latency, the latency buckets, CPU and
+ * memory per component, acked/stored/missing, and the ratios Fieldline ÷ Mosquitto, Fieldline ÷
+ * raw-driver ceiling and the CPU cost per persisted message against the raw writer's per row.
+ *
+ * <p>Rates and CPU are taken over each phase's steady window (all devices connected; the raw
+ * writer after its warm-up), so ramp-up, JVM start and report generation are not counted.
+ *
+ * <pre>
+ * java -cp ... io.fieldline.perf.report.BenchReport --run-dir bench/results/... [--append docs/performance.md]
+ * </pre>
+ */
+public final class BenchReport {
+
+  private final Properties meta = new Properties();
+  private final @Nullable PhaseResult fieldline;
+  private final @Nullable PhaseResult mosquitto;
+  private final @Nullable PhaseResult raw;
+  private final @Nullable JsonNode check;
+
+  BenchReport(Path dir) throws IOException {
+    try (Reader in = Files.newBufferedReader(dir.resolve("bench.properties"))) {
+      meta.load(in);
+    }
+    double ticks = Double.parseDouble(meta.getProperty("clkTck", "100"));
+    fieldline = PhaseResult.mqtt(dir.resolve("fieldline-summary.json"),
+        dir.resolve("cpu-fieldline.txt"), ticks);
+    mosquitto = PhaseResult.mqtt(dir.resolve("mosquitto-summary.json"),
+        dir.resolve("cpu-mosquitto.txt"), ticks);
+    raw = PhaseResult.raw(dir.resolve("raw.json"), dir.resolve("cpu-raw.txt"), ticks);
+    Path checkFile = dir.resolve("fieldline-check.json");
+    check = Files.isRegularFile(checkFile) ? new ObjectMapper().readTree(checkFile.toFile()) : null;
+  }
+
+  public static void main(String[] args) throws IOException {
+    CommandLine line = CommandLine.parse(args);
+    String markdown = new BenchReport(Path.of(line.get("run-dir"))).render();
+    System.out.println(markdown);
+    String append = line.optional("append");
+    if (append != null) {
+      Files.writeString(Path.of(append), "\n" + markdown, StandardCharsets.UTF_8,
+          StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    }
+  }
+
+  String render() {
+    StringBuilder md = new StringBuilder();
+    int keys = Integer.parseInt(meta.getProperty("keys", "4"));
+    md.append("### ").append(meta.getProperty("scenario")).append(": ")
+        .append(meta.getProperty("describe")).append(" (").append(meta.getProperty("date"))
+        .append(")\n\n");
+    md.append("- Command: `").append(meta.getProperty("command")).append("`\n");
+    md.append("- Machine: ").append(meta.getProperty("machine")).append("\n");
+    md.append("- Load average before / after: ").append(meta.getProperty("loadBefore", "?"))
+        .append(" / ").append(meta.getProperty("loadAfter", "?")).append("\n");
+    md.append("- Steady windows: ");
+    appendWindow(md, "Fieldline", fieldline);
+    appendWindow(md, "Mosquitto", mosquitto);
+    appendWindow(md, "raw writer", raw);
+    md.append("\n- Gatling reports: `").append(meta.getProperty("runDir")).append("/gatling-*`\n\n");
+
+    md.append("| | Fieldline (PUBACK after the Cassandra write) | Mosquitto ")
+        .append(meta.getProperty("mosquittoVersion", "")).append(" (no storage) | raw driver writer, ")
+        .append(raw == null ? "-" : raw.json().path("mode").asText()).append(" mode (ceiling) |\n");
+    md.append("| --- | ---: | ---: | ---: |\n");
+    row(md, "msgs/s offered", offered(fieldline), offered(mosquitto),
+        raw == null ? "-" : offeredRaw(raw));
+    row(md, "msgs/s achieved (steady window)", rate(fieldline), rate(mosquitto),
+        raw == null ? "-" : fmt(raw.rate() / keys, 0) + " (" + fmt(raw.rate(), 0) + " rows/s)");
+    row(md, "requests sent / acked / KO", counts(fieldline), counts(mosquitto),
+        raw == null ? "-" : raw.json().path("rowsWritten").asLong() + " rows / "
+            + raw.json().path("requestsFailed").asLong() + " failed");
+    row(md, "acked / stored / missing (partial)", storedLine(), "nothing stored", "-");
+    row(md, "PUBACK p50 / p95 / p99 / p99.9 / max ms", latency(fieldline), latency(mosquitto),
+        raw == null ? "-" : latencyOf(raw.json().path("requestLatencyMillis")) + " (per request)");
+    row(md, "CPU cores: broker / server", cores(fieldline, "server"), cores(mosquitto, "mosquitto"),
+        cores(raw, "server") + " (idle server)");
+    row(md, "CPU cores: Cassandra", cores(fieldline, "cassandra"), "-", cores(raw, "cassandra"));
+    row(md, "CPU cores: load generator", cores(fieldline, "generator"),
+        cores(mosquitto, "generator"), cores(raw, "writer"));
+    row(md, "max RSS MiB: broker / Cassandra / generator",
+        rss(fieldline, "server") + " / " + rss(fieldline, "cassandra") + " / "
+            + rss(fieldline, "generator"),
+        rss(mosquitto, "mosquitto") + " / - / " + rss(mosquitto, "generator"),
+        "- / " + rss(raw, "cassandra") + " / " + rss(raw, "writer"));
+    double fieldlinePerMsg = fieldline == null ? Double.NaN
+        : fieldline.cpuMicrosPerUnit("server", "cassandra");
+    double rawPerRow = raw == null ? Double.NaN : raw.cpuMicrosPerUnit("writer", "cassandra");
+    row(md, "CPU µs per persisted message (server + Cassandra) / per row (writer + Cassandra)",
+        fmt(fieldlinePerMsg, 0) + " per message",
+        mosquitto == null ? "-" : fmt(mosquitto.cpuMicrosPerUnit("mosquitto"), 0)
+            + " per message (broker only)",
+        fmt(rawPerRow, 0) + " per row (" + fmt(rawPerRow * keys, 0) + " per " + keys
+            + "-row message)");
+    row(md, "CPU µs per message: load generator", perUnit(fieldline, "generator"),
+        perUnit(mosquitto, "generator"), raw == null ? "-"
+            : fmt(raw.cpuMicrosPerUnit("writer") * keys, 0) + " per message");
+    md.append("\n");
+
+    md.append("PUBACK latency buckets (share of acknowledged messages, whole run):\n\n");
+    md.append("| bucket | Fieldline | Mosquitto |\n| --- | ---: | ---: |\n");
+    for (String bucket : MqttRunStats.BUCKET_LABELS) {
+      md.append("| ").append(bucket).append(" | ").append(bucket(fieldline, bucket))
+          .append(" | ").append(bucket(mosquitto, bucket)).append(" |\n");
+    }
+    md.append("\n");
+
+    md.append("Ratios (steady windows):\n\n");
+    md.append("- Fieldline ÷ Mosquitto, msgs/s: ").append(ratio(rateOf(fieldline), rateOf(mosquitto)))
+        .append("\n");
+    md.append("- Fieldline ÷ raw-driver ceiling, msgs/s (raw rows/s ÷ ").append(keys).append("): ")
+        .append(ratio(rateOf(fieldline), raw == null ? Double.NaN : raw.rate() / keys)).append("\n");
+    md.append("- CPU per persisted message (Fieldline + Cassandra) ÷ CPU per row (raw writer +"
+            + " Cassandra): ").append(ratio(fieldlinePerMsg, rawPerRow))
+        .append(" (target ≤ 1.0)\n");
+    return md.toString();
+  }
+
+  private static void appendWindow(StringBuilder md, String name, @Nullable PhaseResult phase) {
+    if (phase != null) {
+      md.append(name).append(' ').append(fmt(phase.windowSeconds(), 0)).append(" s; ");
+    }
+  }
+
+  private static void row(StringBuilder md, String name, String a, String b, String c) {
+    md.append("| ").append(name).append(" | ").append(a).append(" | ").append(b).append(" | ")
+        .append(c).append(" |\n");
+  }
+
+  private static String offered(@Nullable PhaseResult phase) {
+    if (phase == null) {
+      return "-";
+    }
+    double offered = phase.json().path("offeredPerSecond").asDouble();
+    return offered > 0 ? fmt(offered, 0) : "closed loop, " + phase.json().path("devices").asInt()
+        + " devices × 1 in flight";
+  }
+
+  private static String offeredRaw(PhaseResult raw) {
+    double offered = raw.json().path("offeredMessagesPerSecond").asDouble();
+    return offered > 0 ? fmt(offered, 0) : "closed loop, " + raw.json().path("inflight").asInt()
+        + " requests in flight";
+  }
+
+  private static double rateOf(@Nullable PhaseResult phase) {
+    return phase == null ? Double.NaN : phase.rate();
+  }
+
+  private static String rate(@Nullable PhaseResult phase) {
+    return phase == null ? "-" : fmt(phase.rate(), 0);
+  }
+
+  private static String counts(@Nullable PhaseResult phase) {
+    if (phase == null) {
+      return "-";
+    }
+    long ko = 0;
+    for (JsonNode count : phase.json().path("failures")) {
+      ko += count.asLong();
+    }
+    return phase.json().path("sent").asLong() + " / " + phase.json().path("acked").asLong() + " / "
+        + ko;
+  }
+
+  private String storedLine() {
+    if (check == null) {
+      return "not checked";
+    }
+    return check.path("acked").asLong() + " / " + check.path("storedAcked").asLong() + " / "
+        + check.path("missing").asLong() + " (" + check.path("partial").asLong() + "); "
+        + check.path("storedNotAcked").asLong() + " stored but not acked";
+  }
+
+  private static String latency(@Nullable PhaseResult phase) {
+    return phase == null ? "-" : latencyOf(phase.json().path("ackLatencyMillis"));
+  }
+
+  private static String latencyOf(JsonNode millis) {
+    return fmt(millis.path("p50").asDouble(), 1) + " / " + fmt(millis.path("p95").asDouble(), 1)
+        + " / " + fmt(millis.path("p99").asDouble(), 1) + " / "
+        + fmt(millis.path("p999").asDouble(), 1) + " / " + fmt(millis.path("max").asDouble(), 0);
+  }
+
+  private static String cores(@Nullable PhaseResult phase, String label) {
+    return phase == null || !phase.cpu().has(label) ? "-" : fmt(phase.cores(label), 2);
+  }
+
+  private static String rss(@Nullable PhaseResult phase, String label) {
+    return phase == null || !phase.cpu().has(label) ? "-" : fmt(phase.cpu().maxRssMib(label), 0);
+  }
+
+  private static String perUnit(@Nullable PhaseResult phase, String label) {
+    return phase == null || !phase.cpu().has(label) ? "-" : fmt(phase.cpuMicrosPerUnit(label), 0);
+  }
+
+  private static String bucket(@Nullable PhaseResult phase, String bucket) {
+    if (phase == null) {
+      return "-";
+    }
+    long acked = phase.json().path("acked").asLong();
+    long count = phase.json().path("ackLatencyBuckets").path(bucket).asLong();
+    return acked == 0 ? "-" : fmt(100.0 * count / acked, 2) + " % (" + count + ")";
+  }
+
+  private static String ratio(double a, double b) {
+    return Double.isNaN(a) || Double.isNaN(b) || b == 0 ? "-" : fmt(a / b, 2);
+  }
+
+  static String fmt(double value, int decimals) {
+    if (Double.isNaN(value) || Double.isInfinite(value)) {
+      return "-";
+    }
+    return String.format(Locale.ROOT, "%,." + decimals + "f", value);
+  }
+}

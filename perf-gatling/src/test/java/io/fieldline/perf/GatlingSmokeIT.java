@@ -1,0 +1,144 @@
+package io.fieldline.perf;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.fieldline.cassandra.embedded.EmbeddedCassandra;
+import io.fieldline.cassandra.embedded.SharedCassandra;
+import io.fieldline.perf.provision.DeviceProvisioner;
+import io.fieldline.perf.provision.ProvisionedDevice;
+import io.fieldline.perf.simulations.DevicesAtRate;
+import io.fieldline.perf.verify.LedgerEntry;
+import io.fieldline.perf.verify.StorageCheck;
+import io.fieldline.perf.verify.StoredRowsCheck;
+import io.fieldline.server.FieldlineServer;
+import io.gatling.app.Gatling$;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Keeps the Gatling MQTT protocol from rotting: a real Fieldline server on the module's shared
+ * Cassandra, ten devices provisioned over REST, a few seconds of {@link DevicesAtRate} run
+ * in-process, then every acknowledged message is looked up in {@code ts_kv}.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class GatlingSmokeIT {
+
+  private static final String ADMIN = "admin@perf.local";
+  private static final String PASSWORD = "perf-password-123";
+  private static final String KEYSPACE = "it_gatlingsmoke";
+  private static final int DEVICES = 10;
+  private static final int KEYS = 4;
+
+  private EmbeddedCassandra cassandra;
+  private FieldlineServer server;
+  private Path work;
+
+  @BeforeAll
+  void startServer() throws Exception {
+    cassandra = SharedCassandra.get();
+    work = Files.createTempDirectory("fieldline-gatling-it-");
+    server = FieldlineServer.start(config(work.resolve("data")));
+  }
+
+  @AfterAll
+  void stopServer() {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  @Test
+  void should_store_every_acknowledged_message_when_devices_publish_at_a_rate() throws Exception {
+    DeviceProvisioner provisioner =
+        new DeviceProvisioner(URI.create("http://127.0.0.1:" + server.httpPort()));
+    String auth = provisioner.login(ADMIN, PASSWORD);
+    List<ProvisionedDevice> devices =
+        provisioner.provision(auth, "smoke-", "smoke-token-", DEVICES, 4);
+    // Provisioning is rerunnable: the same call returns the same devices.
+    assertThat(provisioner.provision(auth, "smoke-", "smoke-token-", DEVICES, 4))
+        .isEqualTo(devices);
+    Path feeder = work.resolve("devices.csv");
+    DeviceProvisioner.writeFeeder(feeder, devices);
+
+    Map<String, String> properties = new LinkedHashMap<>();
+    properties.put("port", String.valueOf(server.mqttPort()));
+    properties.put("feeder", feeder.toString());
+    properties.put("devices", String.valueOf(DEVICES));
+    properties.put("ratePerDevice", "5");
+    properties.put("duration", "4");
+    properties.put("rampConnectionsPerSec", "20");
+    properties.put("keys", String.valueOf(KEYS));
+    properties.put("summary", work.resolve("summary.json").toString());
+    properties.put("ledger", work.resolve("ledger.csv").toString());
+    int status = runGatling(DevicesAtRate.class.getName(), properties);
+
+    assertThat(status).as("Gatling exit status (assertion: no KO)").isZero();
+    JsonNode summary = new ObjectMapper().readTree(work.resolve("summary.json").toFile());
+    long acked = summary.path("acked").asLong();
+    assertThat(summary.path("connects").asLong()).isEqualTo(DEVICES);
+    assertThat(acked).isGreaterThanOrEqualTo(DEVICES * 10L);
+    assertThat(summary.path("sent").asLong()).isEqualTo(acked);
+    summary.path("failures").forEach(count -> assertThat(count.asLong()).isZero());
+
+    List<LedgerEntry> ledger = LedgerEntry.read(work.resolve("ledger.csv"));
+    assertThat(ledger).hasSize(DEVICES);
+    try (CqlSession cql = Cql.open(
+        cassandra.cqlAddress().getHostString() + ":" + cassandra.cqlAddress().getPort())) {
+      StorageCheck check = new StoredRowsCheck(cql, KEYSPACE).check(devices, ledger, KEYS);
+      assertThat(check.acked()).isEqualTo(acked);
+      assertThat(check.storedAcked()).isEqualTo(acked);
+      assertThat(check.missing()).isZero();
+      assertThat(check.partial()).isZero();
+      assertThat(check.storedNotAcked()).isZero();
+      assertThat(check.rows()).isEqualTo(acked * KEYS);
+    }
+  }
+
+  /** Runs one simulation in this JVM, its parameters as system properties (as gatling:test does). */
+  private int runGatling(String simulation, Map<String, String> properties) {
+    properties.forEach(System::setProperty);
+    try {
+      return Gatling$.MODULE$.fromArgs(
+          new String[] {
+            "-s", simulation, "-rf", work.resolve("gatling").toString(), "-nr"
+          });
+    } finally {
+      properties.keySet().forEach(System::clearProperty);
+    }
+  }
+
+  private Config config(Path dataDir) {
+    String contact =
+        cassandra.cqlAddress().getHostString() + ":" + cassandra.cqlAddress().getPort();
+    return ConfigFactory.parseString(
+            String.join(
+                "\n",
+                "fieldline.data-dir = \"" + dataDir + "\"",
+                "fieldline.mqtt.port = 0",
+                "fieldline.mqtt.host = \"127.0.0.1\"",
+                "fieldline.http.port = 0",
+                "fieldline.http.host = \"127.0.0.1\"",
+                "fieldline.admin.username = \"" + ADMIN + "\"",
+                "fieldline.admin.password = \"" + PASSWORD + "\"",
+                "fieldline.demo-device.enabled = false",
+                "fieldline.cassandra.contact-points = \"" + contact + "\"",
+                "fieldline.cassandra.keyspace = " + KEYSPACE,
+                "datastax-java-driver.basic.load-balancing-policy.local-datacenter = "
+                    + cassandra.localDatacenter()))
+        .withFallback(ConfigFactory.load())
+        .resolve();
+  }
+}

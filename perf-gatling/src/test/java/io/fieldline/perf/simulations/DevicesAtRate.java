@@ -1,0 +1,51 @@
+package io.fieldline.perf.simulations;
+
+import static io.gatling.javaapi.core.CoreDsl.global;
+import static io.gatling.javaapi.core.CoreDsl.pace;
+import static io.gatling.javaapi.core.CoreDsl.rampUsers;
+import static io.gatling.javaapi.core.CoreDsl.scenario;
+
+import io.gatling.javaapi.core.ScenarioBuilder;
+import java.time.Duration;
+
+/**
+ * N devices, each publishing R messages per second (QoS 1 by default) for the duration: the
+ * ThingsBoard benchmark's scenario scaled to the machine. Devices connect at {@code
+ * rampConnectionsPerSec}; each one paces itself ({@code pace(1/R)}) and waits for its PUBACK, so a
+ * slow server lowers the achieved rate instead of piling up messages: compare achieved with
+ * offered.
+ *
+ * <pre>
+ * mvn -pl perf-gatling gatling:test -Dgatling.simulationClass=io.fieldline.perf.simulations.DevicesAtRate \
+ *   -Dfeeder=devices.csv -Ddevices=2000 -DratePerDevice=1 -Dduration=120 -Dport=1883
+ * </pre>
+ */
+public class DevicesAtRate extends MqttSimulation {
+
+  {
+    ScenarioBuilder devices =
+        scenario("devices at rate")
+            .feed(tokens())
+            .exec(connect())
+            .during(settings.duration())
+            .on(pace(settings.pace()).exec(publish()))
+            .exec(disconnect());
+    setUp(devices.injectOpen(rampUsers(settings.devices()).during(settings.ramp())))
+        .protocols(protocol)
+        .maxDuration(settings.ramp().plus(settings.duration()).plus(Duration.ofSeconds(60)))
+        .assertions(global().failedRequests().count().is(0L));
+  }
+
+  @Override
+  double[] steadyWindowSeconds() {
+    // Every device publishes between the end of the ramp and the end of the first device's run.
+    double from = settings.ramp().toSeconds() + 1;
+    double to = settings.duration().toSeconds() - 1;
+    return to > from ? new double[] {from, to} : new double[] {1, settings.duration().toSeconds()};
+  }
+
+  @Override
+  double offeredPerSecond() {
+    return settings.devices() * settings.ratePerDevice();
+  }
+}

@@ -1,0 +1,166 @@
+package io.fieldline.perf.simulations;
+
+import com.sun.management.UnixOperatingSystemMXBean;
+import java.lang.management.ManagementFactory;
+import java.lang.management.OperatingSystemMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The parameters of every simulation, from system properties ({@code mvn gatling:test -Dx=y}
+ * passes them on to the Gatling JVM). All are validated at once; a bad value fails the run
+ * before any connection is opened.
+ *
+ * @param host broker address ({@code host}, default 127.0.0.1)
+ * @param port broker MQTT port ({@code port}, default 1883)
+ * @param devices virtual devices, one connection each ({@code devices}, default 100)
+ * @param ratePerDevice messages per second per device ({@code ratePerDevice}, default 1; ignored
+ *     by MaxThroughput)
+ * @param duration how long each device publishes ({@code duration}, seconds, default 60)
+ * @param rampConnectionsPerSec new connections per second ({@code rampConnectionsPerSec},
+ *     default 500)
+ * @param keys telemetry keys per message, 3 to 5 ({@code keys}, default 4)
+ * @param qos 0 or 1 ({@code qos}, default 1)
+ * @param feeder CSV of {@code name,id,token} written by DeviceProvisioner ({@code feeder},
+ *     required)
+ * @param keepAlive MQTT keep-alive ({@code keepAlive}, seconds, default 60)
+ * @param ackTimeout PUBACK timeout ({@code ackTimeout}, seconds, default 10)
+ * @param hold how long ConnectionStorm keeps each connection open ({@code hold}, seconds, default
+ *     10)
+ * @param summary where to write the run's JSON summary ({@code summary}, optional)
+ * @param ledger where to write the acknowledgement ledger ({@code ledger}, optional)
+ */
+public record SimulationSettings(
+    String host,
+    int port,
+    int devices,
+    double ratePerDevice,
+    Duration duration,
+    double rampConnectionsPerSec,
+    int keys,
+    int qos,
+    Path feeder,
+    int keepAlive,
+    Duration ackTimeout,
+    Duration hold,
+    @Nullable Path summary,
+    @Nullable Path ledger) {
+
+  /** File descriptors kept free for everything but device sockets (jars, logs, epoll, report). */
+  static final int FD_MARGIN = 300;
+
+  public static SimulationSettings fromSystemProperties() {
+    List<String> errors = new ArrayList<>();
+    String feederValue = System.getProperty("feeder", "");
+    Path feeder = Path.of(feederValue.isBlank() ? "devices.csv" : feederValue);
+    if (!Files.isRegularFile(feeder)) {
+      errors.add("feeder: no such file " + feeder.toAbsolutePath()
+          + " (run DeviceProvisioner first, pass -Dfeeder=...)");
+    }
+    SimulationSettings settings =
+        new SimulationSettings(
+            System.getProperty("host", "127.0.0.1"),
+            intProperty("port", 1883, 1, 65535, errors),
+            intProperty("devices", 100, 1, 1_000_000, errors),
+            doubleProperty("ratePerDevice", 1.0, errors),
+            Duration.ofSeconds(intProperty("duration", 60, 1, 24 * 3600, errors)),
+            doubleProperty("rampConnectionsPerSec", 500, errors),
+            intProperty("keys", 4, 3, 5, errors),
+            intProperty("qos", 1, 0, 1, errors),
+            feeder,
+            intProperty("keepAlive", 60, 0, 65535, errors),
+            Duration.ofSeconds(intProperty("ackTimeout", 10, 1, 3600, errors)),
+            Duration.ofSeconds(intProperty("hold", 10, 0, 3600, errors)),
+            pathProperty("summary"),
+            pathProperty("ledger"));
+    long maxFds = maxFileDescriptors();
+    if (maxFds > 0 && settings.devices() + FD_MARGIN > maxFds) {
+      errors.add("devices: " + settings.devices() + " sockets need more than the " + maxFds
+          + " open files this JVM may have (ulimit -n; keep devices <= " + (maxFds - FD_MARGIN)
+          + ")");
+    }
+    if (!errors.isEmpty()) {
+      throw new IllegalArgumentException("bad simulation settings: " + String.join("; ", errors));
+    }
+    return settings;
+  }
+
+  /**
+   * Time over which connections are opened, in whole seconds and at least one: Gatling 3.15
+   * injects nobody at all from a {@code rampUsers(n).during(d)} with {@code d} under a second.
+   */
+  public Duration ramp() {
+    return Duration.ofSeconds(Math.max(1, (long) Math.ceil(devices / rampConnectionsPerSec)));
+  }
+
+  /** Pause between two messages of one device. */
+  public Duration pace() {
+    return Duration.ofNanos((long) (1_000_000_000L / ratePerDevice));
+  }
+
+  /** Settings as they go into the run's summary. */
+  public Map<String, Object> describe() {
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("host", host);
+    out.put("port", port);
+    out.put("devices", devices);
+    out.put("ratePerDevice", ratePerDevice);
+    out.put("durationSeconds", duration.toSeconds());
+    out.put("rampConnectionsPerSec", rampConnectionsPerSec);
+    out.put("rampSeconds", ramp().toSeconds());
+    out.put("keys", keys);
+    out.put("qos", qos);
+    return out;
+  }
+
+  private static long maxFileDescriptors() {
+    OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+    return os instanceof UnixOperatingSystemMXBean unix ? unix.getMaxFileDescriptorCount() : -1;
+  }
+
+  private static int intProperty(String name, int defaultValue, int min, int max, List<String> errors) {
+    String value = System.getProperty(name);
+    if (value == null || value.isBlank()) {
+      return defaultValue;
+    }
+    try {
+      int parsed = Integer.parseInt(value.strip());
+      if (parsed < min || parsed > max) {
+        errors.add(name + ": " + parsed + " is outside " + min + ".." + max);
+      }
+      return Math.max(min, Math.min(max, parsed));
+    } catch (NumberFormatException e) {
+      errors.add(name + ": not an integer: " + value);
+      return defaultValue;
+    }
+  }
+
+  private static double doubleProperty(String name, double defaultValue, List<String> errors) {
+    String value = System.getProperty(name);
+    if (value == null || value.isBlank()) {
+      return defaultValue;
+    }
+    try {
+      double parsed = Double.parseDouble(value.strip());
+      if (!(parsed > 0)) {
+        errors.add(name + ": must be positive: " + value);
+        return defaultValue;
+      }
+      return parsed;
+    } catch (NumberFormatException e) {
+      errors.add(name + ": not a number: " + value);
+      return defaultValue;
+    }
+  }
+
+  private static @Nullable Path pathProperty(String name) {
+    String value = System.getProperty(name);
+    return value == null || value.isBlank() ? null : Path.of(value);
+  }
+}
