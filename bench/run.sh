@@ -1,0 +1,365 @@
+#!/usr/bin/env bash
+# Fieldline benchmark: one scenario against Fieldline (PUBACK after the Cassandra write), the same
+# rows through the raw Cassandra driver (the storage ceiling), and the same scenario against
+# Mosquitto (no storage); one summary table, appended to docs/performance.md.
+#
+#   bench/run.sh DevicesAtRate | MaxThroughput | ConnectionStorm
+#
+# Environment (defaults in brackets):
+#   DEVICES [2000]       devices (one MQTT connection each; at most 15000 and the open-files limit)
+#   RATE [1]             messages per second per device (DevicesAtRate; MaxThroughput is closed loop)
+#   DURATION [60]        seconds each device publishes (at most 1800)
+#   RAMP [500]           new connections per second
+#   KEYS [4]             telemetry keys per message (3..5)
+#   QOS [1]              0 or 1
+#   HOLD [10]            ConnectionStorm: seconds each connection stays open
+#   PHASES ["fieldline raw mosquitto"]  which phases to run, in this order
+#   RAW_MODE [rows]      raw writer: rows (one INSERT per row) or batch (one batch per message)
+#   RAW_INFLIGHT [1024]  raw writer: requests in flight
+#   APPEND [1]           append the table to docs/performance.md
+#   JFR [0]              1: record a JFR profile of the server (and Cassandra) during the run
+#   SERVER_JAVA_OPTS     JVM options of the server (default: those of ./fieldline)
+#   GATLING_XMX [2g]     heap of the Gatling JVM
+# Everything binds 127.0.0.1 on free ports, lives in bench/results/<run>/ (data, logs, Gatling
+# reports) and is stopped on exit, Ctrl-C or failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+scenario=${1:-}
+case "$scenario" in
+  DevicesAtRate | MaxThroughput | ConnectionStorm) ;;
+  *)
+    echo "usage: bench/run.sh DevicesAtRate|MaxThroughput|ConnectionStorm (see the header for env)" >&2
+    exit 2
+    ;;
+esac
+
+DEVICES=${DEVICES:-2000}
+RATE=${RATE:-1}
+DURATION=${DURATION:-60}
+RAMP=${RAMP:-500}
+KEYS=${KEYS:-4}
+QOS=${QOS:-1}
+HOLD=${HOLD:-10}
+PHASES=${PHASES:-fieldline raw mosquitto}
+RAW_MODE=${RAW_MODE:-rows}
+RAW_INFLIGHT=${RAW_INFLIGHT:-1024}
+APPEND=${APPEND:-1}
+JFR=${JFR:-0}
+GATLING_XMX=${GATLING_XMX:-2g}
+ADMIN_USER=admin@fieldline.local
+ADMIN_PASSWORD=bench-password-$RANDOM$RANDOM
+
+if [ "$DEVICES" -gt 15000 ] || [ "$DURATION" -gt 1800 ] || [ "$DEVICES" -lt 1 ]; then
+  echo "bench: DEVICES must be 1..15000 and DURATION at most 1800 s" >&2
+  exit 2
+fi
+if [ "$scenario" = ConnectionStorm ]; then
+  PHASES=${PHASES//raw/}
+fi
+
+# ---- open files: the server and the generator each need one descriptor per device -------------
+hard=$(ulimit -H -n)
+if [ "$hard" != unlimited ]; then ulimit -S -n "$hard"; fi
+soft=$(ulimit -S -n)
+if [ "$soft" != unlimited ] && [ $((DEVICES + 500)) -gt "$soft" ]; then
+  echo "bench: $DEVICES devices need more than the $soft open files allowed (ulimit -n)" >&2
+  exit 2
+fi
+
+# ---- run directory and bookkeeping -------------------------------------------------------------
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+run="$root/bench/results/$stamp-$scenario"
+mkdir -p "$run"
+log() { echo "[bench $(date -u +%H:%M:%S)] $*" | tee -a "$run/bench.log" >&2; }
+
+declare -a samplers=()
+server_pid=""
+cassandra_pid=""
+mosquitto_pid=""
+mvn_pid=""
+gatling_pid=""
+writer_pid=""
+
+stop_pid() { # pid [seconds before SIGKILL]
+  local pid=$1 grace=${2:-10}
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 $((grace * 5))); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.2
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
+stop_samplers() {
+  local pid
+  for pid in "${samplers[@]}"; do kill "$pid" 2>/dev/null || true; done
+  samplers=()
+}
+
+cleanup() {
+  local status=$?
+  trap - EXIT INT TERM
+  stop_samplers
+  stop_pid "$gatling_pid" 5
+  stop_pid "$mvn_pid" 5
+  stop_pid "$writer_pid" 5
+  stop_pid "$mosquitto_pid" 5
+  stop_pid "$server_pid" 90
+  stop_pid "$cassandra_pid" 30
+  if [ "$status" -ne 0 ]; then log "stopped (exit $status); logs in $run"; fi
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Once a second: epochMillis label pid utime+stime(ticks) rss(KiB), until the process exits.
+sample() { # file label pid
+  local file=$1 label=$2 pid=$3 stat rest rss
+  while [ -r "/proc/$pid/stat" ]; do
+    stat=$(cat "/proc/$pid/stat" 2>/dev/null) || break
+    rest=${stat##*) }
+    # shellcheck disable=SC2086
+    set -- $rest
+    rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+    echo "$(date +%s%3N) $label $pid $((${12} + ${13})) ${rss:-0}" >>"$file"
+    sleep 1
+  done
+}
+
+start_sampler() { # file label pid
+  sample "$@" &
+  samplers+=($!)
+}
+
+free_port() {
+  local port
+  for _ in $(seq 1 100); do
+    port=$((20000 + RANDOM % 12000))
+    if [ -z "$(ss -Htan "( sport = :$port )" 2>/dev/null)" ]; then
+      echo "$port"
+      return 0
+    fi
+  done
+  echo "bench: no free port found" >&2
+  return 1
+}
+
+cassandra_quiet() { # wait (at most 90 s) until Cassandra uses under 0.2 core over 5 s
+  local before after
+  for _ in $(seq 1 18); do
+    before=$(awk '{print $14 + $15}' "/proc/$cassandra_pid/stat")
+    sleep 5
+    after=$(awk '{print $14 + $15}' "/proc/$cassandra_pid/stat")
+    if [ $((after - before)) -lt $((5 * clk_tck / 5)) ]; then return 0; fi
+  done
+  log "Cassandra still busy after 90 s (compaction?); going on"
+}
+
+clk_tck=$(getconf CLK_TCK)
+cores=$(nproc)
+mem=$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)
+cpu_model=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
+jdk=$(java -version 2>&1 | head -1)
+describe="$DEVICES devices"
+case "$scenario" in
+  DevicesAtRate) describe="$describe × $RATE msg/s, QoS $QOS, $KEYS keys, $DURATION s" ;;
+  MaxThroughput) describe="$describe closed loop (1 in flight each), QoS $QOS, $KEYS keys, $DURATION s" ;;
+  ConnectionStorm) describe="$describe connecting at $RAMP/s, 1 publish each, held $HOLD s" ;;
+esac
+command="DEVICES=$DEVICES RATE=$RATE DURATION=$DURATION RAMP=$RAMP KEYS=$KEYS QOS=$QOS RAW_MODE=$RAW_MODE PHASES=\"$PHASES\" bench/run.sh $scenario"
+{
+  echo "scenario=$scenario"
+  echo "describe=$describe"
+  echo "command=$command"
+  echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "machine=$cores cores ($cpu_model), $mem RAM, $jdk, open files $(ulimit -S -n)"
+  echo "loadBefore=$(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "keys=$KEYS"
+  echo "clkTck=$clk_tck"
+  echo "runDir=${run#"$root"/}"
+  echo "mosquittoVersion=$(mosquitto -h 2>/dev/null | awk '/version/ {print $3; exit}')"
+} >"$run/bench.properties"
+log "run $run: $describe"
+
+# ---- build (server, launcher classpath, perf-gatling) when something changed --------------------
+perf_cp_file="$root/perf-gatling/target/perf.classpath"
+if [ ! -f "$perf_cp_file" ] || [ ! -f server/target/server.classpath ] \
+  || [ ! -f cassandra-embedded/runtime/target/cassandra.classpath ] \
+  || [ -n "$(find pom.xml ./*/pom.xml ./*/src cassandra-embedded/*/src -newer "$perf_cp_file" -print -quit 2>/dev/null)" ]; then
+  log "building (mvn -pl perf-gatling -am install, tests skipped)"
+  mvn -q -B -DskipTests -pl perf-gatling -am install >"$run/build.log" 2>&1 \
+    || { log "build failed, see $run/build.log"; exit 1; }
+fi
+perf_cp="$root/perf-gatling/target/classes:$(cat "$perf_cp_file")"
+
+bench_java() { # main class and arguments
+  java -Xmx1g -cp "$perf_cp" "$@"
+}
+
+gatling() { # phase port: runs the scenario with gatling:test against 127.0.0.1:port
+  local phase=$1 port=$2 status=0
+  log "$phase: $scenario via gatling:test"
+  mvn -B -pl perf-gatling gatling:test \
+    -Dgatling.simulationClass="io.fieldline.perf.simulations.$scenario" \
+    -Dgatling.resultsFolder="$run/gatling-$phase" -Dgatling.jvmXmx="$GATLING_XMX" \
+    -Dhost=127.0.0.1 -Dport="$port" -Dfeeder="$run/devices.csv" -Ddevices="$DEVICES" \
+    -DratePerDevice="$RATE" -Dduration="$DURATION" -DrampConnectionsPerSec="$RAMP" \
+    -Dkeys="$KEYS" -Dqos="$QOS" -Dhold="$HOLD" \
+    -Dsummary="$run/$phase-summary.json" -Dledger="$run/$phase-ledger.csv" \
+    >"$run/gatling-$phase.log" 2>&1 &
+  mvn_pid=$!
+  gatling_pid=""
+  for _ in $(seq 1 240); do
+    gatling_pid=$(pgrep -P "$mvn_pid" java | head -1 || true)
+    [ -n "$gatling_pid" ] && break
+    kill -0 "$mvn_pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  if [ -n "$gatling_pid" ]; then start_sampler "$run/cpu-$phase.txt" generator "$gatling_pid"; fi
+  wait "$mvn_pid" || status=$?
+  mvn_pid=""
+  gatling_pid=""
+  # A non-zero status is Gatling's "KO > 0" assertion as well as a crash: the summary tells which.
+  if [ ! -f "$run/$phase-summary.json" ]; then
+    log "$phase: Gatling produced no summary (status $status), see $run/gatling-$phase.log"
+    return 1
+  fi
+  grep -E "^[A-Za-z]+: connects=" "$run/gatling-$phase.log" | sed "s/^/[bench] $phase: /" >&2 || true
+}
+
+# ---- devices and the Fieldline server ---------------------------------------------------------
+needs_fieldline=0
+case " $PHASES " in *" fieldline "* | *" raw "*) needs_fieldline=1 ;; esac
+
+if [ "$needs_fieldline" = 1 ]; then
+  mqtt_port=$(free_port)
+  http_port=$(free_port)
+  cql_port=$(free_port)
+  storage_port=$(free_port)
+  log "starting Fieldline on embedded defaults (mqtt $mqtt_port, http $http_port, cql $cql_port)"
+  server_opts=${SERVER_JAVA_OPTS:--Xms256m -Xmx1g -XX:+UseG1GC}
+  FIELDLINE_DATA_DIR="$run/data" FIELDLINE_MQTT_HOST=127.0.0.1 FIELDLINE_MQTT_PORT=$mqtt_port \
+    FIELDLINE_HTTP_HOST=127.0.0.1 FIELDLINE_HTTP_PORT=$http_port \
+    FIELDLINE_EMBEDDED_CASSANDRA_CQL_PORT=$cql_port FIELDLINE_EMBEDDED_CASSANDRA_STORAGE_PORT=$storage_port \
+    FIELDLINE_ADMIN_USERNAME=$ADMIN_USER FIELDLINE_ADMIN_PASSWORD=$ADMIN_PASSWORD \
+    FIELDLINE_DEMO_DEVICE_ENABLED=false JAVA_OPTS="$server_opts" \
+    ./fieldline start >"$run/fieldline.log" 2>&1 &
+  server_pid=$!
+  ready=0
+  for _ in $(seq 1 600); do
+    kill -0 "$server_pid" 2>/dev/null || break
+    if [ -z "$cassandra_pid" ] && [ -f "$run/data/cassandra/cassandra.pid" ]; then
+      cassandra_pid=$(cat "$run/data/cassandra/cassandra.pid")
+    fi
+    if curl -fsS "http://127.0.0.1:$http_port/health/ready" >/dev/null 2>&1; then ready=1; break; fi
+    sleep 0.5
+  done
+  if [ "$ready" != 1 ]; then
+    log "Fieldline did not become ready; tail of $run/fieldline.log:"
+    tail -20 "$run/fieldline.log" >&2
+    exit 1
+  fi
+  [ -n "$cassandra_pid" ] || cassandra_pid=$(cat "$run/data/cassandra/cassandra.pid")
+  log "Fieldline ready (server pid $server_pid, Cassandra pid $cassandra_pid)"
+  bench_java io.fieldline.perf.provision.DeviceProvisioner --url "http://127.0.0.1:$http_port" \
+    --user "$ADMIN_USER" --password "$ADMIN_PASSWORD" --count "$DEVICES" --prefix bench- \
+    --out "$run/devices.csv" 2>>"$run/bench.log" | tee -a "$run/bench.log" >&2
+else
+  # Mosquitto only: any tokens will do.
+  { echo "name,id,token"; for i in $(seq 0 $((DEVICES - 1))); do echo "bench-$i,-,bench-token-$i"; done; } >"$run/devices.csv"
+fi
+
+# ---- phase 1: Fieldline -----------------------------------------------------------------------
+if [[ " $PHASES " == *" fieldline "* ]]; then
+  start_sampler "$run/cpu-fieldline.txt" server "$server_pid"
+  start_sampler "$run/cpu-fieldline.txt" cassandra "$cassandra_pid"
+  if [ "$JFR" = 1 ]; then
+    jcmd "$server_pid" JFR.start name=bench settings=profile filename="$run/server.jfr" >/dev/null
+    jcmd "$cassandra_pid" JFR.start name=bench settings=profile filename="$run/cassandra.jfr" >/dev/null 2>&1 || true
+  fi
+  gatling fieldline "$mqtt_port" || true
+  if [ "$JFR" = 1 ]; then
+    jcmd "$server_pid" JFR.stop name=bench >/dev/null || true
+    jcmd "$cassandra_pid" JFR.stop name=bench >/dev/null 2>&1 || true
+  fi
+  curl -fsS "http://127.0.0.1:$http_port/metrics" >"$run/fieldline-metrics.txt" 2>/dev/null || true
+  stop_samplers
+  if [ -f "$run/fieldline-ledger.csv" ]; then
+    log "fieldline: counting stored rows"
+    bench_java io.fieldline.perf.verify.StoredRowsCheck --cql "127.0.0.1:$cql_port" \
+      --keyspace fieldline --feeder "$run/devices.csv" --ledger "$run/fieldline-ledger.csv" \
+      --keys "$KEYS" --out "$run/fieldline-check.json" 2>>"$run/bench.log" | tee -a "$run/bench.log" >&2 \
+      || log "row check failed"
+  fi
+fi
+
+# ---- phase 2: the raw-driver ceiling on the same Cassandra -------------------------------------
+if [[ " $PHASES " == *" raw "* ]]; then
+  cassandra_quiet
+  raw_rate=$RATE
+  [ "$scenario" = MaxThroughput ] && raw_rate=0
+  log "raw: $RAW_MODE mode, $DEVICES devices, rate $raw_rate/device (0 = closed loop), $RAW_INFLIGHT in flight"
+  # java directly (not a function) so that $! is the writer's own pid for the CPU samples.
+  java -Xmx1g -cp "$perf_cp" io.fieldline.perf.raw.RawDriverWriter --cql "127.0.0.1:$cql_port" \
+    --devices "$DEVICES" --rate "$raw_rate" --duration "$DURATION" --warmup 10 --keys "$KEYS" \
+    --mode "$RAW_MODE" --inflight "$RAW_INFLIGHT" --out "$run/raw.json" \
+    >"$run/raw.log" 2>&1 &
+  writer_pid=$!
+  start_sampler "$run/cpu-raw.txt" writer "$writer_pid"
+  start_sampler "$run/cpu-raw.txt" cassandra "$cassandra_pid"
+  start_sampler "$run/cpu-raw.txt" server "$server_pid"
+  wait "$writer_pid" || log "raw writer failed, see $run/raw.log"
+  writer_pid=""
+  stop_samplers
+  sed 's/^/[bench] /' "$run/raw.log" | tail -2 >&2
+fi
+
+if [ -n "$server_pid" ]; then
+  log "stopping Fieldline"
+  stop_pid "$server_pid" 90
+  server_pid=""
+  stop_pid "$cassandra_pid" 30
+  cassandra_pid=""
+fi
+
+# ---- phase 3: Mosquitto, persistence off ------------------------------------------------------
+if [[ " $PHASES " == *" mosquitto "* ]]; then
+  if ! command -v mosquitto >/dev/null; then
+    log "installing mosquitto (apt-get)"
+    apt-get install -y mosquitto >>"$run/bench.log" 2>&1 \
+      || { apt-get update >>"$run/bench.log" 2>&1 && apt-get install -y mosquitto >>"$run/bench.log" 2>&1; }
+  fi
+  mosquitto_port=$(free_port)
+  cat >"$run/mosquitto.conf" <<EOF
+listener $mosquitto_port 127.0.0.1
+allow_anonymous true
+persistence false
+max_connections -1
+log_dest stdout
+log_type error
+log_type warning
+EOF
+  mosquitto -c "$run/mosquitto.conf" >"$run/mosquitto.log" 2>&1 &
+  mosquitto_pid=$!
+  for _ in $(seq 1 50); do
+    [ -n "$(ss -Htln "( sport = :$mosquitto_port )")" ] && break
+    sleep 0.1
+  done
+  log "mosquitto listening on $mosquitto_port (pid $mosquitto_pid)"
+  start_sampler "$run/cpu-mosquitto.txt" mosquitto "$mosquitto_pid"
+  gatling mosquitto "$mosquitto_port" || true
+  stop_samplers
+  stop_pid "$mosquitto_pid" 5
+  mosquitto_pid=""
+fi
+
+# ---- report -----------------------------------------------------------------------------------
+echo "loadAfter=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$run/bench.properties"
+append_args=()
+if [ "$APPEND" = 1 ]; then append_args=(--append "$root/docs/performance.md"); fi
+bench_java io.fieldline.perf.report.BenchReport --run-dir "$run" "${append_args[@]}" | tee "$run/summary.md"
+log "done: $run"
