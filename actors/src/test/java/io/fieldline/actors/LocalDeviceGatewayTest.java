@@ -120,7 +120,7 @@ class LocalDeviceGatewayTest {
   }
 
   @Test
-  void should_stop_released_actors_after_their_writes_and_restore_a_new_one_when_the_device_sends_again() {
+  void should_stop_a_released_actor_after_its_writes_when_its_device_moved() {
     start("");
     DeviceId kept = DeviceId.random();
     CompletionStage<Ack> inFlight = gateway.submit(telemetry(deviceId, 100, "temp", 21));

@@ -95,7 +95,8 @@ public record ClusterConfig(
 
   private void validate(List<String> errors) {
     if (!root.startsWith("/") || root.length() < 2 || root.endsWith("/")) {
-      errors.add("root must be an absolute ZooKeeper path without a trailing /, got '" + root + "'");
+      errors.add(
+          "root must be an absolute ZooKeeper path without a trailing /, got '" + root + "'");
     }
     if (!nodeId.matches("[A-Za-z0-9._-]{1,128}")) {
       // It names a znode and appears in log prefixes: keep it to a safe alphabet.
@@ -153,15 +154,39 @@ public record ClusterConfig(
 
   /** A copy with another node id (tests run several nodes from one configuration). */
   public ClusterConfig withNodeId(String id) {
-    return new ClusterConfig(zookeeper, root, id, grpcHost, grpcPort, advertisedHost, virtualNodes,
-        rebalanceDelay, forwardTimeout, maxInflightPerPeer, takeoverTimeout, maxPendingTakeovers,
-        sessionTimeout, connectionTimeout);
+    return new ClusterConfig(
+        zookeeper,
+        root,
+        id,
+        grpcHost,
+        grpcPort,
+        advertisedHost,
+        virtualNodes,
+        rebalanceDelay,
+        forwardTimeout,
+        maxInflightPerPeer,
+        takeoverTimeout,
+        maxPendingTakeovers,
+        sessionTimeout,
+        connectionTimeout);
   }
 
   /** A copy with another ZooKeeper connect string. */
   public ClusterConfig withZookeeper(String connectString) {
-    return new ClusterConfig(connectString, root, nodeId, grpcHost, grpcPort, advertisedHost,
-        virtualNodes, rebalanceDelay, forwardTimeout, maxInflightPerPeer, takeoverTimeout,
-        maxPendingTakeovers, sessionTimeout, connectionTimeout);
+    return new ClusterConfig(
+        connectString,
+        root,
+        nodeId,
+        grpcHost,
+        grpcPort,
+        advertisedHost,
+        virtualNodes,
+        rebalanceDelay,
+        forwardTimeout,
+        maxInflightPerPeer,
+        takeoverTimeout,
+        maxPendingTakeovers,
+        sessionTimeout,
+        connectionTimeout);
   }
 }

@@ -48,8 +48,10 @@ public final class ClusterDeviceGateway implements DeviceGateway {
     String owner = current.ring().ownerOf(message.deviceId());
     if (owner == null) {
       metrics.forwardRefused(FailureReason.NO_OWNER);
-      return CompletableFuture.completedFuture(Ack.rejected(Ack.Reason.UNAVAILABLE,
-          "no cluster member owns device " + message.deviceId() + " (empty ring)"));
+      return CompletableFuture.completedFuture(
+          Ack.rejected(
+              Ack.Reason.UNAVAILABLE,
+              "no cluster member owns device " + message.deviceId() + " (empty ring)"));
     }
     if (owner.equals(selfId)) {
       return local.submit(message);
@@ -60,8 +62,10 @@ public final class ClusterDeviceGateway implements DeviceGateway {
     Member member = current.members().get(owner);
     if (member == null) {
       metrics.forwardRefused(FailureReason.NO_OWNER);
-      return CompletableFuture.completedFuture(Ack.rejected(Ack.Reason.UNAVAILABLE,
-          "owner " + owner + " of device " + message.deviceId() + " has no known address"));
+      return CompletableFuture.completedFuture(
+          Ack.rejected(
+              Ack.Reason.UNAVAILABLE,
+              "owner " + owner + " of device " + message.deviceId() + " has no known address"));
     }
     return forwarder.forward(member, message);
   }
@@ -72,8 +76,8 @@ public final class ClusterDeviceGateway implements DeviceGateway {
   }
 
   /**
-   * Stops forwarding and returns a stage that completes when every forwarded message has its
-   * answer or hit its deadline (the local gateway drains on its own).
+   * Stops forwarding and returns a stage that completes when every forwarded message has its answer
+   * or hit its deadline (the local gateway drains on its own).
    */
   public CompletionStage<Void> shutdown() {
     return forwarder.shutdown();

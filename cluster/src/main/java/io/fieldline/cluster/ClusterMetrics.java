@@ -26,7 +26,9 @@ public final class ClusterMetrics {
   /** Gauge: nodes on this node's current ring (0 or members minus itself while it is suspended). */
   public static final String RING_NODES = "fieldline.cluster.ring.nodes";
 
-  /** Gauge: 1 while this node claims ownership of its devices (connected and registered), else 0. */
+  /**
+   * Gauge: 1 while this node claims ownership of its devices (connected and registered), else 0.
+   */
   public static final String CLAIMING = "fieldline.cluster.claiming";
 
   /** Counter: times the ring was rebuilt with a different set of nodes. */
@@ -78,7 +80,7 @@ public final class ClusterMetrics {
     FAILED,
     /** Dropped because {@code max-pending-takeovers} notices were in flight. */
     DROPPED,
-    /** Received from a peer: this node closed its session of the device. */
+    /** Received from a peer: this node asked its transport to close its session of the device. */
     CLOSED_LOCAL,
     /** Received from a peer, but this node's session of the device is newer: kept. */
     KEPT_NEWER
@@ -100,41 +102,62 @@ public final class ClusterMetrics {
   /** Registers every meter at once, so dashboards see zeros rather than gaps. */
   public ClusterMetrics(MeterRegistry registry) {
     this.registry = registry;
-    meters.add(Gauge.builder(MEMBERS, members, AtomicInteger::get)
-        .description("Cluster members registered in ZooKeeper, as this node sees them")
-        .register(registry));
-    meters.add(Gauge.builder(RING_NODES, ringNodes, AtomicInteger::get)
-        .description("Nodes on this node's ring")
-        .register(registry));
-    meters.add(Gauge.builder(CLAIMING, claiming, AtomicInteger::get)
-        .description("1 while this node claims ownership of its devices")
-        .register(registry));
-    meters.add(Gauge.builder(FORWARDED_INFLIGHT, forwardedInflight, AtomicInteger::get)
-        .description("Forwarded device messages not yet answered by their owner")
-        .register(registry));
-    ringChanges = add(Counter.builder(RING_CHANGES)
-        .description("Ring rebuilds that changed the set of nodes").register(registry));
-    forwarded = add(Counter.builder(FORWARDED)
-        .description("Device messages forwarded to their owner node").register(registry));
-    received = add(Counter.builder(RECEIVED)
-        .description("Device messages other nodes forwarded to this node").register(registry));
-    forwardLatency = add(Timer.builder(FORWARD_LATENCY)
-        .description("Forwarded message to the owner's stored answer")
-        .publishPercentileHistogram()
-        .minimumExpectedValue(Duration.ofMillis(1))
-        .maximumExpectedValue(Duration.ofSeconds(30))
-        .register(registry));
+    meters.add(
+        Gauge.builder(MEMBERS, members, AtomicInteger::get)
+            .description("Cluster members registered in ZooKeeper, as this node sees them")
+            .register(registry));
+    meters.add(
+        Gauge.builder(RING_NODES, ringNodes, AtomicInteger::get)
+            .description("Nodes on this node's ring")
+            .register(registry));
+    meters.add(
+        Gauge.builder(CLAIMING, claiming, AtomicInteger::get)
+            .description("1 while this node claims ownership of its devices")
+            .register(registry));
+    meters.add(
+        Gauge.builder(FORWARDED_INFLIGHT, forwardedInflight, AtomicInteger::get)
+            .description("Forwarded device messages not yet answered by their owner")
+            .register(registry));
+    ringChanges =
+        add(
+            Counter.builder(RING_CHANGES)
+                .description("Ring rebuilds that changed the set of nodes")
+                .register(registry));
+    forwarded =
+        add(
+            Counter.builder(FORWARDED)
+                .description("Device messages forwarded to their owner node")
+                .register(registry));
+    received =
+        add(
+            Counter.builder(RECEIVED)
+                .description("Device messages other nodes forwarded to this node")
+                .register(registry));
+    forwardLatency =
+        add(
+            Timer.builder(FORWARD_LATENCY)
+                .description("Forwarded message to the owner's stored answer")
+                .publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofMillis(1))
+                .maximumExpectedValue(Duration.ofSeconds(30))
+                .register(registry));
     for (FailureReason reason : FailureReason.values()) {
-      failures.put(reason, add(Counter.builder(FORWARD_FAILURES)
-          .tag(REASON, reason.name().toLowerCase(Locale.ROOT))
-          .description("Forwarded device messages not stored, by reason")
-          .register(registry)));
+      failures.put(
+          reason,
+          add(
+              Counter.builder(FORWARD_FAILURES)
+                  .tag(REASON, reason.name().toLowerCase(Locale.ROOT))
+                  .description("Forwarded device messages not stored, by reason")
+                  .register(registry)));
     }
     for (TakeoverOutcome outcome : TakeoverOutcome.values()) {
-      takeovers.put(outcome, add(Counter.builder(TAKEOVERS)
-          .tag(OUTCOME, outcome.name().toLowerCase(Locale.ROOT))
-          .description("Takeover notices, by outcome")
-          .register(registry)));
+      takeovers.put(
+          outcome,
+          add(
+              Counter.builder(TAKEOVERS)
+                  .tag(OUTCOME, outcome.name().toLowerCase(Locale.ROOT))
+                  .description("Takeover notices, by outcome")
+                  .register(registry)));
     }
   }
 

@@ -81,24 +81,44 @@ public final class ClusterNode implements AutoCloseable {
   private boolean closed;
 
   private ClusterNode(
-      ClusterConfig config, DeviceGateway local, Consumer<DeviceId> sessionCloser, MeterRegistry registry) {
+      ClusterConfig config,
+      DeviceGateway local,
+      Consumer<DeviceId> sessionCloser,
+      MeterRegistry registry) {
     this.config = config;
     this.metrics = new ClusterMetrics(registry);
-    this.grpcExecutor = Executors.newFixedThreadPool(
-        Math.max(2, Runtime.getRuntime().availableProcessors()), named("fieldline-grpc-"));
-    ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1, named("fieldline-cluster-timer-"));
+    this.grpcExecutor =
+        Executors.newFixedThreadPool(
+            Math.max(2, Runtime.getRuntime().availableProcessors()), named("fieldline-grpc-"));
+    ScheduledThreadPoolExecutor scheduler =
+        new ScheduledThreadPoolExecutor(1, named("fieldline-cluster-timer-"));
     scheduler.setRemoveOnCancelPolicy(true); // one deadline per forwarded message, mostly cancelled
     this.timer = scheduler;
     this.keeper = new RingKeeper(config, metrics);
     this.channels = PeerChannels.tcp(grpcExecutor, timer, config.forwardTimeout());
-    this.forwarder = new Forwarder(config.nodeId(), channels, config.forwardTimeout(),
-        config.maxInflightPerPeer(), timer, metrics, pressure);
-    this.gateway = new ClusterDeviceGateway(config.nodeId(), keeper::view, local, forwarder, metrics);
+    this.forwarder =
+        new Forwarder(
+            config.nodeId(),
+            channels,
+            config.forwardTimeout(),
+            config.maxInflightPerPeer(),
+            timer,
+            metrics,
+            pressure);
+    this.gateway =
+        new ClusterDeviceGateway(config.nodeId(), keeper::view, local, forwarder, metrics);
     long retention = Math.max(60_000, 2 * config.takeoverTimeout().toMillis());
     this.sessions = new LocalSessions(retention);
-    this.takeover = new GrpcSessionTakeover(config.nodeId(), () -> keeper.latestMembers().values(),
-        channels, sessions, config.takeoverTimeout(), config.maxPendingTakeovers(), metrics,
-        Clock.systemUTC());
+    this.takeover =
+        new GrpcSessionTakeover(
+            config.nodeId(),
+            () -> keeper.latestMembers().values(),
+            channels,
+            sessions,
+            config.takeoverTimeout(),
+            config.maxPendingTakeovers(),
+            metrics,
+            Clock.systemUTC());
     this.membership = new ZooKeeperMembership(config, keeper::accept);
     keeper.addListener(this::onView);
     startGrpc(local, sessionCloser);
@@ -114,7 +134,10 @@ public final class ClusterNode implements AutoCloseable {
    * @throws IllegalStateException if ZooKeeper cannot be reached, or the gRPC port is taken
    */
   public static ClusterNode start(
-      ClusterConfig config, DeviceGateway local, Consumer<DeviceId> sessionCloser, MeterRegistry registry) {
+      ClusterConfig config,
+      DeviceGateway local,
+      Consumer<DeviceId> sessionCloser,
+      MeterRegistry registry) {
     if (!config.enabled()) {
       throw new IllegalArgumentException("fieldline.cluster.zookeeper is empty: no cluster");
     }
@@ -122,8 +145,8 @@ public final class ClusterNode implements AutoCloseable {
     try {
       node.membership.start();
       node.stopSteps.push(new StopStep("ZooKeeper", node.membership::close));
-      node.timer.scheduleAtFixedRate(() -> node.sessions.prune(System.currentTimeMillis()),
-          30, 30, TimeUnit.SECONDS);
+      node.timer.scheduleAtFixedRate(
+          () -> node.sessions.prune(System.currentTimeMillis()), 30, 30, TimeUnit.SECONDS);
       return node;
     } catch (RuntimeException e) {
       node.close();
@@ -132,23 +155,27 @@ public final class ClusterNode implements AutoCloseable {
   }
 
   private void startGrpc(DeviceGateway local, Consumer<DeviceId> sessionCloser) {
-    stopSteps.push(new StopStep("executors", () -> {
-      timer.shutdownNow();
-      grpcExecutor.shutdownNow();
-    }));
+    stopSteps.push(
+        new StopStep(
+            "executors",
+            () -> {
+              timer.shutdownNow();
+              grpcExecutor.shutdownNow();
+            }));
     stopSteps.push(new StopStep("ring", keeper::close));
     stopSteps.push(new StopStep("peer channels", channels::close));
     stopSteps.push(new StopStep("metrics", metrics::unregister));
-    Server started = NettyServerBuilder
-        .forAddress(new InetSocketAddress(config.grpcHost(), config.grpcPort()))
-        .executor(grpcExecutor)
-        // Peers ping open calls every PeerChannels.KEEP_ALIVE; allow it (the default is 5 min).
-        .permitKeepAliveTime(PeerChannels.KEEP_ALIVE.toSeconds() / 2, TimeUnit.SECONDS)
-        .permitKeepAliveWithoutCalls(false)
-        .addService(new ForwardingService(config.nodeId(), local, this::claiming,
-            config.maxInflightPerPeer(), metrics))
-        .addService(new TakeoverService(config.nodeId(), sessions, sessionCloser, metrics))
-        .build();
+    Server started =
+        NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcHost(), config.grpcPort()))
+            .executor(grpcExecutor)
+            // Peers ping open calls every PeerChannels.KEEP_ALIVE; allow it (the default is 5 min).
+            .permitKeepAliveTime(PeerChannels.KEEP_ALIVE.toSeconds() / 2, TimeUnit.SECONDS)
+            .permitKeepAliveWithoutCalls(false)
+            .addService(
+                new ForwardingService(
+                    config.nodeId(), local, this::claiming, config.maxInflightPerPeer(), metrics))
+            .addService(new TakeoverService(config.nodeId(), sessions, sessionCloser, metrics))
+            .build();
     try {
       started.start();
     } catch (IOException e) {
@@ -187,14 +214,16 @@ public final class ClusterNode implements AutoCloseable {
    */
   public void join(int mqttPort, int httpPort) {
     String host = config.advertisedHost();
-    Member self = new Member(config.nodeId(), host + ":" + mqttPort, host + ":" + httpPort,
-        host + ":" + grpcPort);
+    Member self =
+        new Member(
+            config.nodeId(), host + ":" + mqttPort, host + ":" + httpPort, host + ":" + grpcPort);
     CompletableFuture<Void> onRing = new CompletableFuture<>();
-    keeper.addListener(view -> {
-      if (view.claiming()) {
-        onRing.complete(null);
-      }
-    });
+    keeper.addListener(
+        view -> {
+          if (view.claiming()) {
+            onRing.complete(null);
+          }
+        });
     membership.register(self);
     stopSteps.push(new StopStep("registration", membership::deregister));
     if (keeper.view().claiming()) {
@@ -204,8 +233,12 @@ public final class ClusterNode implements AutoCloseable {
     try {
       onRing.get(wait.toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
-      throw new IllegalStateException("node " + config.nodeId() + " not registered within " + wait
-          + ": is another running node using the same node id?");
+      throw new IllegalStateException(
+          "node "
+              + config.nodeId()
+              + " not registered within "
+              + wait
+              + ": is another running node using the same node id?");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while joining", e);
@@ -216,8 +249,8 @@ public final class ClusterNode implements AutoCloseable {
   }
 
   /**
-   * Deletes this node's znode: it stops claiming its devices at once, and the other nodes take
-   * them over after their rebalance delay. Messages of devices connected here keep being forwarded.
+   * Deletes this node's znode: it stops claiming its devices at once, and the other nodes take them
+   * over after their rebalance delay. Messages of devices connected here keep being forwarded.
    */
   public void leave() {
     membership.deregister();
@@ -274,11 +307,6 @@ public final class ClusterNode implements AutoCloseable {
 
   public ClusterMetrics metrics() {
     return metrics;
-  }
-
-  /** Messages in flight to {@code nodeId} (tests, diagnostics). */
-  public int forwardedInflight(String nodeId) {
-    return forwarder.inflight(nodeId);
   }
 
   /** The ZooKeeper membership (tests inject session expiry through its client). */

@@ -12,16 +12,17 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The consistent-hash ring that names each device's owner node. Every node builds it from the same
- * membership and gets the same answer: positions are MurmurHash3 (x64, first 64 bits) of the
- * device id's 16 bytes and of {@code "<nodeId>#<i>"} for each of a node's virtual nodes; a device
- * belongs to the first virtual node at or after its position, wrapping around. When a node joins or
- * leaves, only the devices between its virtual nodes and their predecessors move (about 1/N).
+ * membership and gets the same answer: positions are MurmurHash3 (x64, first 64 bits) of the device
+ * id's 16 bytes and of {@code "<nodeId>#<i>"} for each of a node's virtual nodes; a device belongs
+ * to the first virtual node at or after its position, wrapping around. When a node joins or leaves,
+ * only the devices between its virtual nodes and their predecessors move (about 1/N).
  *
  * <p>Immutable and thread-safe; a lookup is a binary search over a sorted {@code long[]}.
  */
 public final class HashRing {
 
-  private static final HashRing EMPTY = new HashRing(new long[0], new String[0], new TreeSet<>(), 0);
+  private static final HashRing EMPTY =
+      new HashRing(new long[0], new String[0], new TreeSet<>(), 0);
 
   private final long[] positions;
   private final String[] owners;
@@ -62,8 +63,12 @@ public final class HashRing {
       }
     }
     // Ties (two points at one position, 2^-64 odds) are broken by node id: still deterministic.
-    Arrays.sort(points, (a, b) -> a.position != b.position
-        ? Long.compare(a.position, b.position) : a.node.compareTo(b.node));
+    Arrays.sort(
+        points,
+        (a, b) ->
+            a.position != b.position
+                ? Long.compare(a.position, b.position)
+                : a.node.compareTo(b.node));
     long[] positions = new long[size];
     String[] owners = new String[size];
     for (int p = 0; p < size; p++) {

@@ -74,7 +74,8 @@ public record Member(String nodeId, String mqtt, String http, String grpc) {
         throw new IllegalArgumentException("not a JSON object");
       }
       Member member =
-          new Member(text(node, "nodeId"), text(node, "mqtt"), text(node, "http"), text(node, "grpc"));
+          new Member(
+              text(node, "nodeId"), text(node, "mqtt"), text(node, "http"), text(node, "grpc"));
       member.grpcPort();
       return member;
     } catch (JsonProcessingException e) {

@@ -20,10 +20,10 @@ import org.slf4j.LoggerFactory;
  * Turns membership snapshots into the {@link ClusterView} routing uses.
  *
  * <p>The ring holds the other registered members, plus this node only while it claims ownership
- * (connected to ZooKeeper and registered in the current session). A change of this node's own
- * claim is applied at once: a node that lost ZooKeeper stops owning devices immediately, and its
- * devices are forwarded to the nodes that will own them once its session expires. A change of the
- * other members waits {@code rebalance-delay}; every change within that time is applied by the one
+ * (connected to ZooKeeper and registered in the current session). A change of this node's own claim
+ * is applied at once: a node that lost ZooKeeper stops owning devices immediately, and its devices
+ * are forwarded to the nodes that will own them once its session expires. A change of the other
+ * members waits {@code rebalance-delay}; every change within that time is applied by the one
  * rebuild at its end, so a member that drops out and comes back within it moves nothing.
  *
  * <p>Snapshots are handed over from Curator threads; everything else is confined to the keeper's
@@ -45,11 +45,13 @@ final class RingKeeper implements AutoCloseable {
   RingKeeper(ClusterConfig config, ClusterMetrics metrics) {
     this.config = config;
     this.metrics = metrics;
-    this.executor = Executors.newSingleThreadScheduledExecutor(runnable -> {
-      Thread thread = new Thread(runnable, "fieldline-cluster-ring");
-      thread.setDaemon(true);
-      return thread;
-    });
+    this.executor =
+        Executors.newSingleThreadScheduledExecutor(
+            runnable -> {
+              Thread thread = new Thread(runnable, "fieldline-cluster-ring");
+              thread.setDaemon(true);
+              return thread;
+            });
   }
 
   /** Takes a snapshot from any thread; never blocks. */
@@ -94,8 +96,9 @@ final class RingKeeper implements AutoCloseable {
       if (config.rebalanceDelay().isZero()) {
         rebuild();
       } else {
-        pendingRebuild = executor.schedule(
-            this::rebuild, config.rebalanceDelay().toMillis(), TimeUnit.MILLISECONDS);
+        pendingRebuild =
+            executor.schedule(
+                this::rebuild, config.rebalanceDelay().toMillis(), TimeUnit.MILLISECONDS);
       }
     }
   }
@@ -113,8 +116,14 @@ final class RingKeeper implements AutoCloseable {
     ClusterView next = new ClusterView(ring, addresses(snapshot), snapshot.claiming());
     if (changed) {
       metrics.ringChanged();
-      LOG.info("[ring|{}] {} node(s): {}{}", config.nodeId(), nodes.size(), nodes,
-          snapshot.claiming() ? "" : " (this node not claiming: ZooKeeper connection or registration missing)");
+      LOG.info(
+          "[ring|{}] {} node(s): {}{}",
+          config.nodeId(),
+          nodes.size(),
+          nodes,
+          snapshot.claiming()
+              ? ""
+              : " (this node not claiming: ZooKeeper connection or registration missing)");
     }
     publish(next);
   }

@@ -1,7 +1,7 @@
 /**
  * Fieldline's cluster: nodes register in ZooKeeper, derive the same consistent-hash ring of devices
- * to nodes from the membership, and forward each device message over gRPC to the node that owns
- * the device, which stores it and answers with the acknowledgement.
+ * to nodes from the membership, and forward each device message over gRPC to the node that owns the
+ * device, which stores it and answers with the acknowledgement.
  *
  * <p>{@link io.fieldline.cluster.ClusterNode} is the entry point; it offers the transport a {@link
  * io.fieldline.common.DeviceGateway} and a {@link io.fieldline.common.SessionTakeover}. The

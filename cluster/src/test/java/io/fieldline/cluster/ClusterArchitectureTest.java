@@ -35,8 +35,14 @@ class ClusterArchitectureTest {
     noClasses()
         .should()
         .dependOnClassesThat()
-        .resideInAnyPackage("org.apache.pekko..", "com.datastax..", "org.apache.cassandra..",
-            "io.netty..", "io.fieldline.actors..", "io.fieldline.transport..", "io.fieldline.dao..",
+        .resideInAnyPackage(
+            "org.apache.pekko..",
+            "com.datastax..",
+            "org.apache.cassandra..",
+            "io.netty..",
+            "io.fieldline.actors..",
+            "io.fieldline.transport..",
+            "io.fieldline.dao..",
             "io.fieldline.server..")
         .check(CLASSES);
   }

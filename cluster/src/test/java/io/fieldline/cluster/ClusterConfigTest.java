@@ -11,7 +11,9 @@ import org.junit.jupiter.api.Test;
 class ClusterConfigTest {
 
   private static Config config(String hocon) {
-    return ConfigFactory.parseString(hocon).withFallback(ConfigFactory.defaultReference()).resolve();
+    return ConfigFactory.parseString(hocon)
+        .withFallback(ConfigFactory.defaultReference())
+        .resolve();
   }
 
   @Test
@@ -30,8 +32,11 @@ class ClusterConfigTest {
 
   @Test
   void should_join_a_cluster_when_a_connect_string_is_set() {
-    ClusterConfig config = ClusterConfig.from(config(
-        "fieldline.cluster { zookeeper = \"127.0.0.1:2181\", node-id = n1, grpc-port = 0 }"));
+    ClusterConfig config =
+        ClusterConfig.from(
+            config(
+                "fieldline.cluster { zookeeper = \"127.0.0.1:2181\", node-id = n1, grpc-port = 0"
+                    + " }"));
     assertThat(config.enabled()).isTrue();
     assertThat(config.nodeId()).isEqualTo("n1");
     assertThat(config.grpcPort()).isZero();
@@ -39,14 +44,19 @@ class ClusterConfigTest {
 
   @Test
   void should_list_every_invalid_key_when_several_are_wrong() {
-    assertThatThrownBy(() -> ClusterConfig.from(config(String.join("\n",
-        "fieldline.cluster.root = \"fieldline/\"",
-        "fieldline.cluster.node-id = \"a b\"",
-        "fieldline.cluster.grpc-port = 70000",
-        "fieldline.cluster.virtual-nodes = 0",
-        "fieldline.cluster.forward-timeout = 0s",
-        "fieldline.cluster.max-inflight-per-peer = 1",
-        "fieldline.cluster.rebalance-delay = oops"))))
+    assertThatThrownBy(
+            () ->
+                ClusterConfig.from(
+                    config(
+                        String.join(
+                            "\n",
+                            "fieldline.cluster.root = \"fieldline/\"",
+                            "fieldline.cluster.node-id = \"a b\"",
+                            "fieldline.cluster.grpc-port = 70000",
+                            "fieldline.cluster.virtual-nodes = 0",
+                            "fieldline.cluster.forward-timeout = 0s",
+                            "fieldline.cluster.max-inflight-per-peer = 1",
+                            "fieldline.cluster.rebalance-delay = oops"))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("root must be")
         .hasMessageContaining("node-id must be")

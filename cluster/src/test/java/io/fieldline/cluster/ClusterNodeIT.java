@@ -58,16 +58,21 @@ class ClusterNodeIT {
   }
 
   private Node start(String id, String rebalanceDelay) {
-    ClusterConfig config = ClusterConfig.from(ConfigFactory.parseString(String.join("\n",
-            "fieldline.cluster.zookeeper = \"" + zookeeper.getConnectString() + "\"",
-            "fieldline.cluster.node-id = " + id,
-            "fieldline.cluster.grpc-host = 127.0.0.1",
-            "fieldline.cluster.grpc-port = 0",
-            "fieldline.cluster.rebalance-delay = " + rebalanceDelay,
-            "fieldline.cluster.forward-timeout = 5 s",
-            "fieldline.cluster.zookeeper-session-timeout = 2 s",
-            "fieldline.cluster.zookeeper-connection-timeout = 2 s"))
-        .withFallback(ConfigFactory.defaultReference()).resolve());
+    ClusterConfig config =
+        ClusterConfig.from(
+            ConfigFactory.parseString(
+                    String.join(
+                        "\n",
+                        "fieldline.cluster.zookeeper = \"" + zookeeper.getConnectString() + "\"",
+                        "fieldline.cluster.node-id = " + id,
+                        "fieldline.cluster.grpc-host = 127.0.0.1",
+                        "fieldline.cluster.grpc-port = 0",
+                        "fieldline.cluster.rebalance-delay = " + rebalanceDelay,
+                        "fieldline.cluster.forward-timeout = 5 s",
+                        "fieldline.cluster.zookeeper-session-timeout = 2 s",
+                        "fieldline.cluster.zookeeper-connection-timeout = 2 s"))
+                .withFallback(ConfigFactory.defaultReference())
+                .resolve());
     FakeGateway local = new FakeGateway(true);
     List<DeviceId> closed = new CopyOnWriteArrayList<>();
     List<ClusterView> views = new CopyOnWriteArrayList<>();
@@ -80,8 +85,8 @@ class ClusterNodeIT {
   }
 
   private static DeviceMessage telemetry(DeviceId device, long seq) {
-    return new DeviceMessage.PostTelemetry(device, seq,
-        List.of(new TsKvEntry(1_700_000_000_000L + seq, KvEntry.of("seq", seq))));
+    return new DeviceMessage.PostTelemetry(
+        device, seq, List.of(new TsKvEntry(1_700_000_000_000L + seq, KvEntry.of("seq", seq))));
   }
 
   private static DeviceId deviceOwnedBy(Node node) {
@@ -104,7 +109,8 @@ class ClusterNodeIT {
         .isEqualTo("127.0.0.1:" + a.cluster().grpcPort());
     for (int i = 0; i < 1_000; i++) {
       DeviceId device = DeviceId.random();
-      assertThat(a.cluster().gateway().ownerOf(device)).isEqualTo(b.cluster().gateway().ownerOf(device));
+      assertThat(a.cluster().gateway().ownerOf(device))
+          .isEqualTo(b.cluster().gateway().ownerOf(device));
     }
   }
 
@@ -112,7 +118,9 @@ class ClusterNodeIT {
   void should_store_at_the_owner_and_return_its_ack_when_the_device_is_owned_by_the_other_node() {
     Node a = start("a", "0 s");
     Node b = start("b", "0 s");
-    await().atMost(Duration.ofSeconds(10)).until(() -> a.ring().size() == 2 && b.ring().size() == 2);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> a.ring().size() == 2 && b.ring().size() == 2);
     DeviceId remote = deviceOwnedBy(b);
     DeviceId local = deviceOwnedBy(a);
     List<CompletableFuture<Ack>> acks = new ArrayList<>();
@@ -124,7 +132,9 @@ class ClusterNodeIT {
     assertThat(own.isStored()).isTrue();
     assertThat(b.local().receivedAts()).hasSize(50).isSorted();
     assertThat(b.local().submitted()).allMatch(s -> s.message().deviceId().equals(remote));
-    assertThat(a.local().submitted()).extracting(s -> s.message().deviceId()).containsExactly(local);
+    assertThat(a.local().submitted())
+        .extracting(s -> s.message().deviceId())
+        .containsExactly(local);
     assertThat(a.cluster().metrics().forwardedInflight()).isZero();
   }
 
@@ -147,17 +157,32 @@ class ClusterNodeIT {
     a.views().clear();
     b.views().clear();
 
-    a.cluster().membership().client().getZookeeperClient().getZooKeeper().getTestable()
+    a.cluster()
+        .membership()
+        .client()
+        .getZookeeperClient()
+        .getZooKeeper()
+        .getTestable()
         .injectSessionExpiration();
 
     // a stops claiming at once; b drops a once the server expired a's old session; a re-registers
     // in its new session and both rings hold both nodes again.
-    await().atMost(Duration.ofSeconds(20)).until(() ->
-        a.views().stream().anyMatch(view -> !view.claiming() && !view.ring().contains("a")));
-    await().atMost(Duration.ofSeconds(20)).until(() ->
-        b.views().stream().anyMatch(view -> !view.ring().contains("a")));
-    await().atMost(Duration.ofSeconds(20)).until(() ->
-        a.cluster().claiming() && a.ring().equals(Set.of("a", "b")) && b.ring().equals(Set.of("a", "b")));
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () ->
+                a.views().stream()
+                    .anyMatch(view -> !view.claiming() && !view.ring().contains("a")));
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> b.views().stream().anyMatch(view -> !view.ring().contains("a")));
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () ->
+                a.cluster().claiming()
+                    && a.ring().equals(Set.of("a", "b"))
+                    && b.ring().equals(Set.of("a", "b")));
   }
 
   @Test
@@ -170,15 +195,26 @@ class ClusterNodeIT {
     // The server ends a's session (as after a long pause): a second client takes the session
     // over and closes it. a misses the deletion of its znode and finds its session expired.
     ZooKeeper zk = a.cluster().membership().client().getZookeeperClient().getZooKeeper();
-    ZooKeeper killer = new ZooKeeper(zookeeper.getConnectString(), 2_000, event -> {},
-        zk.getSessionId(), zk.getSessionPasswd());
+    ZooKeeper killer =
+        new ZooKeeper(
+            zookeeper.getConnectString(),
+            2_000,
+            event -> {},
+            zk.getSessionId(),
+            zk.getSessionPasswd());
     await().atMost(Duration.ofSeconds(10)).until(() -> killer.getState().isConnected());
     killer.close();
 
-    await().atMost(Duration.ofSeconds(20)).until(() ->
-        a.views().stream().anyMatch(view -> !view.claiming()));
-    await().atMost(Duration.ofSeconds(20)).until(() ->
-        a.cluster().claiming() && a.ring().equals(Set.of("a", "b")) && b.ring().equals(Set.of("a", "b")));
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> a.views().stream().anyMatch(view -> !view.claiming()));
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () ->
+                a.cluster().claiming()
+                    && a.ring().equals(Set.of("a", "b"))
+                    && b.ring().equals(Set.of("a", "b")));
   }
 
   @Test
@@ -189,29 +225,51 @@ class ClusterNodeIT {
     b.views().clear();
     a.cluster().leave();
     a.cluster().join(1883, 8080);
-    await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(6))
+    await()
+        .during(Duration.ofSeconds(4))
+        .atMost(Duration.ofSeconds(6))
         .until(() -> b.ring().equals(Set.of("a", "b")));
-    assertThat(b.views()).allSatisfy(view -> assertThat(view.ring().nodes()).containsExactly("a", "b"));
+    assertThat(b.views())
+        .allSatisfy(view -> assertThat(view.ring().nodes()).containsExactly("a", "b"));
   }
 
   @Test
-  void should_stop_claiming_when_zookeeper_is_down_and_claim_again_when_it_is_back() throws Exception {
+  void should_stop_claiming_when_zookeeper_is_down_and_claim_again_when_it_is_back()
+      throws Exception {
     Node a = start("a", "0 s");
     Node b = start("b", "0 s");
-    await().atMost(Duration.ofSeconds(10)).until(() -> a.ring().size() == 2 && b.ring().size() == 2);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> a.ring().size() == 2 && b.ring().size() == 2);
     DeviceId device = deviceOwnedBy(b);
 
     zookeeper.stop();
-    await().atMost(Duration.ofSeconds(10)).until(() -> !a.cluster().claiming() && !b.cluster().claiming());
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> !a.cluster().claiming() && !b.cluster().claiming());
     // Nobody owns anything: the message is refused, never acknowledged.
     Ack refused = b.cluster().gateway().submit(telemetry(device, 1)).toCompletableFuture().join();
     assertThat(refused.isStored()).isFalse();
 
     zookeeper.restart();
-    await().atMost(Duration.ofSeconds(20)).until(() -> a.cluster().claiming() && b.cluster().claiming()
-        && a.ring().size() == 2 && b.ring().size() == 2);
-    await().atMost(Duration.ofSeconds(10)).until(() ->
-        b.cluster().gateway().submit(telemetry(device, 2)).toCompletableFuture().join().isStored());
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () ->
+                a.cluster().claiming()
+                    && b.cluster().claiming()
+                    && a.ring().size() == 2
+                    && b.ring().size() == 2);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                b.cluster()
+                    .gateway()
+                    .submit(telemetry(device, 2))
+                    .toCompletableFuture()
+                    .join()
+                    .isStored());
   }
 
   @Test
@@ -228,14 +286,24 @@ class ClusterNodeIT {
     await().atMost(Duration.ofSeconds(10)).until(() -> b.local().count() == 10);
 
     b.cluster().close();
-    await().atMost(Duration.ofSeconds(15)).until(() -> acks.stream().allMatch(CompletableFuture::isDone));
+    await()
+        .atMost(Duration.ofSeconds(15))
+        .until(() -> acks.stream().allMatch(CompletableFuture::isDone));
     assertThat(acks).noneMatch(ack -> ack.join().isStored());
     b.local().submitted().forEach(s -> s.ack().complete(Ack.stored())); // too late
     assertThat(acks).noneMatch(ack -> ack.join().isStored());
 
     await().atMost(Duration.ofSeconds(10)).until(() -> a.ring().equals(Set.of("a")));
-    assertThat(a.cluster().gateway().submit(telemetry(device, 10)).toCompletableFuture().join().isStored())
+    assertThat(
+            a.cluster()
+                .gateway()
+                .submit(telemetry(device, 10))
+                .toCompletableFuture()
+                .join()
+                .isStored())
         .isTrue();
-    assertThat(a.local().submitted()).extracting(s -> s.message().receivedAt()).containsExactly(10L);
+    assertThat(a.local().submitted())
+        .extracting(s -> s.message().receivedAt())
+        .containsExactly(10L);
   }
 }

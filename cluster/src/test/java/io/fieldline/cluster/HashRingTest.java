@@ -99,7 +99,8 @@ class HashRingTest {
   @Test
   void should_move_only_the_leaving_nodes_devices_when_a_node_leaves() {
     List<DeviceId> devices = devices(4, DEVICES);
-    Map<DeviceId, String> before = owners(HashRing.of(List.of("n1", "n2", "n3", "n4"), 64), devices);
+    Map<DeviceId, String> before =
+        owners(HashRing.of(List.of("n1", "n2", "n3", "n4"), 64), devices);
     Map<DeviceId, String> after = owners(HashRing.of(List.of("n1", "n2", "n3"), 64), devices);
     int moved = 0;
     for (DeviceId device : devices) {
@@ -116,7 +117,10 @@ class HashRingTest {
   @Test
   void should_keep_every_node_within_35_percent_of_its_fair_share_when_64_virtual_nodes() {
     assertSpread(List.of("n1", "n2", "n3"), 64, 0.35);
-    assertSpread(List.of("fieldline-1", "fieldline-2", "fieldline-3", "fieldline-4", "fieldline-5"), 64, 0.35);
+    assertSpread(
+        List.of("fieldline-1", "fieldline-2", "fieldline-3", "fieldline-4", "fieldline-5"),
+        64,
+        0.35);
   }
 
   @Test

@@ -16,7 +16,8 @@ final class Banner {
     out.append("  Login    ").append(server.adminUsername()).append(" / ")
         .append(server.adminPassword()).append('\n');
     server.cluster().ifPresent(node ->
-        out.append("  Cluster  node ").append(node.nodeId()).append(", gRPC :").append(node.grpcPort())
+        out.append("  Cluster  node ").append(node.nodeId())
+            .append(", gRPC :").append(node.grpcPort())
             .append(", ring ").append(node.view().ring().nodes()).append('\n'));
     server.embeddedCassandra().ifPresent(node ->
         out.append("  Cassandra (embedded) ").append(node.cqlAddress()).append('\n'));

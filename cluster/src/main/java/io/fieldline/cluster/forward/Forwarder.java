@@ -66,17 +66,26 @@ public final class Forwarder implements AutoCloseable {
       return CompletableFuture.completedFuture(
           Ack.rejected(Ack.Reason.UNAVAILABLE, "node " + selfId + " is shutting down"));
     }
-    PeerStream stream = streams.compute(owner.nodeId(), (id, existing) -> {
-      if (existing != null && existing.peer().grpc().equals(owner.grpc())) {
-        return existing;
-      }
-      if (existing != null) {
-        existing.close();
-      }
-      return new PeerStream(selfId, owner,
-          DeviceForwardingGrpc.newStub(channels.channel(owner)),
-          timeout, maxInflightPerPeer, timer, metrics, pressure);
-    });
+    PeerStream stream =
+        streams.compute(
+            owner.nodeId(),
+            (id, existing) -> {
+              if (existing != null && existing.peer().grpc().equals(owner.grpc())) {
+                return existing;
+              }
+              if (existing != null) {
+                existing.close();
+              }
+              return new PeerStream(
+                  selfId,
+                  owner,
+                  DeviceForwardingGrpc.newStub(channels.channel(owner)),
+                  timeout,
+                  maxInflightPerPeer,
+                  timer,
+                  metrics,
+                  pressure);
+            });
     return stream.send(message);
   }
 

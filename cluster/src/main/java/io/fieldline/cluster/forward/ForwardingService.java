@@ -20,8 +20,8 @@ import org.slf4j.LoggerFactory;
  * The owner's end of the forwarding stream: submits each forwarded message to this node's local
  * gateway (its device actor) and streams back the acknowledgement with the request's {@code seq}.
  *
- * <p>Flow control is manual, like grpc-java's manual-flow-control example: the stream starts with
- * a window of {@code window} requests and grants one more each time a reply went out, so at most
+ * <p>Flow control is manual, like grpc-java's manual-flow-control example: the stream starts with a
+ * window of {@code window} requests and grants one more each time a reply went out, so at most
  * {@code window} messages of one sender are being stored here at once; beyond that the sender's
  * {@code isReady()} turns false and its messages wait on its side.
  *
@@ -49,7 +49,11 @@ public final class ForwardingService extends DeviceForwardingGrpc.DeviceForwardi
    * @param window requests granted per stream ({@code max-inflight-per-peer})
    */
   public ForwardingService(
-      String nodeId, DeviceGateway local, BooleanSupplier claiming, int window, ClusterMetrics metrics) {
+      String nodeId,
+      DeviceGateway local,
+      BooleanSupplier claiming,
+      int window,
+      ClusterMetrics metrics) {
     this.nodeId = nodeId;
     this.local = local;
     this.claiming = claiming;
@@ -90,26 +94,36 @@ public final class ForwardingService extends DeviceForwardingGrpc.DeviceForwardi
       long seq = request.getSeq();
       CompletionStage<Ack> ack;
       if (!claiming.getAsBoolean()) {
-        ack = CompletableFuture.completedFuture(Ack.rejected(Ack.Reason.UNAVAILABLE,
-            "node " + nodeId + " does not claim devices (ZooKeeper connection or registration missing)"));
+        ack =
+            CompletableFuture.completedFuture(
+                Ack.rejected(
+                    Ack.Reason.UNAVAILABLE,
+                    "node "
+                        + nodeId
+                        + " does not claim devices (ZooKeeper connection or registration"
+                        + " missing)"));
       } else {
         try {
           ack = local.submit(MessageCodec.message(request));
         } catch (IllegalArgumentException e) {
-          ack = CompletableFuture.completedFuture(
-              Ack.rejected(Ack.Reason.WRITE_FAILED, "malformed forwarded message: " + e.getMessage()));
+          ack =
+              CompletableFuture.completedFuture(
+                  Ack.rejected(
+                      Ack.Reason.WRITE_FAILED, "malformed forwarded message: " + e.getMessage()));
         } catch (RuntimeException e) {
-          ack = CompletableFuture.completedFuture(
-              Ack.rejected(Ack.Reason.WRITE_FAILED, "local gateway failed: " + e));
+          ack =
+              CompletableFuture.completedFuture(
+                  Ack.rejected(Ack.Reason.WRITE_FAILED, "local gateway failed: " + e));
         }
       }
       ack.whenComplete((outcome, error) -> answer(seq, outcome, error));
     }
 
     private void answer(long seq, @Nullable Ack outcome, @Nullable Throwable error) {
-      Ack ack = outcome != null
-          ? outcome
-          : Ack.rejected(Ack.Reason.WRITE_FAILED, "local gateway failed: " + error);
+      Ack ack =
+          outcome != null
+              ? outcome
+              : Ack.rejected(Ack.Reason.WRITE_FAILED, "local gateway failed: " + error);
       synchronized (lock) {
         outstanding--;
         if (done) {

@@ -108,16 +108,16 @@ public final class MessageCodec {
       case DOUBLE_VALUE -> KvEntry.of(kv.getKey(), kv.getDoubleValue());
       case STRING_VALUE -> KvEntry.of(kv.getKey(), kv.getStringValue());
       case JSON_VALUE -> KvEntry.json(kv.getKey(), kv.getJsonValue());
-      case VALUE_NOT_SET -> throw new IllegalArgumentException("key '" + kv.getKey() + "' has no value");
+      case VALUE_NOT_SET ->
+          throw new IllegalArgumentException("key '" + kv.getKey() + "' has no value");
     };
   }
 
   static ForwardReply reply(long seq, Ack ack) {
     ForwardReply.Builder reply = ForwardReply.newBuilder().setSeq(seq);
     if (ack instanceof Ack.Rejected rejected) {
-      reply.setRejected(Rejected.newBuilder()
-          .setReason(reason(rejected.reason()))
-          .setDetail(rejected.detail()));
+      reply.setRejected(
+          Rejected.newBuilder().setReason(reason(rejected.reason())).setDetail(rejected.detail()));
     } else {
       reply.setStored(Stored.getDefaultInstance());
     }
@@ -127,8 +127,8 @@ public final class MessageCodec {
   static Ack ack(ForwardReply reply) {
     return switch (reply.getOutcomeCase()) {
       case STORED -> Ack.stored();
-      case REJECTED -> Ack.rejected(
-          reason(reply.getRejected().getReason()), reply.getRejected().getDetail());
+      case REJECTED ->
+          Ack.rejected(reason(reply.getRejected().getReason()), reply.getRejected().getDetail());
       case OUTCOME_NOT_SET -> Ack.rejected(Ack.Reason.WRITE_FAILED, "owner sent no outcome");
     };
   }
@@ -148,7 +148,7 @@ public final class MessageCodec {
       case OVERLOADED -> Ack.Reason.OVERLOADED;
       case UNKNOWN_DEVICE -> Ack.Reason.UNKNOWN_DEVICE;
       case UNAVAILABLE -> Ack.Reason.UNAVAILABLE;
-      // A newer owner's reason this node does not know: not stored, whatever it was.
+        // A newer owner's reason this node does not know: not stored, whatever it was.
       case REJECT_REASON_UNSPECIFIED, UNRECOGNIZED -> Ack.Reason.WRITE_FAILED;
     };
   }

@@ -42,8 +42,8 @@ import org.slf4j.LoggerFactory;
  * keep-alive notices a dead peer.
  *
  * <p>Failure: when the call fails or the owner ends it, every message on it is rejected as {@code
- * UNAVAILABLE} (the device gets no PUBACK and retransmits) and the next message opens a new call.
- * A message is never answered twice: the pending map decides who completes it.
+ * UNAVAILABLE} (the device gets no PUBACK and retransmits) and the next message opens a new call. A
+ * message is never answered twice: the pending map decides who completes it.
  *
  * <p>Pressure: while at least three quarters of {@code maxInflight} are in flight, this stream
  * counts one on the shared gauge, until it is back at half.
@@ -107,13 +107,15 @@ final class PeerStream {
     synchronized (lock) {
       if (closed) {
         metrics.forwardRefused(FailureReason.NO_OWNER);
-        return CompletableFuture.completedFuture(Ack.rejected(Ack.Reason.UNAVAILABLE,
-            "owner " + peer.nodeId() + " left the cluster"));
+        return CompletableFuture.completedFuture(
+            Ack.rejected(Ack.Reason.UNAVAILABLE, "owner " + peer.nodeId() + " left the cluster"));
       }
       if (inflight >= maxInflight) {
         metrics.forwardRefused(FailureReason.OVERLOADED);
-        return CompletableFuture.completedFuture(Ack.rejected(Ack.Reason.OVERLOADED,
-            maxInflight + " messages already in flight to " + peer.nodeId()));
+        return CompletableFuture.completedFuture(
+            Ack.rejected(
+                Ack.Reason.OVERLOADED,
+                maxInflight + " messages already in flight to " + peer.nodeId()));
       }
       Call current = call;
       if (current == null) {
@@ -124,8 +126,8 @@ final class PeerStream {
       if (current.broken) {
         // With a direct executor a call to a dead channel fails inside stub.forward().
         metrics.forwardRefused(FailureReason.STREAM_BROKEN);
-        return CompletableFuture.completedFuture(Ack.rejected(Ack.Reason.UNAVAILABLE,
-            "no stream to owner " + peer.nodeId()));
+        return CompletableFuture.completedFuture(
+            Ack.rejected(Ack.Reason.UNAVAILABLE, "no stream to owner " + peer.nodeId()));
       }
       long seq = nextSeq++;
       pending = new Pending(current, seq, MessageCodec.request(seq, message));
@@ -142,8 +144,8 @@ final class PeerStream {
     }
     applyPressure(pressureDelta);
     try {
-      pending.deadline = timer.schedule(
-          () -> expire(pending), timeout.toNanos(), TimeUnit.NANOSECONDS);
+      pending.deadline =
+          timer.schedule(() -> expire(pending), timeout.toNanos(), TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException e) {
       expire(pending); // shutting down
     }
@@ -213,7 +215,8 @@ final class PeerStream {
       pressureDelta = updateSaturation();
     }
     applyPressure(pressureDelta);
-    pending.fail(FailureReason.TIMEOUT,
+    pending.fail(
+        FailureReason.TIMEOUT,
         "no answer from owner " + peer.nodeId() + " within " + timeout.toMillis() + " ms");
   }
 
@@ -255,8 +258,11 @@ final class PeerStream {
     applyPressure(pressureDelta);
     String detail = "stream to owner " + peer.nodeId() + " broke: " + why;
     if (logNow) {
-      LOG.warn("{} {}; {} message(s) not acknowledged, devices will retransmit", logPrefix,
-          detail, failed.size());
+      LOG.warn(
+          "{} {}; {} message(s) not acknowledged, devices will retransmit",
+          logPrefix,
+          detail,
+          failed.size());
     } else {
       LOG.debug("{} {} ({} in flight)", logPrefix, detail, failed.size());
     }
@@ -367,7 +373,10 @@ final class PeerStream {
     @Override
     public void onError(Throwable error) {
       Status status = Status.fromThrowable(error);
-      onBroken(this, status.getCode() + (status.getDescription() == null ? "" : " " + status.getDescription()));
+      onBroken(
+          this,
+          status.getCode()
+              + (status.getDescription() == null ? "" : " " + status.getDescription()));
     }
 
     @Override

@@ -11,7 +11,8 @@ import java.util.Map;
  * @param registered whether this node's znode exists and belongs to the current ZooKeeper session
  *     (a znode left by an earlier session does not count)
  */
-public record MembershipSnapshot(Map<String, Member> members, boolean connected, boolean registered) {
+public record MembershipSnapshot(
+    Map<String, Member> members, boolean connected, boolean registered) {
 
   public MembershipSnapshot {
     members = Map.copyOf(members);

@@ -29,8 +29,8 @@ import org.slf4j.LoggerFactory;
  * <p>Each node keeps one EPHEMERAL znode {@code <root>/<nodeId>} whose data is its {@link Member}
  * JSON. A Curator {@link PersistentNode} owns it: after a session expiry it re-creates the znode in
  * the new session, so the node re-registers by itself when ZooKeeper is back. A {@link
- * CuratorCache} watches {@code <root>}; on every change of the members or of the connection state
- * a fresh {@link MembershipSnapshot} goes to the listener.
+ * CuratorCache} watches {@code <root>}; on every change of the members or of the connection state a
+ * fresh {@link MembershipSnapshot} goes to the listener.
  *
  * <p>Thread-safe. Snapshots are delivered one at a time, in order, on Curator's threads: the
  * listener must be quick and must not block (hand the snapshot to another thread).
@@ -87,29 +87,40 @@ public final class ZooKeeperMembership implements AutoCloseable {
       long timeout = config.connectionTimeout().toMillis();
       if (!client.blockUntilConnected(Math.toIntExact(timeout), TimeUnit.MILLISECONDS)) {
         throw new IllegalStateException(
-            "no ZooKeeper connection to " + config.zookeeper() + " within " + config.connectionTimeout());
+            "no ZooKeeper connection to "
+                + config.zookeeper()
+                + " within "
+                + config.connectionTimeout());
       }
       connected = true;
       ensureRoot();
-      cache.listenable().addListener(CuratorCacheListener.builder()
-          .forAll((type, before, after) -> publish())
-          .forInitialized(() -> {
-            cacheReady = true;
-            initialized.countDown();
-            publish();
-          })
-          .build());
+      cache
+          .listenable()
+          .addListener(
+              CuratorCacheListener.builder()
+                  .forAll((type, before, after) -> publish())
+                  .forInitialized(
+                      () -> {
+                        cacheReady = true;
+                        initialized.countDown();
+                        publish();
+                      })
+                  .build());
       cache.start();
       if (!initialized.await(timeout, TimeUnit.MILLISECONDS)) {
-        throw new IllegalStateException("members under " + config.root() + " not loaded within "
-            + config.connectionTimeout());
+        throw new IllegalStateException(
+            "members under " + config.root() + " not loaded within " + config.connectionTimeout());
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while connecting to ZooKeeper", e);
     }
-    LOG.info("{} connected to ZooKeeper {}, {} member(s) under {}", logPrefix, config.zookeeper(),
-        snapshot().members().size(), config.root());
+    LOG.info(
+        "{} connected to ZooKeeper {}, {} member(s) under {}",
+        logPrefix,
+        config.zookeeper(),
+        snapshot().members().size(),
+        config.root());
   }
 
   private void ensureRoot() {
@@ -133,10 +144,12 @@ public final class ZooKeeperMembership implements AutoCloseable {
     }
     PersistentNode node =
         new PersistentNode(client, CreateMode.EPHEMERAL, false, path(self.nodeId()), self.toJson());
-    node.getListenable().addListener(path -> {
-      createdInSession = currentSession();
-      publish();
-    });
+    node.getListenable()
+        .addListener(
+            path -> {
+              createdInSession = currentSession();
+              publish();
+            });
     node.start();
     registration = node;
     LOG.info("{} registering as {}", logPrefix, self);
@@ -152,7 +165,9 @@ public final class ZooKeeperMembership implements AutoCloseable {
         node.close();
         LOG.info("{} deregistered", logPrefix);
       } catch (IOException | RuntimeException e) {
-        LOG.warn("{} deregistering failed (the znode expires with the session): {}", logPrefix,
+        LOG.warn(
+            "{} deregistering failed (the znode expires with the session): {}",
+            logPrefix,
             e.toString());
       }
     }
@@ -175,7 +190,9 @@ public final class ZooKeeperMembership implements AutoCloseable {
         continue;
       }
       members.put(nodeId, member.get());
-      if (nodeId.equals(config.nodeId()) && session != 0 && registration != null
+      if (nodeId.equals(config.nodeId())
+          && session != 0
+          && registration != null
           && (createdInSession == session
               || (child.getStat() != null && child.getStat().getEphemeralOwner() == session))) {
         registered = true;
@@ -192,12 +209,14 @@ public final class ZooKeeperMembership implements AutoCloseable {
     try {
       Member member = Member.fromJson(data);
       if (!member.nodeId().equals(nodeId)) {
-        LOG.warn("{} znode {} carries node id {}; ignored", logPrefix, child.getPath(), member.nodeId());
+        LOG.warn(
+            "{} znode {} carries node id {}; ignored", logPrefix, child.getPath(), member.nodeId());
         return Optional.empty();
       }
       return Optional.of(member);
     } catch (IllegalArgumentException e) {
-      LOG.warn("{} znode {} is not a member: {}; ignored", logPrefix, child.getPath(), e.getMessage());
+      LOG.warn(
+          "{} znode {} is not a member: {}; ignored", logPrefix, child.getPath(), e.getMessage());
       return Optional.empty();
     }
   }
@@ -215,7 +234,8 @@ public final class ZooKeeperMembership implements AutoCloseable {
     if (up) {
       LOG.info("{} ZooKeeper connection {}", logPrefix, state);
     } else {
-      LOG.warn("{} ZooKeeper connection {}: this node stops claiming its devices", logPrefix, state);
+      LOG.warn(
+          "{} ZooKeeper connection {}: this node stops claiming its devices", logPrefix, state);
     }
     connected = up;
     publish();

@@ -53,7 +53,8 @@ public final class PeerChannels implements AutoCloseable {
    * @param timer forces channels shut after {@code closeGrace}
    * @param closeGrace how long calls on a departed peer's channel may still finish
    */
-  public static PeerChannels tcp(Executor executor, ScheduledExecutorService timer, Duration closeGrace) {
+  public static PeerChannels tcp(
+      Executor executor, ScheduledExecutorService timer, Duration closeGrace) {
     return new PeerChannels(
         (nodeId, member) ->
             NettyChannelBuilder.forAddress(member.grpcHost(), member.grpcPort())
@@ -94,7 +95,8 @@ public final class PeerChannels implements AutoCloseable {
                 return existing;
               }
               if (existing != null) {
-                LOG.info("[peer|{}] moved from {} to {}", id, existing.member().grpc(), member.grpc());
+                LOG.info(
+                    "[peer|{}] moved from {} to {}", id, existing.member().grpc(), member.grpc());
                 retire(existing);
               }
               return new Peer(member, channelFactory.apply(id, member));

@@ -25,8 +25,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The cluster's {@link SessionTakeover}: when a device's session is accepted here, every other
  * member is told, by a unary gRPC call with a deadline, to close its own session of that device.
- * Fire-and-forget: the transport is not held up, a failed notice is counted and logged (at most
- * one WARN per 10 s), and an old session that was not closed ends by its keep-alive timeout.
+ * Fire-and-forget: the transport is not held up, a failed notice is counted and logged (at most one
+ * WARN per 10 s), and an old session that was not closed ends by its keep-alive timeout.
  *
  * <p>At most {@code maxPending} notices are in flight; more are dropped and counted. Thread-safe;
  * {@link #sessionOpened} is called on Netty event loops and never blocks.
@@ -74,11 +74,12 @@ public final class GrpcSessionTakeover implements SessionTakeover {
   public void sessionOpened(DeviceId device) {
     long now = clock.millis();
     sessions.opened(device, now);
-    CloseSessionRequest request = CloseSessionRequest.newBuilder()
-        .setDeviceId(MessageCodec.uuid(device))
-        .setOriginNodeId(selfId)
-        .setOpenedAt(now)
-        .build();
+    CloseSessionRequest request =
+        CloseSessionRequest.newBuilder()
+            .setDeviceId(MessageCodec.uuid(device))
+            .setOriginNodeId(selfId)
+            .setOpenedAt(now)
+            .build();
     for (Member member : members.get()) {
       if (member.nodeId().equals(selfId)) {
         continue;
@@ -86,8 +87,11 @@ public final class GrpcSessionTakeover implements SessionTakeover {
       if (pending.incrementAndGet() > maxPending) {
         pending.decrementAndGet();
         metrics.takeover(TakeoverOutcome.DROPPED);
-        warn("takeover notice for device {} to {} dropped: {} notices in flight", device,
-            member.nodeId(), maxPending);
+        warn(
+            "takeover notice for device {} to {} dropped: {} notices in flight",
+            device,
+            member.nodeId(),
+            maxPending);
         continue;
       }
       try {
@@ -133,7 +137,10 @@ public final class GrpcSessionTakeover implements SessionTakeover {
     public void onError(Throwable error) {
       pending.decrementAndGet();
       metrics.takeover(TakeoverOutcome.FAILED);
-      warn("takeover notice for device {} to {} failed: {}", device, member.nodeId(),
+      warn(
+          "takeover notice for device {} to {} failed: {}",
+          device,
+          member.nodeId(),
           Status.fromThrowable(error).getCode());
     }
 

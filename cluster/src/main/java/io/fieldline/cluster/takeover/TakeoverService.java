@@ -14,9 +14,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Receives takeover notices: a device connected to another node, so this node closes its own
- * session of that device through the transport's session closer, unless its session is newer
- * than the notice (the device came back here meanwhile). Runs on the gRPC executor; the closer
- * must not block (the transport's hops to the channel's event loop).
+ * session of that device through the transport's session closer, unless its session is newer than
+ * the notice (the device came back here meanwhile). Runs on the gRPC executor; the closer must not
+ * block (the transport's hops to the channel's event loop).
  */
 public final class TakeoverService extends SessionTakeoverGrpc.SessionTakeoverImplBase {
 
@@ -27,9 +27,14 @@ public final class TakeoverService extends SessionTakeoverGrpc.SessionTakeoverIm
   private final Consumer<DeviceId> sessionCloser;
   private final ClusterMetrics metrics;
 
-  /** @param sessionCloser closes this node's session of a device, if it has one */
+  /**
+   * @param sessionCloser closes this node's session of a device, if it has one
+   */
   public TakeoverService(
-      String selfId, LocalSessions sessions, Consumer<DeviceId> sessionCloser, ClusterMetrics metrics) {
+      String selfId,
+      LocalSessions sessions,
+      Consumer<DeviceId> sessionCloser,
+      ClusterMetrics metrics) {
     this.selfId = selfId;
     this.sessions = sessions;
     this.sessionCloser = sessionCloser;
@@ -41,13 +46,19 @@ public final class TakeoverService extends SessionTakeoverGrpc.SessionTakeoverIm
     DeviceId device = MessageCodec.deviceId(request.getDeviceId());
     boolean close = !sessions.openedAfter(device, request.getOpenedAt());
     if (close) {
-      LOG.debug("[takeover|{}] device {} connected to {}: closing its session here", selfId,
-          device, request.getOriginNodeId());
+      LOG.debug(
+          "[takeover|{}] device {} connected to {}: closing its session here",
+          selfId,
+          device,
+          request.getOriginNodeId());
       metrics.takeover(TakeoverOutcome.CLOSED_LOCAL);
       sessionCloser.accept(device);
     } else {
-      LOG.debug("[takeover|{}] device {} reconnected here after it connected to {}: kept", selfId,
-          device, request.getOriginNodeId());
+      LOG.debug(
+          "[takeover|{}] device {} reconnected here after it connected to {}: kept",
+          selfId,
+          device,
+          request.getOriginNodeId());
       metrics.takeover(TakeoverOutcome.KEPT_NEWER);
     }
     reply.onNext(CloseSessionReply.newBuilder().setClosed(close).build());

@@ -36,7 +36,8 @@ import org.junit.jupiter.api.Test;
  */
 class ForwardingTest {
 
-  private static final Member OWNER = new Member("owner", "127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3");
+  private static final Member OWNER =
+      new Member("owner", "127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3");
   private static final DeviceId DEVICE = DeviceId.parse("7c9e6679-7425-40de-944b-e07fc1f90ae7");
 
   private final String serverName = InProcessServerBuilder.generateName();
@@ -50,21 +51,26 @@ class ForwardingTest {
   private PeerChannels channels;
   private Forwarder forwarder;
 
-  private void start(boolean autoStore, int window, int maxInflight, Duration timeout) throws IOException {
+  private void start(boolean autoStore, int window, int maxInflight, Duration timeout)
+      throws IOException {
     owner = new FakeGateway(autoStore);
     startOwner(window);
-    channels = new PeerChannels(
-        (id, member) -> InProcessChannelBuilder.forName(serverName).directExecutor().build(),
-        timer, Duration.ofSeconds(1));
-    forwarder = new Forwarder("sender", channels, timeout, maxInflight, timer, senderMetrics, pressure);
+    channels =
+        new PeerChannels(
+            (id, member) -> InProcessChannelBuilder.forName(serverName).directExecutor().build(),
+            timer,
+            Duration.ofSeconds(1));
+    forwarder =
+        new Forwarder("sender", channels, timeout, maxInflight, timer, senderMetrics, pressure);
   }
 
   private void startOwner(int window) throws IOException {
-    server = InProcessServerBuilder.forName(serverName)
-        .directExecutor()
-        .addService(new ForwardingService("owner", owner, claiming::get, window, ownerMetrics))
-        .build()
-        .start();
+    server =
+        InProcessServerBuilder.forName(serverName)
+            .directExecutor()
+            .addService(new ForwardingService("owner", owner, claiming::get, window, ownerMetrics))
+            .build()
+            .start();
   }
 
   @AfterEach
@@ -82,8 +88,8 @@ class ForwardingTest {
   }
 
   private static DeviceMessage telemetry(long seq) {
-    return new DeviceMessage.PostTelemetry(DEVICE, seq,
-        List.of(new TsKvEntry(1_700_000_000_000L + seq, KvEntry.of("seq", seq))));
+    return new DeviceMessage.PostTelemetry(
+        DEVICE, seq, List.of(new TsKvEntry(1_700_000_000_000L + seq, KvEntry.of("seq", seq))));
   }
 
   private List<CompletableFuture<Ack>> forward(int from, int to) {
@@ -98,7 +104,9 @@ class ForwardingTest {
   void should_deliver_a_devices_messages_in_order_when_forwarded_to_the_owner() throws IOException {
     start(true, 16, 256, Duration.ofSeconds(10));
     List<CompletableFuture<Ack>> acks = forward(0, 200);
-    await().atMost(Duration.ofSeconds(5)).until(() -> acks.stream().allMatch(CompletableFuture::isDone));
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> acks.stream().allMatch(CompletableFuture::isDone));
     assertThat(acks).allSatisfy(ack -> assertThat(ack.join().isStored()).isTrue());
     List<Long> expected = new ArrayList<>();
     for (long i = 0; i < 200; i++) {
@@ -116,9 +124,13 @@ class ForwardingTest {
     List<CompletableFuture<Ack>> acks = forward(0, 10);
     await().atMost(Duration.ofSeconds(5)).until(() -> owner.count() == 10);
     for (int i = 9; i >= 0; i--) {
-      owner.get(i).ack().complete(i % 2 == 0
-          ? Ack.stored()
-          : Ack.rejected(Ack.Reason.WRITE_FAILED, "write " + i + " failed"));
+      owner
+          .get(i)
+          .ack()
+          .complete(
+              i % 2 == 0
+                  ? Ack.stored()
+                  : Ack.rejected(Ack.Reason.WRITE_FAILED, "write " + i + " failed"));
     }
     for (int i = 0; i < 10; i++) {
       Ack ack = acks.get(i).join();
@@ -132,7 +144,8 @@ class ForwardingTest {
   }
 
   @Test
-  void should_hold_messages_at_the_sender_when_the_owner_grants_no_more_requests() throws IOException {
+  void should_hold_messages_at_the_sender_when_the_owner_grants_no_more_requests()
+      throws IOException {
     start(false, 8, 64, Duration.ofSeconds(10));
     List<CompletableFuture<Ack>> acks = forward(0, 20);
     await().atMost(Duration.ofSeconds(5)).until(() -> owner.count() == 8);
@@ -147,30 +160,38 @@ class ForwardingTest {
     for (int i = 1; i < 9; i++) {
       owner.get(i).ack().complete(Ack.stored());
     }
-    await().atMost(Duration.ofSeconds(5)).until(() -> acks.stream().allMatch(CompletableFuture::isDone));
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> acks.stream().allMatch(CompletableFuture::isDone));
     assertThat(owner.count()).isEqualTo(20);
     assertThat(acks).allSatisfy(ack -> assertThat(ack.join().isStored()).isTrue());
   }
 
   @Test
-  void should_reject_as_overloaded_when_max_inflight_messages_wait_for_the_owner() throws IOException {
+  void should_reject_as_overloaded_when_max_inflight_messages_wait_for_the_owner()
+      throws IOException {
     start(false, 64, 4, Duration.ofSeconds(10));
     List<CompletableFuture<Ack>> acks = forward(0, 4);
     CompletableFuture<Ack> fifth = forwarder.forward(OWNER, telemetry(4)).toCompletableFuture();
     assertThat(fifth).isCompleted();
-    assertThat(fifth.join()).isInstanceOfSatisfying(Ack.Rejected.class,
-        rejected -> assertThat(rejected.reason()).isEqualTo(Ack.Reason.OVERLOADED));
+    assertThat(fifth.join())
+        .isInstanceOfSatisfying(
+            Ack.Rejected.class,
+            rejected -> assertThat(rejected.reason()).isEqualTo(Ack.Reason.OVERLOADED));
     assertThat(acks).noneMatch(CompletableFuture::isDone);
     assertThat(senderMetrics.forwardFailures(FailureReason.OVERLOADED)).isEqualTo(1);
   }
 
   @Test
-  void should_reject_the_message_when_the_owner_does_not_answer_before_the_deadline() throws IOException {
+  void should_reject_the_message_when_the_owner_does_not_answer_before_the_deadline()
+      throws IOException {
     start(false, 64, 16, Duration.ofMillis(300));
     CompletableFuture<Ack> ack = forward(0, 1).get(0);
     await().atMost(Duration.ofSeconds(5)).until(ack::isDone);
-    assertThat(ack.join()).isInstanceOfSatisfying(Ack.Rejected.class,
-        rejected -> assertThat(rejected.reason()).isEqualTo(Ack.Reason.UNAVAILABLE));
+    assertThat(ack.join())
+        .isInstanceOfSatisfying(
+            Ack.Rejected.class,
+            rejected -> assertThat(rejected.reason()).isEqualTo(Ack.Reason.UNAVAILABLE));
     assertThat(senderMetrics.forwardFailures(FailureReason.TIMEOUT)).isEqualTo(1);
     assertThat(forwarder.inflight("owner")).isZero();
 
@@ -184,9 +205,16 @@ class ForwardingTest {
     List<CompletableFuture<Ack>> acks = forward(0, 10);
     await().atMost(Duration.ofSeconds(5)).until(() -> owner.count() == 10);
     server.shutdownNow();
-    await().atMost(Duration.ofSeconds(5)).until(() -> acks.stream().allMatch(CompletableFuture::isDone));
-    assertThat(acks).allSatisfy(ack -> assertThat(ack.join()).isInstanceOfSatisfying(
-        Ack.Rejected.class, r -> assertThat(r.reason()).isEqualTo(Ack.Reason.UNAVAILABLE)));
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> acks.stream().allMatch(CompletableFuture::isDone));
+    assertThat(acks)
+        .allSatisfy(
+            ack ->
+                assertThat(ack.join())
+                    .isInstanceOfSatisfying(
+                        Ack.Rejected.class,
+                        r -> assertThat(r.reason()).isEqualTo(Ack.Reason.UNAVAILABLE)));
     assertThat(senderMetrics.forwardFailures(FailureReason.STREAM_BROKEN)).isEqualTo(10);
     // Completing the dead owner's acks now changes nothing.
     owner.submitted().forEach(s -> s.ack().complete(Ack.stored()));
@@ -205,8 +233,9 @@ class ForwardingTest {
     start(true, 64, 64, Duration.ofSeconds(10));
     claiming.set(false);
     Ack ack = forward(0, 1).get(0).join();
-    assertThat(ack).isInstanceOfSatisfying(Ack.Rejected.class,
-        r -> assertThat(r.reason()).isEqualTo(Ack.Reason.UNAVAILABLE));
+    assertThat(ack)
+        .isInstanceOfSatisfying(
+            Ack.Rejected.class, r -> assertThat(r.reason()).isEqualTo(Ack.Reason.UNAVAILABLE));
     assertThat(owner.count()).isZero();
   }
 
@@ -231,8 +260,13 @@ class ForwardingTest {
     List<CompletableFuture<Ack>> acks = forward(0, 5);
     await().atMost(Duration.ofSeconds(5)).until(() -> owner.count() == 2);
     forwarder.retainOnly(Set.of());
-    assertThat(acks.subList(2, 5)).allSatisfy(ack -> assertThat(ack.join()).isInstanceOfSatisfying(
-        Ack.Rejected.class, r -> assertThat(r.reason()).isEqualTo(Ack.Reason.UNAVAILABLE)));
+    assertThat(acks.subList(2, 5))
+        .allSatisfy(
+            ack ->
+                assertThat(ack.join())
+                    .isInstanceOfSatisfying(
+                        Ack.Rejected.class,
+                        r -> assertThat(r.reason()).isEqualTo(Ack.Reason.UNAVAILABLE)));
     owner.get(0).ack().complete(Ack.stored());
     owner.get(1).ack().complete(Ack.stored());
     await().atMost(Duration.ofSeconds(5)).until(() -> acks.get(1).isDone());

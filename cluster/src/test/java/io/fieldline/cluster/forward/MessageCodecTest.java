@@ -21,12 +21,16 @@ class MessageCodecTest {
 
   @Test
   void should_decode_the_same_telemetry_when_every_value_type_is_forwarded() throws Exception {
-    DeviceMessage message = new DeviceMessage.PostTelemetry(DEVICE, 1_700_000_000_123L, List.of(
-        new TsKvEntry(1L, KvEntry.of("b", true)),
-        new TsKvEntry(2L, KvEntry.of("l", Long.MIN_VALUE)),
-        new TsKvEntry(3L, KvEntry.of("d", -0.5)),
-        new TsKvEntry(4L, KvEntry.of("s", "ünïcode")),
-        new TsKvEntry(5L, KvEntry.json("j", "{\"a\":[1,2]}"))));
+    DeviceMessage message =
+        new DeviceMessage.PostTelemetry(
+            DEVICE,
+            1_700_000_000_123L,
+            List.of(
+                new TsKvEntry(1L, KvEntry.of("b", true)),
+                new TsKvEntry(2L, KvEntry.of("l", Long.MIN_VALUE)),
+                new TsKvEntry(3L, KvEntry.of("d", -0.5)),
+                new TsKvEntry(4L, KvEntry.of("s", "ünïcode")),
+                new TsKvEntry(5L, KvEntry.json("j", "{\"a\":[1,2]}"))));
     ForwardRequest request = MessageCodec.request(7, message);
     ForwardRequest wire = ForwardRequest.parseFrom(request.toByteArray());
     assertThat(wire.getSeq()).isEqualTo(7);
@@ -35,15 +39,18 @@ class MessageCodecTest {
 
   @Test
   void should_decode_the_same_attributes_when_forwarded() {
-    DeviceMessage message = new DeviceMessage.PostAttributes(DEVICE, 42L,
-        List.of(KvEntry.of("firmware", "1.2.3"), KvEntry.of("rssi", -70L)));
+    DeviceMessage message =
+        new DeviceMessage.PostAttributes(
+            DEVICE, 42L, List.of(KvEntry.of("firmware", "1.2.3"), KvEntry.of("rssi", -70L)));
     assertThat(MessageCodec.message(MessageCodec.request(1, message))).isEqualTo(message);
   }
 
   @Test
   void should_reject_the_request_when_it_has_no_body() {
-    ForwardRequest empty = ForwardRequest.newBuilder().setDeviceId(MessageCodec.uuid(DEVICE)).build();
-    assertThatThrownBy(() -> MessageCodec.message(empty)).isInstanceOf(IllegalArgumentException.class);
+    ForwardRequest empty =
+        ForwardRequest.newBuilder().setDeviceId(MessageCodec.uuid(DEVICE)).build();
+    assertThatThrownBy(() -> MessageCodec.message(empty))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test
@@ -58,8 +65,8 @@ class MessageCodecTest {
   @Test
   void should_never_read_stored_when_the_reply_is_empty_or_unknown() {
     assertThat(MessageCodec.ack(ForwardReply.newBuilder().setSeq(1).build()).isStored()).isFalse();
-    ForwardReply unknown = ForwardReply.newBuilder()
-        .setRejected(Rejected.newBuilder().setReasonValue(99)).build();
+    ForwardReply unknown =
+        ForwardReply.newBuilder().setRejected(Rejected.newBuilder().setReasonValue(99)).build();
     assertThat(MessageCodec.ack(unknown)).isEqualTo(Ack.rejected(Ack.Reason.WRITE_FAILED, ""));
     assertThat(RejectReason.forNumber(99)).isNull();
   }

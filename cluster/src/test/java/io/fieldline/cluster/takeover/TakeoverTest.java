@@ -42,13 +42,17 @@ class TakeoverTest {
   private final Map<String, List<DeviceId>> closed = new ConcurrentHashMap<>();
   private final Map<String, LocalSessions> sessions = new ConcurrentHashMap<>();
   private final List<Member> members = new CopyOnWriteArrayList<>();
-  private final PeerChannels channels = new PeerChannels(
-      (id, member) -> InProcessChannelBuilder.forName(member.grpc()).directExecutor().build(),
-      timer, Duration.ofSeconds(1));
+  private final PeerChannels channels =
+      new PeerChannels(
+          (id, member) -> InProcessChannelBuilder.forName(member.grpc()).directExecutor().build(),
+          timer,
+          Duration.ofSeconds(1));
 
   private Member node(String id, BindableService service) throws IOException {
     String name = InProcessServerBuilder.generateName();
-    servers.put(id, InProcessServerBuilder.forName(name).directExecutor().addService(service).build().start());
+    servers.put(
+        id,
+        InProcessServerBuilder.forName(name).directExecutor().addService(service).build().start());
     Member member = new Member(id, "h:1", "h:2", name);
     members.add(member);
     return member;
@@ -64,8 +68,15 @@ class TakeoverTest {
 
   private GrpcSessionTakeover takeover(int maxPending, Clock clock) {
     Collection<Member> view = members;
-    return new GrpcSessionTakeover("a", () -> view, channels, new LocalSessions(60_000),
-        Duration.ofSeconds(5), maxPending, metrics, clock);
+    return new GrpcSessionTakeover(
+        "a",
+        () -> view,
+        channels,
+        new LocalSessions(60_000),
+        Duration.ofSeconds(5),
+        maxPending,
+        metrics,
+        clock);
   }
 
   @AfterEach
@@ -76,7 +87,8 @@ class TakeoverTest {
   }
 
   @Test
-  void should_close_the_session_on_every_other_node_when_the_device_connects_here() throws IOException {
+  void should_close_the_session_on_every_other_node_when_the_device_connects_here()
+      throws IOException {
     receiver("b");
     receiver("c");
     members.add(new Member("a", "h:1", "h:2", "unused-self"));
@@ -106,22 +118,26 @@ class TakeoverTest {
   @Test
   void should_drop_notices_beyond_the_bound_when_peers_do_not_answer() throws IOException {
     List<StreamObserver<CloseSessionReply>> held = new ArrayList<>();
-    node("silent", new SessionTakeoverGrpc.SessionTakeoverImplBase() {
-      @Override
-      public void closeSession(CloseSessionRequest request, StreamObserver<CloseSessionReply> reply) {
-        held.add(reply); // never answers
-      }
-    });
+    node(
+        "silent",
+        new SessionTakeoverGrpc.SessionTakeoverImplBase() {
+          @Override
+          public void closeSession(
+              CloseSessionRequest request, StreamObserver<CloseSessionReply> reply) {
+            held.add(reply); // never answers
+          }
+        });
     GrpcSessionTakeover takeover = takeover(2, Clock.systemUTC());
     for (int i = 0; i < 3; i++) {
       takeover.sessionOpened(DeviceId.random());
     }
     assertThat(takeover.pending()).isEqualTo(2);
     assertThat(metrics.takeovers(TakeoverOutcome.DROPPED)).isEqualTo(1);
-    held.forEach(reply -> {
-      reply.onNext(CloseSessionReply.getDefaultInstance());
-      reply.onCompleted();
-    });
+    held.forEach(
+        reply -> {
+          reply.onNext(CloseSessionReply.getDefaultInstance());
+          reply.onCompleted();
+        });
     await().atMost(Duration.ofSeconds(5)).until(() -> takeover.pending() == 0);
   }
 
@@ -131,7 +147,9 @@ class TakeoverTest {
     servers.remove("b").shutdownNow();
     receiver("c");
     takeover(100, Clock.systemUTC()).sessionOpened(DEVICE);
-    await().atMost(Duration.ofSeconds(5)).until(() -> metrics.takeovers(TakeoverOutcome.FAILED) == 1);
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> metrics.takeovers(TakeoverOutcome.FAILED) == 1);
     await().atMost(Duration.ofSeconds(5)).until(() -> closed.get("c").size() == 1);
   }
 }

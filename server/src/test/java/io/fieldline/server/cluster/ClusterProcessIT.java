@@ -78,9 +78,14 @@ class ClusterProcessIT {
 
   /** Every node that is up has a ring of {@code size} nodes. */
   private void awaitRings(int size) {
-    await("rings of " + size).atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250))
-        .until(() -> up.stream().allMatch(
-            node -> cluster.metric(node, "fieldline_cluster_ring_nodes") == size));
+    await("rings of " + size)
+        .atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(250))
+        .until(
+            () ->
+                up.stream()
+                    .allMatch(
+                        node -> cluster.metric(node, "fieldline_cluster_ring_nodes") == size));
   }
 
   private List<Integer> upPorts() {
@@ -92,29 +97,47 @@ class ClusterProcessIT {
   }
 
   private static byte[] telemetry(long ts, long seq) {
-    return ("{\"ts\":" + ts + ",\"values\":{\"seq\":" + seq + "}}").getBytes(StandardCharsets.UTF_8);
+    return ("{\"ts\":" + ts + ",\"values\":{\"seq\":" + seq + "}}")
+        .getBytes(StandardCharsets.UTF_8);
   }
 
   private Set<Long> storedTimestamps(DeviceId device) {
     Set<Long> stored = new HashSet<>();
-    for (Row row : cluster.cql().execute(
-        "SELECT ts FROM ts_kv WHERE device_id = ? AND key = 'seq' ALLOW FILTERING", device.value())) {
+    for (Row row :
+        cluster
+            .cql()
+            .execute(
+                "SELECT ts FROM ts_kv WHERE device_id = ? AND key = 'seq' ALLOW FILTERING",
+                device.value())) {
       stored.add(row.getLong(0));
     }
     return stored;
   }
 
   private long rows(DeviceId device) {
-    return cluster.cql().execute(
-            "SELECT count(*) FROM ts_kv WHERE device_id = ? ALLOW FILTERING", device.value())
-        .one().getLong(0);
+    return cluster
+        .cql()
+        .execute("SELECT count(*) FROM ts_kv WHERE device_id = ? ALLOW FILTERING", device.value())
+        .one()
+        .getLong(0);
   }
 
   private static Mqtt3AsyncClient connect(String clientId, String token, int port) {
-    Mqtt3AsyncClient client = Mqtt3Client.builder().identifier(clientId)
-        .serverHost("127.0.0.1").serverPort(port).buildAsync();
-    client.connectWith().cleanSession(true).simpleAuth().username(token).applySimpleAuth()
-        .send().orTimeout(10, TimeUnit.SECONDS).join();
+    Mqtt3AsyncClient client =
+        Mqtt3Client.builder()
+            .identifier(clientId)
+            .serverHost("127.0.0.1")
+            .serverPort(port)
+            .buildAsync();
+    client
+        .connectWith()
+        .cleanSession(true)
+        .simpleAuth()
+        .username(token)
+        .applySimpleAuth()
+        .send()
+        .orTimeout(10, TimeUnit.SECONDS)
+        .join();
     return client;
   }
 
@@ -140,27 +163,29 @@ class ClusterProcessIT {
     List<Long> missingAtAck = new CopyOnWriteArrayList<>();
     DeviceId id = device;
     MqttAsyncClient client =
-        new MqttAsyncClient("tcp://127.0.0.1:" + n1.mqttPort(), "forwarded", new MemoryPersistence());
-    client.setCallback(new MqttCallback() {
-      @Override
-      public void connectionLost(Throwable cause) {}
+        new MqttAsyncClient(
+            "tcp://127.0.0.1:" + n1.mqttPort(), "forwarded", new MemoryPersistence());
+    client.setCallback(
+        new MqttCallback() {
+          @Override
+          public void connectionLost(Throwable cause) {}
 
-      @Override
-      public void messageArrived(String topic, MqttMessage message) {}
+          @Override
+          public void messageArrived(String topic, MqttMessage message) {}
 
-      @Override
-      public void deliveryComplete(IMqttDeliveryToken delivered) {
-        long ts;
-        synchronized (tsByMessageId) { // publish() records the id under the same lock
-          ts = tsByMessageId.get(delivered.getMessageId());
-        }
-        // Checked when the PUBACK arrives: the row must already be in Cassandra.
-        if (!storedTimestamps(id).contains(ts)) {
-          missingAtAck.add(ts);
-        }
-        ackOrder.add(ts);
-      }
-    });
+          @Override
+          public void deliveryComplete(IMqttDeliveryToken delivered) {
+            long ts;
+            synchronized (tsByMessageId) { // publish() records the id under the same lock
+              ts = tsByMessageId.get(delivered.getMessageId());
+            }
+            // Checked when the PUBACK arrives: the row must already be in Cassandra.
+            if (!storedTimestamps(id).contains(ts)) {
+              missingAtAck.add(ts);
+            }
+            ackOrder.add(ts);
+          }
+        });
     MqttConnectOptions options = new MqttConnectOptions();
     options.setUserName(token);
     options.setMaxInflight(100);
@@ -180,11 +205,18 @@ class ClusterProcessIT {
     assertThat(ackOrder).as("PUBACKs in publish order").isSorted().hasSize(100);
     assertThat(rows(device)).as("each message stored once").isEqualTo(100);
     assertThat(cluster.metric(n1, "fieldline_cluster_forwarded_total") - forwardedBefore)
-        .as("n1 forwarded them").isGreaterThanOrEqualTo(100);
+        .as("n1 forwarded them")
+        .isGreaterThanOrEqualTo(100);
     assertThat(cluster.metric(n2, "fieldline_cluster_received_total") - receivedBefore)
-        .as("n2, the owner, stored them").isGreaterThanOrEqualTo(100);
-    Row latest = cluster.cql().execute(
-        "SELECT long_v FROM ts_kv_latest WHERE device_id = ? AND key = 'seq'", device.value()).one();
+        .as("n2, the owner, stored them")
+        .isGreaterThanOrEqualTo(100);
+    Row latest =
+        cluster
+            .cql()
+            .execute(
+                "SELECT long_v FROM ts_kv_latest WHERE device_id = ? AND key = 'seq'",
+                device.value())
+            .one();
     assertThat(latest.getLong(0)).as("latest value is the newest").isEqualTo(99);
   }
 
@@ -193,17 +225,26 @@ class ClusterProcessIT {
   void should_close_the_first_session_when_the_device_connects_to_a_second_node() {
     DeviceId device = cluster.createDevice(n1, "roaming", "roaming-token");
     AtomicBoolean firstClosed = new AtomicBoolean();
-    Mqtt3AsyncClient first = Mqtt3Client.builder().identifier("roaming-1")
-        .serverHost("127.0.0.1").serverPort(n1.mqttPort())
-        .addDisconnectedListener(context -> firstClosed.set(true))
-        .buildAsync();
+    Mqtt3AsyncClient first =
+        Mqtt3Client.builder()
+            .identifier("roaming-1")
+            .serverHost("127.0.0.1")
+            .serverPort(n1.mqttPort())
+            .addDisconnectedListener(context -> firstClosed.set(true))
+            .buildAsync();
     first.connectWith().simpleAuth().username("roaming-token").applySimpleAuth().send().join();
     assertThat(first.getState().isConnected()).isTrue();
 
     Mqtt3AsyncClient second = connect("roaming-2", "roaming-token", n2.mqttPort());
     await().atMost(Duration.ofSeconds(15)).untilTrue(firstClosed);
-    second.publishWith().topic(TOPIC).qos(MqttQos.AT_LEAST_ONCE)
-        .payload(telemetry(1_700_400_000_000L, 1)).send().orTimeout(30, TimeUnit.SECONDS).join();
+    second
+        .publishWith()
+        .topic(TOPIC)
+        .qos(MqttQos.AT_LEAST_ONCE)
+        .payload(telemetry(1_700_400_000_000L, 1))
+        .send()
+        .orTimeout(30, TimeUnit.SECONDS)
+        .join();
     assertThat(second.getState().isConnected()).isTrue();
     assertThat(storedTimestamps(device)).containsExactly(1_700_400_000_000L);
     assertThat(cluster.metric(n1, "fieldline_cluster_takeovers_total")).isPositive();
@@ -252,15 +293,20 @@ class ClusterProcessIT {
       }
 
       long ackedAtKillCount = fleet.ackedCount();
-      await().atMost(Duration.ofSeconds(60)).until(() -> fleet.ackedCount() >= ackedAtKillCount + 1_000);
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> fleet.ackedCount() >= ackedAtKillCount + 1_000);
       fleet.stop();
       await().atMost(Duration.ofSeconds(90)).until(fleet::drained);
 
-      assertThat(fleet.reconnects()).as("devices of the dead node reconnected elsewhere").isPositive();
+      assertThat(fleet.reconnects())
+          .as("devices of the dead node reconnected elsewhere")
+          .isPositive();
       long total = 0;
       for (DeviceFleet.Device device : fleet.devices()) {
         Set<Long> sent = device.sent();
-        assertThat(storedTimestamps(device.id)).as("device %s: all sent, each once", device.id)
+        assertThat(storedTimestamps(device.id))
+            .as("device %s: all sent, each once", device.id)
             .isEqualTo(sent);
         assertThat(rows(device.id)).isEqualTo(sent.size());
         total += sent.size();
@@ -286,14 +332,16 @@ class ClusterProcessIT {
       up.add(n4);
       awaitRings(3);
       // Ownership moved: the newcomer stores messages forwarded to it.
-      await().atMost(Duration.ofSeconds(60))
+      await()
+          .atMost(Duration.ofSeconds(60))
           .until(() -> cluster.metric(n4, "fieldline_cluster_received_total") >= 200);
       fleet.stop();
       await().atMost(Duration.ofSeconds(90)).until(fleet::drained);
 
       for (DeviceFleet.Device device : fleet.devices()) {
         Set<Long> stored = storedTimestamps(device.id);
-        assertThat(stored).as("device %s: every acknowledged message stored", device.id)
+        assertThat(stored)
+            .as("device %s: every acknowledged message stored", device.id)
             .containsAll(device.acked());
         assertThat(stored).as("device %s: all sent, each once", device.id).isEqualTo(device.sent());
       }

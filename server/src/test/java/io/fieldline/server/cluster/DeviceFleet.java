@@ -28,8 +28,8 @@ import java.util.function.Supplier;
  * breaks, the device reconnects to a node that is up and retransmits every message that was sent
  * and not acknowledged, with the same timestamp, before it sends new ones (MQTT 3.1.1 §4.4).
  *
- * <p>HiveMQ MQTT client (async, shared event loops), clean sessions: retransmission is done here, so
- * it does not depend on a node keeping session state. Thread-safe.
+ * <p>HiveMQ MQTT client (async, shared event loops), clean sessions: retransmission is done here,
+ * so it does not depend on a node keeping session state. Thread-safe.
  */
 final class DeviceFleet implements AutoCloseable {
 
@@ -52,7 +52,10 @@ final class DeviceFleet implements AutoCloseable {
     this.pacing = pacing;
   }
 
-  /** Adds a device whose first connection goes to {@code firstPort}; timestamps start at {@code base}. */
+  /**
+   * Adds a device whose first connection goes to {@code firstPort}; timestamps start at {@code
+   * base}.
+   */
   void add(DeviceId id, String token, long base, int firstPort) {
     devices.add(new Device(devices.size(), id, token, base, firstPort));
   }
@@ -139,27 +142,35 @@ final class DeviceFleet implements AutoCloseable {
     }
 
     private void connect(int port) {
-      Mqtt3AsyncClient candidate = MqttClient.builder().useMqttVersion3()
-          .identifier("fleet-" + index)
-          .serverHost("127.0.0.1")
-          .serverPort(port)
-          .buildAsync();
+      Mqtt3AsyncClient candidate =
+          MqttClient.builder()
+              .useMqttVersion3()
+              .identifier("fleet-" + index)
+              .serverHost("127.0.0.1")
+              .serverPort(port)
+              .buildAsync();
       int connection;
       synchronized (this) {
         connection = ++generation;
         client = candidate;
       }
-      candidate.connectWith().cleanSession(true).keepAlive(30)
-          .simpleAuth().username(token).applySimpleAuth()
+      candidate
+          .connectWith()
+          .cleanSession(true)
+          .keepAlive(30)
+          .simpleAuth()
+          .username(token)
+          .applySimpleAuth()
           .send()
           .orTimeout(10, TimeUnit.SECONDS)
-          .whenComplete((connAck, error) -> {
-            if (error != null) {
-              reconnectLater(connection);
-            } else {
-              pump(connection);
-            }
-          });
+          .whenComplete(
+              (connAck, error) -> {
+                if (error != null) {
+                  reconnectLater(connection);
+                } else {
+                  pump(connection);
+                }
+              });
     }
 
     /** Sends the next message: a retransmission first, else a new one unless stopping. */
@@ -182,10 +193,17 @@ final class DeviceFleet implements AutoCloseable {
         inFlight = true;
         current = client;
       }
-      byte[] payload = ("{\"ts\":" + ts + ",\"values\":{\"seq\":" + (ts - base) + "}}")
-          .getBytes(StandardCharsets.UTF_8);
-      CompletableFuture<?> puback = current.publishWith().topic(TOPIC).qos(MqttQos.AT_LEAST_ONCE)
-          .payload(payload).send().orTimeout(30, TimeUnit.SECONDS);
+      byte[] payload =
+          ("{\"ts\":" + ts + ",\"values\":{\"seq\":" + (ts - base) + "}}")
+              .getBytes(StandardCharsets.UTF_8);
+      CompletableFuture<?> puback =
+          current
+              .publishWith()
+              .topic(TOPIC)
+              .qos(MqttQos.AT_LEAST_ONCE)
+              .payload(payload)
+              .send()
+              .orTimeout(30, TimeUnit.SECONDS);
       puback.whenComplete((ok, error) -> onOutcome(connection, ts, error));
     }
 
@@ -226,10 +244,13 @@ final class DeviceFleet implements AutoCloseable {
       reconnects.incrementAndGet();
       old.disconnect().exceptionally(ignored -> null);
       if (!scheduler.isShutdown()) {
-        scheduler.schedule(() -> {
-          List<Integer> ports = mqttPorts.get();
-          connect(ports.get(Math.floorMod(index + reconnects.get(), ports.size())));
-        }, 200, TimeUnit.MILLISECONDS);
+        scheduler.schedule(
+            () -> {
+              List<Integer> ports = mqttPorts.get();
+              connect(ports.get(Math.floorMod(index + reconnects.get(), ports.size())));
+            },
+            200,
+            TimeUnit.MILLISECONDS);
       }
     }
 

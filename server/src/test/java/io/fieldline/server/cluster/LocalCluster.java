@@ -56,7 +56,8 @@ final class LocalCluster implements AutoCloseable {
   private final TestingServer zookeeper;
   private final CuratorFramework reader;
   private final Map<String, NodeProcess> nodes = new LinkedHashMap<>();
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   private final CqlSession cql;
   private String adminToken;
 
@@ -66,24 +67,27 @@ final class LocalCluster implements AutoCloseable {
     this.workDir = workDir;
     // 200 ms ticks: ZooKeeper accepts session timeouts down to 400 ms.
     this.zookeeper = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, 200, -1), true);
-    this.reader = CuratorFrameworkFactory.newClient(zookeeper.getConnectString(), new RetryOneTime(100));
+    this.reader =
+        CuratorFrameworkFactory.newClient(zookeeper.getConnectString(), new RetryOneTime(100));
     reader.start();
     reader.blockUntilConnected();
-    CqlSession admin = CqlSession.builder()
-        .addContactPoint(cassandra.cqlAddress())
-        .withLocalDatacenter(cassandra.localDatacenter())
-        .build();
+    CqlSession admin =
+        CqlSession.builder()
+            .addContactPoint(cassandra.cqlAddress())
+            .withLocalDatacenter(cassandra.localDatacenter())
+            .build();
     try (admin) {
       // The schema exists before the nodes start: they find it migrated and start in parallel.
       CassandraConfig defaults = CassandraConfig.from(ConfigFactory.load());
       new SchemaMigrator(admin, keyspace)
           .migrate(defaults.replication(), defaults.deadLetterTtl().toSeconds());
     }
-    this.cql = CqlSession.builder()
-        .addContactPoint(cassandra.cqlAddress())
-        .withLocalDatacenter(cassandra.localDatacenter())
-        .withKeyspace(keyspace)
-        .build();
+    this.cql =
+        CqlSession.builder()
+            .addContactPoint(cassandra.cqlAddress())
+            .withLocalDatacenter(cassandra.localDatacenter())
+            .withKeyspace(keyspace)
+            .build();
   }
 
   private Map<String, String> environment() {
@@ -101,7 +105,8 @@ final class LocalCluster implements AutoCloseable {
     env.put("FIELDLINE_HTTP_HOST", "127.0.0.1");
     env.put("FIELDLINE_HTTP_PORT", "0");
     env.put("FIELDLINE_EMBEDDED_CASSANDRA_ENABLED", "false");
-    env.put("FIELDLINE_CASSANDRA_CONTACT_POINTS",
+    env.put(
+        "FIELDLINE_CASSANDRA_CONTACT_POINTS",
         cassandra.cqlAddress().getHostString() + ":" + cassandra.cqlAddress().getPort());
     env.put("FIELDLINE_CASSANDRA_LOCAL_DATACENTER", cassandra.localDatacenter());
     env.put("FIELDLINE_CASSANDRA_KEYSPACE", keyspace);
@@ -129,11 +134,15 @@ final class LocalCluster implements AutoCloseable {
 
   /** Waits for the node's znode (its ports) and for {@code /health/ready} (it claims devices). */
   void awaitReady(NodeProcess node) {
-    await("registration of " + node).atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
+    await("registration of " + node)
+        .atMost(Duration.ofSeconds(120))
+        .pollInterval(Duration.ofMillis(200))
         .failFast("process exited:\n" + node.tail(), () -> !node.isAlive())
         .until(() -> readMember(node.nodeId()) != null);
     node.registered(readMember(node.nodeId()));
-    await("readiness of " + node).atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+    await("readiness of " + node)
+        .atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(200))
         .failFast("process exited:\n" + node.tail(), () -> !node.isAlive())
         .until(() -> status(node, "/health/ready") == 200);
   }
@@ -171,12 +180,18 @@ final class LocalCluster implements AutoCloseable {
 
   /** A device created over REST on {@code via}; returns its id. */
   DeviceId createDevice(NodeProcess via, String name, String accessToken) {
-    HttpResponse<String> response = send(via, HttpRequest.newBuilder(uri(via, "/api/device?accessToken=" + accessToken))
-        .header("Content-Type", "application/json")
-        .header("X-Authorization", "Bearer " + token(via))
-        .POST(HttpRequest.BodyPublishers.ofString("{\"name\":\"" + name + "\",\"type\":\"test\"}")));
+    HttpResponse<String> response =
+        send(
+            via,
+            HttpRequest.newBuilder(uri(via, "/api/device?accessToken=" + accessToken))
+                .header("Content-Type", "application/json")
+                .header("X-Authorization", "Bearer " + token(via))
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"name\":\"" + name + "\",\"type\":\"test\"}")));
     if (response.statusCode() != 200) {
-      throw new IllegalStateException("device creation failed: " + response.statusCode() + " " + response.body());
+      throw new IllegalStateException(
+          "device creation failed: " + response.statusCode() + " " + response.body());
     }
     try {
       return DeviceId.parse(JSON.readTree(response.body()).path("id").path("id").asText());
@@ -187,10 +202,14 @@ final class LocalCluster implements AutoCloseable {
 
   private synchronized String token(NodeProcess via) {
     if (adminToken == null) {
-      HttpResponse<String> response = send(via, HttpRequest.newBuilder(uri(via, "/api/auth/login"))
-          .header("Content-Type", "application/json")
-          .POST(HttpRequest.BodyPublishers.ofString(
-              "{\"username\":\"" + ADMIN + "\",\"password\":\"" + PASSWORD + "\"}")));
+      HttpResponse<String> response =
+          send(
+              via,
+              HttpRequest.newBuilder(uri(via, "/api/auth/login"))
+                  .header("Content-Type", "application/json")
+                  .POST(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"username\":\"" + ADMIN + "\",\"password\":\"" + PASSWORD + "\"}")));
       try {
         JsonNode body = JSON.readTree(response.body());
         adminToken = body.path("token").asText();
@@ -203,7 +222,8 @@ final class LocalCluster implements AutoCloseable {
 
   int status(NodeProcess node, String path) {
     try {
-      return send(node, HttpRequest.newBuilder(uri(node, path)).timeout(Duration.ofSeconds(5)).GET())
+      return send(
+              node, HttpRequest.newBuilder(uri(node, path)).timeout(Duration.ofSeconds(5)).GET())
           .statusCode();
     } catch (RuntimeException e) {
       return -1;
@@ -214,12 +234,19 @@ final class LocalCluster implements AutoCloseable {
   double metric(NodeProcess node, String prometheusName) {
     String text;
     try {
-      text = send(node, HttpRequest.newBuilder(uri(node, "/metrics")).timeout(Duration.ofSeconds(5)).GET()).body();
+      text =
+          send(
+                  node,
+                  HttpRequest.newBuilder(uri(node, "/metrics"))
+                      .timeout(Duration.ofSeconds(5))
+                      .GET())
+              .body();
     } catch (RuntimeException e) {
       return -1;
     }
-    Matcher matcher = Pattern.compile("(?m)^" + Pattern.quote(prometheusName) + "(\\{[^}]*\\})? ([0-9.eE+-]+)$")
-        .matcher(text);
+    Matcher matcher =
+        Pattern.compile("(?m)^" + Pattern.quote(prometheusName) + "(\\{[^}]*\\})? ([0-9.eE+-]+)$")
+            .matcher(text);
     double sum = 0;
     boolean found = false;
     while (matcher.find()) {

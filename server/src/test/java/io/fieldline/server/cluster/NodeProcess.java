@@ -23,8 +23,9 @@ final class NodeProcess {
   private static final Set<Process> STARTED = ConcurrentHashMap.newKeySet();
 
   static {
-    Runtime.getRuntime().addShutdownHook(new Thread(
-        () -> STARTED.forEach(Process::destroyForcibly), "node-process-reaper"));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(() -> STARTED.forEach(Process::destroyForcibly), "node-process-reaper"));
   }
 
   private final String nodeId;
@@ -43,14 +44,22 @@ final class NodeProcess {
     try {
       Path dir = Files.createDirectories(workDir.resolve(nodeId));
       Path log = dir.resolve("node.log");
-      List<String> command = new ArrayList<>(List.of(
-          Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-ea",
-          "-cp", classpath(),
-          "io.fieldline.server.Main"));
-      ProcessBuilder builder = new ProcessBuilder(command)
-          .redirectErrorStream(true)
-          .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+      List<String> command =
+          new ArrayList<>(
+              List.of(
+                  Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                  "-Xms64m",
+                  "-Xmx384m",
+                  "-XX:+UseSerialGC",
+                  "-XX:TieredStopAtLevel=1",
+                  "-ea",
+                  "-cp",
+                  classpath(),
+                  "io.fieldline.server.Main"));
+      ProcessBuilder builder =
+          new ProcessBuilder(command)
+              .redirectErrorStream(true)
+              .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
       builder.environment().keySet().removeIf(key -> key.startsWith("FIELDLINE_"));
       builder.environment().putAll(env);
       builder.environment().put("FIELDLINE_NODE_ID", nodeId);
