@@ -94,6 +94,9 @@ class CassandraOutageIT extends ServerTestBase {
     cassandra.start();
     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
         .until(() -> get("/health/ready", "").statusCode() == 200);
+    // The test's own driver session reconnects on its own schedule.
+    await().atMost(Duration.ofSeconds(60)).ignoreExceptions()
+        .until(() -> cql.execute("SELECT release_version FROM system.local").one() != null);
     for (long ts : ackedBeforeRecovery) {
       assertThat(stored(device, ts))
           .as("acknowledged message ts=%d is stored (acked %s, stored rows %d)", ts,

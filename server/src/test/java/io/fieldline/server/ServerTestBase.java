@@ -1,6 +1,8 @@
 package io.fieldline.server;
 
 import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
+import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.fieldline.cassandra.embedded.EmbeddedCassandra;
@@ -14,6 +16,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -53,6 +56,11 @@ abstract class ServerTestBase {
             .addContactPoint(cassandra.cqlAddress())
             .withLocalDatacenter(cassandra.localDatacenter())
             .withKeyspace(keyspace)
+            // Reconnect quickly after tests that stop and restart Cassandra.
+            .withConfigLoader(DriverConfigLoader.programmaticBuilder()
+                .withDuration(DefaultDriverOption.RECONNECTION_BASE_DELAY, Duration.ofMillis(200))
+                .withDuration(DefaultDriverOption.RECONNECTION_MAX_DELAY, Duration.ofSeconds(1))
+                .build())
             .build();
   }
 
