@@ -130,6 +130,22 @@ sample() { # file label pid
   done
 }
 
+# The whole machine, once a second: busy ticks of all CPUs (user nice system irq softirq steal),
+# so that the report can show what other processes took during a phase.
+sample_machine() { # file
+  local file=$1 label cpu_user nice system idle iowait irq softirq steal rest
+  while true; do
+    read -r label cpu_user nice system idle iowait irq softirq steal rest </proc/stat
+    echo "$(date +%s%3N) machine 0 $((cpu_user + nice + system + irq + softirq + steal)) 0" >>"$file"
+    sleep 1
+  done
+}
+
+start_machine_sampler() { # file
+  sample_machine "$1" &
+  samplers+=($!)
+}
+
 start_sampler() { # file label pid
   sample "$@" &
   samplers+=($!)
@@ -275,6 +291,7 @@ fi
 
 # ---- phase 1: Fieldline -----------------------------------------------------------------------
 if [[ " $PHASES " == *" fieldline "* ]]; then
+  start_machine_sampler "$run/cpu-fieldline.txt"
   start_sampler "$run/cpu-fieldline.txt" server "$server_pid"
   start_sampler "$run/cpu-fieldline.txt" cassandra "$cassandra_pid"
   if [ "$JFR" = 1 ]; then
@@ -309,6 +326,7 @@ if [[ " $PHASES " == *" raw "* ]]; then
     --mode "$RAW_MODE" --inflight "$RAW_INFLIGHT" --out "$run/raw.json" \
     >"$run/raw.log" 2>&1 &
   writer_pid=$!
+  start_machine_sampler "$run/cpu-raw.txt"
   start_sampler "$run/cpu-raw.txt" writer "$writer_pid"
   start_sampler "$run/cpu-raw.txt" cassandra "$cassandra_pid"
   start_sampler "$run/cpu-raw.txt" server "$server_pid"
@@ -350,6 +368,7 @@ EOF
     sleep 0.1
   done
   log "mosquitto listening on $mosquitto_port (pid $mosquitto_pid)"
+  start_machine_sampler "$run/cpu-mosquitto.txt"
   start_sampler "$run/cpu-mosquitto.txt" mosquitto "$mosquitto_pid"
   gatling mosquitto "$mosquitto_port" || true
   stop_samplers

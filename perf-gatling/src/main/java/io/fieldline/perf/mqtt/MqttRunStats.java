@@ -49,6 +49,7 @@ public final class MqttRunStats {
       List.of("< 10 ms", "10-50 ms", "50-100 ms", "100-250 ms", "250-500 ms", "500 ms-1 s", "> 1 s");
 
   private static final long MAX_TRACKED_MICROS = 3_600_000_000L;
+  private static final long SLOW_MICROS = 100_000;
   private static final int MAX_SECONDS = 6 * 3600;
 
   private final long startMillis = System.currentTimeMillis();
@@ -64,6 +65,8 @@ public final class MqttRunStats {
   private final EnumMap<Failure, LongAdder> failures = new EnumMap<>(Failure.class);
   private final AtomicLongArray ackedPerSecond = new AtomicLongArray(MAX_SECONDS);
   private final AtomicLongArray sentPerSecond = new AtomicLongArray(MAX_SECONDS);
+  /** Acknowledgements that took 100 ms or more, per second: shows when the tail happened. */
+  private final AtomicLongArray slowAckedPerSecond = new AtomicLongArray(MAX_SECONDS);
   private final ConcurrentLinkedQueue<AckLedger> ledgers = new ConcurrentLinkedQueue<>();
 
   public MqttRunStats() {
@@ -100,7 +103,11 @@ public final class MqttRunStats {
     acked.increment();
     ackMicros.recordValue(micros);
     buckets[bucketOf(micros)].increment();
-    ackedPerSecond.incrementAndGet(secondIndex());
+    int second = secondIndex();
+    ackedPerSecond.incrementAndGet(second);
+    if (micros >= SLOW_MICROS) {
+      slowAckedPerSecond.incrementAndGet(second);
+    }
   }
 
   void failed(Failure failure) {
@@ -184,6 +191,7 @@ public final class MqttRunStats {
     json.put("ackLatencyBuckets", bucketCounts);
     json.put("ackedPerSecond", series(ackedPerSecond));
     json.put("sentPerSecond", series(sentPerSecond));
+    json.put("slowAckedPerSecond", series(slowAckedPerSecond));
     try {
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), json);
     } catch (IOException e) {

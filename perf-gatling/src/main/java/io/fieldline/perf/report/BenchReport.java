@@ -95,6 +95,8 @@ public final class BenchReport {
     row(md, "CPU cores: Cassandra", cores(fieldline, "cassandra"), "-", cores(raw, "cassandra"));
     row(md, "CPU cores: load generator", cores(fieldline, "generator"),
         cores(mosquitto, "generator"), cores(raw, "writer"));
+    row(md, "CPU cores: other processes on the machine", others(fieldline), others(mosquitto),
+        others(raw));
     row(md, "max RSS MiB: broker / Cassandra / generator",
         rss(fieldline, "server") + " / " + rss(fieldline, "cassandra") + " / "
             + rss(fieldline, "generator"),
@@ -200,6 +202,20 @@ public final class BenchReport {
 
   private static String cores(@Nullable PhaseResult phase, String label) {
     return phase == null || !phase.cpu().has(label) ? "-" : fmt(phase.cores(label), 2);
+  }
+
+  /** Busy cores of the whole machine minus the phase's own processes. */
+  private static String others(@Nullable PhaseResult phase) {
+    if (phase == null || !phase.cpu().has("machine")) {
+      return "-";
+    }
+    double own = 0;
+    for (String label : new String[] {"server", "cassandra", "generator", "writer", "mosquitto"}) {
+      if (phase.cpu().has(label)) {
+        own += phase.cores(label);
+      }
+    }
+    return fmt(Math.max(0, phase.cores("machine") - own), 2);
   }
 
   private static String rss(@Nullable PhaseResult phase, String label) {
