@@ -13,6 +13,7 @@
 #   KEYS [4]             telemetry keys per message (3..5)
 #   QOS [1]              0 or 1
 #   HOLD [10]            ConnectionStorm: seconds each connection stays open
+#   WARMUP [30]          seconds after the ramp left out of the steady window (JIT, token lookups)
 #   PHASES ["fieldline raw mosquitto"]  which phases to run, in this order
 #   RAW_MODE [rows]      raw writer: rows (one INSERT per row) or batch (one batch per message)
 #   RAW_INFLIGHT [1024]  raw writer: requests in flight
@@ -42,6 +43,7 @@ RAMP=${RAMP:-500}
 KEYS=${KEYS:-4}
 QOS=${QOS:-1}
 HOLD=${HOLD:-10}
+WARMUP=${WARMUP:-30}
 PHASES=${PHASES:-fieldline raw mosquitto}
 RAW_MODE=${RAW_MODE:-rows}
 RAW_INFLIGHT=${RAW_INFLIGHT:-1024}
@@ -186,7 +188,7 @@ case "$scenario" in
   MaxThroughput) describe="$describe closed loop (1 in flight each), QoS $QOS, $KEYS keys, $DURATION s" ;;
   ConnectionStorm) describe="$describe connecting at $RAMP/s, 1 publish each, held $HOLD s" ;;
 esac
-command="DEVICES=$DEVICES RATE=$RATE DURATION=$DURATION RAMP=$RAMP KEYS=$KEYS QOS=$QOS RAW_MODE=$RAW_MODE PHASES=\"$PHASES\" bench/run.sh $scenario"
+command="DEVICES=$DEVICES RATE=$RATE DURATION=$DURATION RAMP=$RAMP WARMUP=$WARMUP KEYS=$KEYS QOS=$QOS RAW_MODE=$RAW_MODE PHASES=\"$PHASES\" bench/run.sh $scenario"
 {
   echo "scenario=$scenario"
   echo "describe=$describe"
@@ -224,7 +226,7 @@ gatling() { # phase port: runs the scenario with gatling:test against 127.0.0.1:
     -Dgatling.resultsFolder="$run/gatling-$phase" -Dgatling.jvmXmx="$GATLING_XMX" \
     -Dhost=127.0.0.1 -Dport="$port" -Dfeeder="$run/devices.csv" -Ddevices="$DEVICES" \
     -DratePerDevice="$RATE" -Dduration="$DURATION" -DrampConnectionsPerSec="$RAMP" \
-    -Dkeys="$KEYS" -Dqos="$QOS" -Dhold="$HOLD" \
+    -Dkeys="$KEYS" -Dqos="$QOS" -Dhold="$HOLD" -Dwarmup="$WARMUP" \
     -Dsummary="$run/$phase-summary.json" -Dledger="$run/$phase-ledger.csv" \
     >"$run/gatling-$phase.log" 2>&1 &
   mvn_pid=$!
@@ -318,11 +320,12 @@ fi
 if [[ " $PHASES " == *" raw "* ]]; then
   cassandra_quiet
   raw_rate=$RATE
+  raw_warmup=$((WARMUP < 10 ? 10 : WARMUP))
   [ "$scenario" = MaxThroughput ] && raw_rate=0
   log "raw: $RAW_MODE mode, $DEVICES devices, rate $raw_rate/device (0 = closed loop), $RAW_INFLIGHT in flight"
   # java directly (not a function) so that $! is the writer's own pid for the CPU samples.
   java -Xmx1g -cp "$perf_cp" io.fieldline.perf.raw.RawDriverWriter --cql "127.0.0.1:$cql_port" \
-    --devices "$DEVICES" --rate "$raw_rate" --duration "$DURATION" --warmup 10 --keys "$KEYS" \
+    --devices "$DEVICES" --rate "$raw_rate" --duration "$DURATION" --warmup "$raw_warmup" --keys "$KEYS" \
     --mode "$RAW_MODE" --inflight "$RAW_INFLIGHT" --out "$run/raw.json" \
     >"$run/raw.log" 2>&1 &
   writer_pid=$!

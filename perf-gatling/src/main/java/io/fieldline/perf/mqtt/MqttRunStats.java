@@ -58,6 +58,11 @@ public final class MqttRunStats {
   private final AtomicHistogram ackMicros = new AtomicHistogram(1, MAX_TRACKED_MICROS, 3);
   private final AtomicHistogram connectMicros = new AtomicHistogram(1, MAX_TRACKED_MICROS, 3);
   private final LongAdder[] buckets = new LongAdder[BUCKET_BOUNDS_MICROS.length + 1];
+  /** The same, for acknowledgements inside the steady window only (see {@link #steadyWindow}). */
+  private final AtomicHistogram steadyAckMicros = new AtomicHistogram(1, MAX_TRACKED_MICROS, 3);
+  private final LongAdder[] steadyBuckets = new LongAdder[BUCKET_BOUNDS_MICROS.length + 1];
+  private volatile int steadyFrom = Integer.MAX_VALUE;
+  private volatile int steadyTo = Integer.MAX_VALUE;
   private final LongAdder sent = new LongAdder();
   private final LongAdder acked = new LongAdder();
   private final LongAdder connects = new LongAdder();
@@ -72,10 +77,21 @@ public final class MqttRunStats {
   public MqttRunStats() {
     for (int i = 0; i < buckets.length; i++) {
       buckets[i] = new LongAdder();
+      steadyBuckets[i] = new LongAdder();
     }
     for (Failure failure : Failure.values()) {
       failures.put(failure, new LongAdder());
     }
+  }
+
+  /**
+   * Seconds {@code [from, to)} (counted from the first connection attempt) whose
+   * acknowledgements also go into the steady-window latency figures: all devices connected and
+   * warmed up, none finished yet.
+   */
+  public void steadyWindow(int from, int to) {
+    steadyFrom = from;
+    steadyTo = to;
   }
 
   void connecting() {
@@ -105,6 +121,10 @@ public final class MqttRunStats {
     buckets[bucketOf(micros)].increment();
     int second = secondIndex();
     ackedPerSecond.incrementAndGet(second);
+    if (second >= steadyFrom && second < steadyTo) {
+      steadyAckMicros.recordValue(micros);
+      steadyBuckets[bucketOf(micros)].increment();
+    }
     if (micros >= SLOW_MICROS) {
       slowAckedPerSecond.incrementAndGet(second);
     }
@@ -189,6 +209,12 @@ public final class MqttRunStats {
       bucketCounts.put(BUCKET_LABELS.get(i), buckets[i].sum());
     }
     json.put("ackLatencyBuckets", bucketCounts);
+    json.put("steadyAckLatencyMillis", percentiles(steadyAckMicros.copy()));
+    Map<String, Long> steadyCounts = new LinkedHashMap<>();
+    for (int i = 0; i < steadyBuckets.length; i++) {
+      steadyCounts.put(BUCKET_LABELS.get(i), steadyBuckets[i].sum());
+    }
+    json.put("steadyAckLatencyBuckets", steadyCounts);
     json.put("ackedPerSecond", series(ackedPerSecond));
     json.put("sentPerSecond", series(sentPerSecond));
     json.put("slowAckedPerSecond", series(slowAckedPerSecond));

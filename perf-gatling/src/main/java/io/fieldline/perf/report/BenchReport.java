@@ -88,8 +88,14 @@ public final class BenchReport {
         raw == null ? "-" : raw.json().path("rowsWritten").asLong() + " rows / "
             + raw.json().path("requestsFailed").asLong() + " failed");
     row(md, "acked / stored / missing (partial)", storedLine(), "nothing stored", "-");
-    row(md, "PUBACK p50 / p95 / p99 / p99.9 / max ms", latency(fieldline), latency(mosquitto),
-        raw == null ? "-" : latencyOf(raw.json().path("requestLatencyMillis")) + " (per request)");
+    row(md, "PUBACK p50 / p95 / p99 / p99.9 / max ms, steady window",
+        latency(fieldline, "steadyAckLatencyMillis"), latency(mosquitto, "steadyAckLatencyMillis"),
+        raw == null ? "-" : latencyOf(raw.json().path("requestLatencyMillis"))
+            + " (per request, after warm-up)");
+    row(md, "PUBACK p50 / p95 / p99 / p99.9 / max ms, whole run (ramp and warm-up included)",
+        latency(fieldline, "ackLatencyMillis"), latency(mosquitto, "ackLatencyMillis"), "-");
+    row(md, "connects OK; TCP connect → CONNACK p50 / p95 / p99 / p99.9 / max ms",
+        connects(fieldline), connects(mosquitto), "-");
     row(md, "CPU cores: broker / server", cores(fieldline, "server"), cores(mosquitto, "mosquitto"),
         cores(raw, "server") + " (idle server)");
     row(md, "CPU cores: Cassandra", cores(fieldline, "cassandra"), "-", cores(raw, "cassandra"));
@@ -116,11 +122,14 @@ public final class BenchReport {
             : fmt(raw.cpuMicrosPerUnit("writer") * keys, 0) + " per message");
     md.append("\n");
 
-    md.append("PUBACK latency buckets (share of acknowledged messages, whole run):\n\n");
-    md.append("| bucket | Fieldline | Mosquitto |\n| --- | ---: | ---: |\n");
+    md.append("PUBACK latency buckets (share of acknowledged messages):\n\n");
+    md.append("| bucket | Fieldline, steady window | Fieldline, whole run | Mosquitto, steady window |"
+        + "\n| --- | ---: | ---: | ---: |\n");
     for (String bucket : MqttRunStats.BUCKET_LABELS) {
-      md.append("| ").append(bucket).append(" | ").append(bucket(fieldline, bucket))
-          .append(" | ").append(bucket(mosquitto, bucket)).append(" |\n");
+      md.append("| ").append(bucket)
+          .append(" | ").append(bucket(fieldline, "steadyAckLatencyBuckets", bucket))
+          .append(" | ").append(bucket(fieldline, "ackLatencyBuckets", bucket))
+          .append(" | ").append(bucket(mosquitto, "steadyAckLatencyBuckets", bucket)).append(" |\n");
     }
     md.append("\n");
 
@@ -190,8 +199,15 @@ public final class BenchReport {
         + check.path("storedNotAcked").asLong() + " stored but not acked";
   }
 
-  private static String latency(@Nullable PhaseResult phase) {
-    return phase == null ? "-" : latencyOf(phase.json().path("ackLatencyMillis"));
+  private static String connects(@Nullable PhaseResult phase) {
+    return phase == null ? "-" : phase.json().path("connects").asLong() + "; "
+        + latencyOf(phase.json().path("connectLatencyMillis"));
+  }
+
+  private static String latency(@Nullable PhaseResult phase, String field) {
+    return phase == null || phase.json().path(field).path("count").asLong() == 0
+        ? "-"
+        : latencyOf(phase.json().path(field));
   }
 
   private static String latencyOf(JsonNode millis) {
@@ -226,13 +242,16 @@ public final class BenchReport {
     return phase == null || !phase.cpu().has(label) ? "-" : fmt(phase.cpuMicrosPerUnit(label), 0);
   }
 
-  private static String bucket(@Nullable PhaseResult phase, String bucket) {
+  private static String bucket(@Nullable PhaseResult phase, String field, String bucket) {
     if (phase == null) {
       return "-";
     }
-    long acked = phase.json().path("acked").asLong();
-    long count = phase.json().path("ackLatencyBuckets").path(bucket).asLong();
-    return acked == 0 ? "-" : fmt(100.0 * count / acked, 2) + " % (" + count + ")";
+    long total = 0;
+    for (JsonNode count : phase.json().path(field)) {
+      total += count.asLong();
+    }
+    long count = phase.json().path(field).path(bucket).asLong();
+    return total == 0 ? "-" : fmt(100.0 * count / total, 2) + " % (" + count + ")";
   }
 
   private static String ratio(double a, double b) {

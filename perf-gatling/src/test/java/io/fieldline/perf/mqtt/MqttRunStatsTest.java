@@ -26,6 +26,7 @@ class MqttRunStatsTest {
   void should_write_counts_percentiles_and_buckets_when_summarised(@TempDir Path dir)
       throws Exception {
     MqttRunStats stats = new MqttRunStats();
+    stats.steadyWindow(0, 1);
     stats.connecting();
     stats.connected(2_000_000);
     for (int i = 0; i < 99; i++) {
@@ -49,5 +50,23 @@ class MqttRunStatsTest {
     assertThat(json.path("ackLatencyMillis").path("p50").asDouble()).isBetween(2.99, 3.01);
     assertThat(json.path("ackLatencyMillis").path("max").asDouble()).isBetween(1499.0, 1501.0);
     assertThat(stats.meanAckedPerSecond(0, 1)).isEqualTo(100.0);
+    assertThat(json.path("steadyAckLatencyMillis").path("count").asLong()).isEqualTo(100);
+    assertThat(json.path("steadyAckLatencyBuckets").path("> 1 s").asLong()).isEqualTo(1);
+  }
+
+  @Test
+  void should_leave_acks_out_of_the_steady_figures_when_outside_the_window(@TempDir Path dir)
+      throws Exception {
+    MqttRunStats stats = new MqttRunStats();
+    stats.steadyWindow(5, 10);
+    stats.connecting();
+    stats.acked(3_000_000);
+
+    Path file = dir.resolve("summary.json");
+    stats.writeSummary(file, Map.of());
+    JsonNode json = new ObjectMapper().readTree(file.toFile());
+
+    assertThat(json.path("acked").asLong()).isEqualTo(1);
+    assertThat(json.path("steadyAckLatencyMillis").path("count").asLong()).isZero();
   }
 }

@@ -35,8 +35,8 @@ public class ConnectionStorm extends MqttSimulation {
   }
 
   @Override
-  double[] steadyWindowSeconds() {
-    return new double[] {0, settings.ramp().toSeconds() + settings.hold().toSeconds()};
+  int[] steadyWindowSeconds() {
+    return new int[] {0, (int) (settings.ramp().toSeconds() + settings.hold().toSeconds())};
   }
 
   @Override

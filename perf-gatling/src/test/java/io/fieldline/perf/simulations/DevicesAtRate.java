@@ -36,13 +36,6 @@ public class DevicesAtRate extends MqttSimulation {
         .assertions(global().failedRequests().count().is(0L));
   }
 
-  @Override
-  double[] steadyWindowSeconds() {
-    // Every device publishes between the end of the ramp and the end of the first device's run.
-    double from = settings.ramp().toSeconds() + 1;
-    double to = settings.duration().toSeconds() - 1;
-    return to > from ? new double[] {from, to} : new double[] {1, settings.duration().toSeconds()};
-  }
 
   @Override
   double offeredPerSecond() {

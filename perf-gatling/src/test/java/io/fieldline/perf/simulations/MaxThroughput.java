@@ -33,12 +33,6 @@ public class MaxThroughput extends MqttSimulation {
         .assertions(global().failedRequests().count().is(0L));
   }
 
-  @Override
-  double[] steadyWindowSeconds() {
-    double from = settings.ramp().toSeconds() + 1;
-    double to = settings.duration().toSeconds() - 1;
-    return to > from ? new double[] {from, to} : new double[] {1, settings.duration().toSeconds()};
-  }
 
   @Override
   double offeredPerSecond() {

@@ -24,7 +24,7 @@ abstract class MqttSimulation extends Simulation {
   static final String TELEMETRY_TOPIC = "v1/devices/me/telemetry";
 
   final SimulationSettings settings = SimulationSettings.fromSystemProperties();
-  final MqttRunStats stats = new MqttRunStats();
+  final MqttRunStats stats = newStats();
   final TelemetryPayload payload = new TelemetryPayload(settings.keys());
   final MqttProtocolBuilder protocol =
       mqtt()
@@ -35,6 +35,13 @@ abstract class MqttSimulation extends Simulation {
           .ackTimeout(settings.ackTimeout())
           .clientIdPrefix(getClass().getSimpleName() + "-")
           .stats(stats);
+
+  private MqttRunStats newStats() {
+    MqttRunStats runStats = new MqttRunStats();
+    int[] window = steadyWindowSeconds();
+    runStats.steadyWindow(window[0], window[1]);
+    return runStats;
+  }
 
   /** One record per device; a run with more devices than records fails at once. */
   FeederBuilder<String> tokens() {
@@ -54,8 +61,10 @@ abstract class MqttSimulation extends Simulation {
     return CoreDsl.exec(mqtt("disconnect").disconnect());
   }
 
-  /** Seconds (from the start of the run) over which the achieved rate is averaged. */
-  abstract double[] steadyWindowSeconds();
+  /** Seconds (from the first connection) over which rates, CPU and steady latency are taken. */
+  int[] steadyWindowSeconds() {
+    return settings.steadyWindow();
+  }
 
   /** What the scenario offers in messages per second (0 for a closed loop). */
   abstract double offeredPerSecond();
@@ -66,9 +75,9 @@ abstract class MqttSimulation extends Simulation {
     extra.put("simulation", getClass().getSimpleName());
     extra.putAll(settings.describe());
     extra.put("offeredPerSecond", offeredPerSecond());
-    double[] window = steadyWindowSeconds();
+    int[] window = steadyWindowSeconds();
     extra.put("steadyWindowSeconds", List.of(window[0], window[1]));
-    extra.put("steadyAckedPerSecond", stats.meanAckedPerSecond((int) window[0], (int) window[1]));
+    extra.put("steadyAckedPerSecond", stats.meanAckedPerSecond(window[0], window[1]));
     Path summary = settings.summary();
     if (summary != null) {
       stats.writeSummary(summary, extra);

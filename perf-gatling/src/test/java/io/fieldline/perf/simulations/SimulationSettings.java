@@ -33,6 +33,8 @@ import org.jspecify.annotations.Nullable;
  * @param ackTimeout PUBACK timeout ({@code ackTimeout}, seconds, default 10)
  * @param hold how long ConnectionStorm keeps each connection open ({@code hold}, seconds, default
  *     10)
+ * @param warmup seconds after the ramp that the steady window leaves out ({@code warmup}, default
+ *     30): JIT compilation, token lookups and actor restores of the ramp settle there
  * @param summary where to write the run's JSON summary ({@code summary}, optional)
  * @param ledger where to write the acknowledgement ledger ({@code ledger}, optional)
  */
@@ -49,6 +51,7 @@ public record SimulationSettings(
     int keepAlive,
     Duration ackTimeout,
     Duration hold,
+    Duration warmup,
     @Nullable Path summary,
     @Nullable Path ledger) {
 
@@ -77,6 +80,7 @@ public record SimulationSettings(
             intProperty("keepAlive", 60, 0, 65535, errors),
             Duration.ofSeconds(intProperty("ackTimeout", 10, 1, 3600, errors)),
             Duration.ofSeconds(intProperty("hold", 10, 0, 3600, errors)),
+            Duration.ofSeconds(intProperty("warmup", 30, 0, 3600, errors)),
             pathProperty("summary"),
             pathProperty("ledger"));
     long maxFds = maxFileDescriptors();
@@ -99,6 +103,21 @@ public record SimulationSettings(
     return Duration.ofSeconds(Math.max(1, (long) Math.ceil(devices / rampConnectionsPerSec)));
   }
 
+  /**
+   * Seconds (from the first connection attempt) over which rates, CPU and steady latency are
+   * taken: after the ramp and the warm-up, before the first device stops. Falls back to the whole
+   * publishing time when the run is too short for a window of at least 10 s.
+   */
+  public int[] steadyWindow() {
+    int from = (int) (ramp().toSeconds() + warmup.toSeconds());
+    int to = (int) duration.toSeconds() - 1;
+    if (to - from >= 10) {
+      return new int[] {from, to};
+    }
+    int shortFrom = (int) ramp().toSeconds() + 1;
+    return to > shortFrom ? new int[] {shortFrom, to} : new int[] {1, (int) duration.toSeconds()};
+  }
+
   /** Pause between two messages of one device. */
   public Duration pace() {
     return Duration.ofNanos((long) (1_000_000_000L / ratePerDevice));
@@ -114,6 +133,7 @@ public record SimulationSettings(
     out.put("durationSeconds", duration.toSeconds());
     out.put("rampConnectionsPerSec", rampConnectionsPerSec);
     out.put("rampSeconds", ramp().toSeconds());
+    out.put("warmupSeconds", warmup.toSeconds());
     out.put("keys", keys);
     out.put("qos", qos);
     return out;
