@@ -37,6 +37,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
@@ -167,9 +168,11 @@ public final class FieldlineServer implements AutoCloseable {
     DeviceGateway transportGateway = clusterNode == null ? gateway : clusterNode.gateway();
     SessionTakeover takeover =
         clusterNode == null ? SessionTakeover.LOCAL_ONLY : clusterNode.sessionTakeover();
-    List<PressureGauge> pressure = clusterNode == null
-        ? List.of(limiter.pressure())
-        : List.of(limiter.pressure(), clusterNode.forwardingPressure());
+    List<PressureGauge> pressure = new ArrayList<>(telemetryStore.pressure());
+    pressure.add(limiter.pressure());
+    if (clusterNode != null) {
+      pressure.add(clusterNode.forwardingPressure());
+    }
 
     MqttServer mqttServer = new MqttServer(mqttConfig, devices, transportGateway, deadLetters,
         payloadParser(root), pressure, metrics, takeover);

@@ -30,7 +30,7 @@ import java.util.regex.Pattern;
  * @param maxQueued most write requests waiting for a slot
  * @param maxBatchStatements most statements in one batch
  * @param maxBatchBytes most estimated bytes of keys and values in one batch
- * @param coalesceWrites merge concurrent writes into shared batches while requests back up
+ * @param coalesce group commit: merging the messages of many devices into shared batches
  * @param partitionsCacheSize how many (device, partition) pairs are remembered as written
  * @param deviceCache the token cache in front of the registry
  */
@@ -47,7 +47,7 @@ public record CassandraConfig(
     int maxQueued,
     int maxBatchStatements,
     int maxBatchBytes,
-    boolean coalesceWrites,
+    CoalesceConfig coalesce,
     int partitionsCacheSize,
     DeviceCacheConfig deviceCache) {
 
@@ -74,6 +74,22 @@ public record CassandraConfig(
     }
   }
 
+  /**
+   * Group commit of telemetry writes.
+   *
+   * @param enabled whether messages of different devices share batches
+   * @param maxBatchesInFlight most coalesced batches outstanding at once
+   * @param maxBatchStatements most statements in one coalesced batch
+   * @param maxBatchBytes most estimated bytes in one coalesced batch
+   * @param maxQueuedWrites most messages waiting for a batch
+   */
+  public record CoalesceConfig(
+      boolean enabled,
+      int maxBatchesInFlight,
+      int maxBatchStatements,
+      int maxBatchBytes,
+      int maxQueuedWrites) {}
+
   public CassandraConfig {
     contactPoints = List.copyOf(contactPoints);
     Objects.requireNonNull(keyspace, "keyspace");
@@ -82,6 +98,7 @@ public record CassandraConfig(
     Objects.requireNonNull(deadLetterTtl, "deadLetterTtl");
     Objects.requireNonNull(writeConsistency, "writeConsistency");
     Objects.requireNonNull(deviceCache, "deviceCache");
+    Objects.requireNonNull(coalesce, "coalesce");
   }
 
   /**
@@ -131,6 +148,15 @@ public record CassandraConfig(
         "max-batch-bytes",
         "must be between 1 KiB and 1 MiB");
     boolean coalesce = r.get("coalesce-writes", true, () -> r.c.getBoolean("coalesce-writes"));
+    int coalesceBatches = r.positive("coalesce.max-batches-in-flight", 1);
+    int coalesceStatements = r.positive("coalesce.max-batch-statements", 2);
+    long coalesceBytes =
+        r.get("coalesce.max-batch-bytes", 1024L, () -> r.c.getBytes("coalesce.max-batch-bytes"));
+    r.check(
+        coalesceBytes >= 1024 && coalesceBytes <= 1024 * 1024,
+        "coalesce.max-batch-bytes",
+        "must be between 1 KiB and 1 MiB");
+    int coalesceQueued = r.positive("coalesce.max-queued-writes", 4);
     int partitionsCache = r.positive("partitions-cache-size", 1);
     Duration cacheTtl = r.get("device-cache.ttl", Duration.ZERO, () -> r.c.getDuration("device-cache.ttl"));
     r.check(!cacheTtl.isNegative(), "device-cache.ttl", "must not be negative");
@@ -155,7 +181,8 @@ public record CassandraConfig(
         maxQueued,
         maxBatch,
         (int) maxBatchBytes,
-        coalesce,
+        new CoalesceConfig(
+            coalesce, coalesceBatches, coalesceStatements, (int) coalesceBytes, coalesceQueued),
         partitionsCache,
         new DeviceCacheConfig(cacheTtl, negativeTtl, cacheSize));
   }
@@ -165,7 +192,7 @@ public record CassandraConfig(
     return new CassandraConfig(
         points, keyspace, replication, createSchema, tsPartitioning, tsTtlSeconds, deadLetterTtl,
         writeConsistency, maxInflight, maxQueued, maxBatchStatements, maxBatchBytes,
-        coalesceWrites, partitionsCacheSize, deviceCache);
+        coalesce, partitionsCacheSize, deviceCache);
   }
 
   /** A copy with another time-series TTL, in seconds. */
@@ -173,7 +200,7 @@ public record CassandraConfig(
     return new CassandraConfig(
         contactPoints, keyspace, replication, createSchema, tsPartitioning, seconds, deadLetterTtl,
         writeConsistency, maxInflight, maxQueued, maxBatchStatements, maxBatchBytes,
-        coalesceWrites, partitionsCacheSize, deviceCache);
+        coalesce, partitionsCacheSize, deviceCache);
   }
 
   /**

@@ -11,6 +11,7 @@ import com.datastax.oss.driver.api.core.cql.Row;
 import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.KvEntry;
+import io.fieldline.common.PressureGauge;
 import io.fieldline.common.StoreException;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.TsKvEntry;
@@ -50,6 +51,7 @@ public final class CassandraTelemetryStore implements TelemetryStore {
   private final CqlSession session;
   private final CassandraConfig config;
   private final WriteRunner runner;
+  private final @Nullable WriteCoalescer coalescer;
   private final SeenPartitions seenPartitions;
   private final PreparedStatement insertTs;
   private final PreparedStatement upsertLatest;
@@ -60,6 +62,11 @@ public final class CassandraTelemetryStore implements TelemetryStore {
   // Per-row cost in Cassandra's batch size (partition and clustering keys, timestamps, cell
   // headers); measured: 100 two-key-character rows reported as 7 668 bytes.
   private static final int STATEMENT_OVERHEAD = 64;
+
+  // Index of the first value column in each insert below (ValueColumns.COLUMNS order).
+  private static final int TS_VALUES = 4;
+  private static final int LATEST_VALUES = 3;
+  private static final int ATTRIBUTE_VALUES = 4;
 
   /**
    * Prepares the statements; blocks, so call at startup and not on a driver or event-loop thread.
@@ -73,9 +80,11 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     this.session = session;
     this.config = config;
     StoreMetrics metrics = new StoreMetrics(registry, limiter);
-    WriteCoalescer coalescer = config.coalesceWrites()
+    CassandraConfig.CoalesceConfig coalesce = config.coalesce();
+    this.coalescer = coalesce.enabled()
         ? new WriteCoalescer(session, limiter, metrics, config.writeConsistency(),
-            config.maxBatchStatements(), config.maxBatchBytes())
+            coalesce.maxBatchStatements(), coalesce.maxBatchBytes(),
+            coalesce.maxBatchesInFlight(), coalesce.maxQueuedWrites())
         : null;
     this.runner = new WriteRunner(session, limiter, metrics, "telemetry writes", coalescer);
     this.seenPartitions = new SeenPartitions(config.partitionsCacheSize());
@@ -134,6 +143,7 @@ public final class CassandraTelemetryStore implements TelemetryStore {
                       .setString(2, entry.key())
                       .setLong(3, entry.ts())
                       .setInt(9, config.tsTtlSeconds()),
+                  TS_VALUES,
                   entry.kv())));
       newestPerKey.merge(entry.key(), entry, (old, now) -> now.ts() >= old.ts() ? now : old);
     }
@@ -148,6 +158,7 @@ public final class CassandraTelemetryStore implements TelemetryStore {
                       .setString(1, latest.key())
                       .setLong(2, latest.ts())
                       .setLong(8, writeTimestamp(latest.ts())),
+                  LATEST_VALUES,
                   latest.kv())));
     }
     List<Long> newParts = new ArrayList<>(1);
@@ -201,6 +212,7 @@ public final class CassandraTelemetryStore implements TelemetryStore {
                       .setString(2, kv.key())
                       .setLong(3, ts)
                       .setLong(9, writeTimestamp(ts)),
+                  ATTRIBUTE_VALUES,
                   kv)));
     }
     return runner.runCoalesced(
@@ -217,6 +229,14 @@ public final class CassandraTelemetryStore implements TelemetryStore {
                     CassandraTelemetryStore::latestRow,
                     Integer.MAX_VALUE)
                 .thenApply(rows -> rows.stream().filter(Objects::nonNull).toList()));
+  }
+
+  /**
+   * The gauges the transport watches, besides the limiter's: the telemetry writes waiting for a
+   * coalesced batch or carried by one (none when coalescing is off).
+   */
+  public List<PressureGauge> pressure() {
+    return coalescer == null ? List.of() : List.of(coalescer.pressure());
   }
 
   /** Number of (device, partition) pairs remembered as recorded in {@code ts_kv_partitions}. */

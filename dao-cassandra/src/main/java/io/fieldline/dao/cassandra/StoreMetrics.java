@@ -28,6 +28,9 @@ public final class StoreMetrics {
   /** Gauge: requests waiting for an in-flight slot. */
   public static final String WRITES_QUEUED = "fieldline.store.writes.queued";
 
+  /** Gauge: telemetry writes (device messages) waiting for a coalesced batch. */
+  public static final String WRITES_PENDING = "fieldline.store.writes.pending";
+
   /** Counter of failed writes, tagged {@code cause} = lower-case {@link StoreException.Kind}. */
   public static final String WRITE_FAILURES = "fieldline.store.write.failures";
 
@@ -69,6 +72,7 @@ public final class StoreMetrics {
 
   /** Registers the meters, and the gauges of {@code limiter}, in {@code registry}. */
   public StoreMetrics(MeterRegistry registry, WriteLimiter limiter) {
+    this.registry = registry;
     for (Op op : Op.values()) {
       latency.put(
           op,
@@ -105,6 +109,15 @@ public final class StoreMetrics {
           .description("Write requests waiting for an in-flight slot")
           .register(registry);
     }
+  }
+
+  private final MeterRegistry registry;
+
+  /** Registers the pending-writes gauge of the (one) telemetry coalescer. */
+  void registerPending(WriteCoalescer coalescer) {
+    Gauge.builder(WRITES_PENDING, coalescer, WriteCoalescer::queued)
+        .description("Telemetry writes waiting for a coalesced batch")
+        .register(registry);
   }
 
   Timer latency(Op op) {

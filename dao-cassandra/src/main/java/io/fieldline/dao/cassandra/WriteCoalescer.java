@@ -5,27 +5,37 @@ import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.BatchStatement;
 import com.datastax.oss.driver.api.core.cql.BatchStatementBuilder;
 import com.datastax.oss.driver.api.core.cql.BatchType;
+import io.fieldline.common.PressureGauge;
+import io.fieldline.common.StoreException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Merges concurrent writes into fewer requests: group commit for the write path.
+ * Group commit for the write path: merges the writes (device messages) of many devices into shared
+ * unlogged batches, with at most {@code maxBatchesInFlight} batches outstanding at once.
  *
- * <p>Each write (one device message: a few statements for its {@code ts_kv} and latest-values
- * partitions) joins a queue and submits one <em>send</em> to the {@link WriteLimiter}. A send that
- * gets a slot takes every queued write that fits into one unlogged batch ({@code
- * max-batch-statements}, {@code max-batch-bytes}) and sends them as one request; a send that finds
- * the queue empty, because an earlier send took its write along, completes at once. So while
- * Cassandra keeps up, a write goes out alone with no added delay, and as soon as requests back up
- * in the limiter, the waiting writes leave together: fewer requests, less Cassandra CPU per row,
- * the batch size following the load. There is no timer and no window to tune.
+ * <p>A write joins a FIFO queue. While fewer than {@code maxBatchesInFlight} batches are out, the
+ * queue's head leaves at once as a batch holding every queued write that fits ({@code
+ * maxStatements}, {@code maxBytes}); when all batch slots are busy, writes wait, and the next
+ * batch to leave takes them together. The batch size therefore follows the load with no timer: a
+ * lone write on an idle server goes out alone and immediately; at 10,000 messages per second the
+ * same few slots carry dozens of messages per request, which is what makes Cassandra's CPU per
+ * message fall (one request's parsing, dispatch and response shared by many mutations).
+ *
+ * <p>Bounds: at most {@code maxQueued} writes wait; beyond that a write fails at once with {@link
+ * StoreException.Kind#OVERLOADED}. The {@link #pressure() gauge} counts writes not yet completed
+ * (queued plus in batches out), overloaded at half of {@code maxQueued} and relieved at a quarter,
+ * so the transport stops reading sockets long before the queue is full. Each batch also takes one
+ * slot of the shared {@link WriteLimiter}.
  *
  * <p>Every write in a batch gets the batch's outcome: a failed batch fails each of its writes (the
- * devices retransmit; inserts are idempotent). Thread-safe; the queue is guarded by its own lock
- * (short critical sections, no I/O under it).
+ * devices retransmit; every insert is idempotent). Thread-safe: the queue and the count of batches
+ * out are guarded by one lock held only to enqueue or to take a batch (no I/O under it); sending is
+ * driven by a work-in-progress counter, so a batch that completes synchronously does not recurse.
  */
 final class WriteCoalescer {
 
@@ -38,21 +48,42 @@ final class WriteCoalescer {
   private final ConsistencyLevel consistency;
   private final int maxStatements;
   private final int maxBytes;
-  private final ArrayDeque<Pending> queue = new ArrayDeque<>();
+  private final int maxBatchesInFlight;
+  private final int maxQueued;
+  private final PressureGauge pressure;
+  private final AtomicInteger pumpRequests = new AtomicInteger();
+  private final Object lock = new Object();
+  private final ArrayDeque<Pending> queue = new ArrayDeque<>(); // guarded by lock
+  private int batchesInFlight; // guarded by lock
 
+  /**
+   * @param maxStatements most statements in one batch
+   * @param maxBytes most estimated bytes in one batch
+   * @param maxBatchesInFlight most batches outstanding at once, at least 1
+   * @param maxQueued most writes waiting for a batch, at least 4
+   */
   WriteCoalescer(
       CqlSession session,
       WriteLimiter limiter,
       StoreMetrics metrics,
       ConsistencyLevel consistency,
       int maxStatements,
-      int maxBytes) {
+      int maxBytes,
+      int maxBatchesInFlight,
+      int maxQueued) {
+    if (maxBatchesInFlight < 1 || maxQueued < 4) {
+      throw new IllegalArgumentException("need maxBatchesInFlight >= 1 and maxQueued >= 4");
+    }
     this.session = session;
     this.limiter = limiter;
     this.metrics = metrics;
     this.consistency = consistency;
     this.maxStatements = maxStatements;
     this.maxBytes = maxBytes;
+    this.maxBatchesInFlight = maxBatchesInFlight;
+    this.maxQueued = maxQueued;
+    this.pressure = new PressureGauge("cassandra-pending-writes", maxQueued / 2, maxQueued / 4);
+    metrics.registerPending(this);
   }
 
   /** Whether a write of these statements fits one batch, and so may be coalesced. */
@@ -60,36 +91,61 @@ final class WriteCoalescer {
     return statements.size() <= maxStatements && bytes(statements) <= maxBytes;
   }
 
+  /** Writes not completed yet: queued plus carried by batches in flight. */
+  PressureGauge pressure() {
+    return pressure;
+  }
+
+  /** Writes waiting for a batch. */
+  int queued() {
+    synchronized (lock) {
+      return queue.size();
+    }
+  }
+
   /**
-   * Queues a write that {@link #fits} and asks the limiter for a send; completes with the outcome
-   * of the batch that carried it (failing with the limiter's OVERLOADED if it never left).
+   * Queues a write that {@link #fits}; completes with the outcome of the batch that carries it, or
+   * fails at once with OVERLOADED when {@code maxQueued} writes are already waiting.
    */
   CompletionStage<Void> submit(List<SizedStatement> statements) {
     Pending pending = new Pending(statements, bytes(statements), new CompletableFuture<>());
-    synchronized (queue) {
+    synchronized (lock) {
+      if (queue.size() >= maxQueued) {
+        return CompletableFuture.failedFuture(
+            new StoreException(
+                StoreException.Kind.OVERLOADED,
+                "more than " + maxQueued + " telemetry writes waiting for Cassandra"));
+      }
       queue.addLast(pending);
     }
-    limiter.submit(this::sendQueued).whenComplete((ignored, error) -> {
-      if (error != null && withdraw(pending)) {
-        // Refused by the limiter before any send took it along: fail it alone.
-        pending.done().completeExceptionally(error);
-      }
-    });
+    pressure.increment();
+    pump();
     return pending.done();
   }
 
-  private boolean withdraw(Pending pending) {
-    synchronized (queue) {
-      return queue.remove(pending);
+  // Sends batches while slots are free and writes wait. One thread pumps at a time; a call made
+  // meanwhile (another submit, a completion, a synchronous completion inside send) asks the
+  // running pump for one more pass instead of recursing.
+  private void pump() {
+    if (pumpRequests.getAndIncrement() != 0) {
+      return;
     }
+    do {
+      List<Pending> batch;
+      while ((batch = takeBatch()) != null) {
+        send(batch);
+      }
+    } while (pumpRequests.decrementAndGet() != 0);
   }
 
-  // Runs holding one limiter slot: everything that fits goes out as one request.
-  private CompletionStage<?> sendQueued() {
-    List<Pending> taken = new ArrayList<>();
-    int statements = 0;
-    int bytes = 0;
-    synchronized (queue) {
+  private List<Pending> takeBatch() {
+    synchronized (lock) {
+      if (batchesInFlight >= maxBatchesInFlight || queue.isEmpty()) {
+        return null;
+      }
+      List<Pending> taken = new ArrayList<>();
+      int statements = 0;
+      int bytes = 0;
       Pending next;
       while ((next = queue.peekFirst()) != null) {
         boolean full = !taken.isEmpty()
@@ -103,10 +159,12 @@ final class WriteCoalescer {
         statements += next.statements().size();
         bytes += next.bytes();
       }
+      batchesInFlight++;
+      return taken;
     }
-    if (taken.isEmpty()) {
-      return CompletableFuture.completedFuture(null);
-    }
+  }
+
+  private void send(List<Pending> taken) {
     BatchStatementBuilder batch = BatchStatement.builder(BatchType.UNLOGGED)
         .setIdempotence(true)
         .setConsistencyLevel(consistency);
@@ -115,21 +173,21 @@ final class WriteCoalescer {
         batch.addStatement(statement.statement());
       }
     }
+    BatchStatement request = batch.build();
     metrics.coalesced(taken.size());
-    CompletionStage<?> sent;
-    try {
-      sent = session.executeAsync(batch.build());
-    } catch (RuntimeException e) {
-      sent = CompletableFuture.failedFuture(e);
-    }
-    return sent.whenComplete((result, error) -> {
+    limiter.submit(() -> session.executeAsync(request)).whenComplete((result, error) -> {
+      synchronized (lock) {
+        batchesInFlight--;
+      }
       for (Pending pending : taken) {
+        pressure.decrement();
         if (error == null) {
           pending.done().complete(null);
         } else {
           pending.done().completeExceptionally(error);
         }
       }
+      pump();
     });
   }
 

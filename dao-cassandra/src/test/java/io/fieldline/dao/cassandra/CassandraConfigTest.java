@@ -32,6 +32,8 @@ class CassandraConfigTest {
     assertThat(c.maxQueued()).isEqualTo(8192);
     assertThat(c.maxBatchStatements()).isEqualTo(100);
     assertThat(c.maxBatchBytes()).isEqualTo(5 * 1024);
+    assertThat(c.coalesce())
+        .isEqualTo(new CassandraConfig.CoalesceConfig(true, 4, 512, 40 * 1024, 32_768));
     assertThat(c.partitionsCacheSize()).isEqualTo(100_000);
     assertThat(c.deviceCache().ttl()).isEqualTo(Duration.ofMinutes(5));
     assertThat(c.deviceCache().negativeTtl()).isEqualTo(Duration.ofSeconds(5));
@@ -56,6 +58,9 @@ class CassandraConfigTest {
                     + " max-queued = 0\n"
                     + " max-batch-statements = 20\n"
                     + " max-batch-bytes = 16 KiB\n"
+                    + " coalesce-writes = false\n"
+                    + " coalesce { max-batches-in-flight = 2, max-batch-statements = 64,"
+                    + " max-batch-bytes = 8 KiB, max-queued-writes = 100 }\n"
                     + " partitions-cache-size = 10\n"
                     + " device-cache { ttl = 1 minute, negative-ttl = 0s, max-size = 5 }\n"
                     + "}"));
@@ -75,6 +80,8 @@ class CassandraConfigTest {
     assertThat(c.maxQueued()).isZero();
     assertThat(c.maxBatchStatements()).isEqualTo(20);
     assertThat(c.maxBatchBytes()).isEqualTo(16 * 1024);
+    assertThat(c.coalesce())
+        .isEqualTo(new CassandraConfig.CoalesceConfig(false, 2, 64, 8 * 1024, 100));
     assertThat(c.partitionsCacheSize()).isEqualTo(10);
     assertThat(c.deviceCache())
         .isEqualTo(new CassandraConfig.DeviceCacheConfig(Duration.ofMinutes(1), Duration.ZERO, 5));
@@ -95,6 +102,8 @@ class CassandraConfigTest {
                 + " max-queued = -1\n"
                 + " max-batch-statements = 1\n"
                 + " max-batch-bytes = 10\n"
+                + " coalesce { max-batches-in-flight = 0, max-batch-statements = 1,"
+                + " max-batch-bytes = 2 MiB, max-queued-writes = 3 }\n"
                 + " device-cache.max-size = zero\n"
                 + " contact-points = \"host:notaport\"\n"
                 + "}");
@@ -112,6 +121,10 @@ class CassandraConfigTest {
             "fieldline.cassandra.max-queued",
             "fieldline.cassandra.max-batch-statements",
             "fieldline.cassandra.max-batch-bytes",
+            "fieldline.cassandra.coalesce.max-batches-in-flight",
+            "fieldline.cassandra.coalesce.max-batch-statements",
+            "fieldline.cassandra.coalesce.max-batch-bytes",
+            "fieldline.cassandra.coalesce.max-queued-writes",
             "fieldline.cassandra.device-cache.max-size",
             "fieldline.cassandra.contact-points");
   }

@@ -180,7 +180,7 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
   }
 
   @Test
-  void should_split_into_several_batches_when_a_message_exceeds_max_batch_statements() {
+  void should_send_a_large_message_as_one_coalesced_batch_when_it_fits() {
     List<TsKvEntry> many =
         IntStream.range(0, 120)
             .mapToObj(i -> at(7_000, KvEntry.of("k" + i, (long) i)))
@@ -189,10 +189,26 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
 
     await(store.writeTelemetry(device, many));
 
-    // 120 ts rows + 120 latest + 1 partition row = 241 statements of about 78 estimated bytes:
-    // the 5 KiB budget (65 statements) splits before the 100-statement limit does.
-    assertThat(counter(StoreMetrics.REQUESTS) - before).isEqualTo(4);
+    // 120 ts rows + 120 latest + 1 partition row = 241 statements, about 18.8 KB estimated:
+    // within one coalesced batch (512 statements, 40 KiB).
+    assertThat(counter(StoreMetrics.REQUESTS) - before).isEqualTo(1);
     assertThat(await(store.readLatest(device))).hasSize(120);
+  }
+
+  @Test
+  void should_split_into_several_batches_when_a_message_exceeds_a_coalesced_batch() {
+    List<TsKvEntry> many =
+        IntStream.range(0, 300)
+            .mapToObj(i -> at(7_000, KvEntry.of("k" + i, (long) i)))
+            .toList();
+    double before = counter(StoreMetrics.REQUESTS);
+
+    await(store.writeTelemetry(device, many));
+
+    // 601 statements (47.6 KB estimated) exceed a coalesced batch, so the message goes alone in
+    // batches of max-batch-statements (100) and max-batch-bytes (5 KiB, about 65 statements).
+    assertThat(counter(StoreMetrics.REQUESTS) - before).isEqualTo(10);
+    assertThat(await(store.readLatest(device))).hasSize(300);
   }
 
   @Test

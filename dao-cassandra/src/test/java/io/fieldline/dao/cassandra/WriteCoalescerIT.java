@@ -2,12 +2,16 @@ package io.fieldline.dao.cassandra;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.typesafe.config.ConfigFactory;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.KvEntry;
+import io.fieldline.common.PressureGauge;
+import io.fieldline.common.StoreException;
 import io.fieldline.common.TsKvEntry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.Test;
 
@@ -30,11 +34,37 @@ class WriteCoalescerIT extends CassandraTestBase {
     return rows;
   }
 
+  private CassandraConfig configWith(String settings) {
+    return CassandraConfig.from(
+        ConfigFactory.parseString(settings).withFallback(root).resolve());
+  }
+
+  // Takes the limiter's only slot until the returned future is completed.
+  private static CompletableFuture<Void> occupy(WriteLimiter limiter) {
+    CompletableFuture<Void> blocker = new CompletableFuture<>();
+    limiter.submit(() -> blocker);
+    return blocker;
+  }
+
+  private static List<CompletableFuture<Void>> writeMany(
+      CassandraTelemetryStore store, List<DeviceId> devices, int count) {
+    List<CompletableFuture<Void>> writes = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      DeviceId device = DeviceId.random();
+      devices.add(device);
+      writes.add(
+          store.writeTelemetry(device, List.of(new TsKvEntry(1_700_000_000_000L + i,
+              KvEntry.of("t", 21.5)))).toCompletableFuture());
+    }
+    return writes;
+  }
+
   @Test
-  void should_share_requests_and_store_every_row_when_writes_back_up() {
-    // One request in flight at a time: everything submitted meanwhile waits and leaves together.
-    WriteLimiter limiter = new WriteLimiter(1, 1000);
-    CassandraTelemetryStore store = new CassandraTelemetryStore(session, config, limiter, registry);
+  void should_share_requests_and_store_every_row_while_batch_slots_are_busy() {
+    // One batch out at a time: everything submitted meanwhile waits and leaves together.
+    CassandraConfig oneSlot = configWith("fieldline.cassandra.coalesce.max-batches-in-flight = 1");
+    WriteLimiter limiter = new WriteLimiter(16, 1000);
+    CassandraTelemetryStore store = new CassandraTelemetryStore(session, oneSlot, limiter, registry);
     double requestsBefore = counter(StoreMetrics.REQUESTS);
     List<DeviceId> devices = new ArrayList<>();
     List<CompletableFuture<Void>> writes = new ArrayList<>();
@@ -46,15 +76,14 @@ class WriteCoalescerIT extends CassandraTestBase {
     CompletableFuture.allOf(writes.toArray(new CompletableFuture<?>[0])).join();
 
     assertThat(storedRows(devices)).isEqualTo(180);
+    // The first write leaves alone; the other 59 (7 statements each) fit in a few 40 KiB batches.
     double requests = counter(StoreMetrics.REQUESTS) - requestsBefore;
-    assertThat(requests).as("60 writes in fewer requests").isLessThan(30).isGreaterThanOrEqualTo(1);
+    assertThat(requests).as("60 writes in few requests").isBetween(2.0, 6.0);
   }
 
   @Test
   void should_send_each_write_alone_when_coalescing_is_off() {
-    CassandraConfig off = CassandraConfig.from(
-        com.typesafe.config.ConfigFactory.parseString("fieldline.cassandra.coalesce-writes = false")
-            .withFallback(root));
+    CassandraConfig off = configWith("fieldline.cassandra.coalesce-writes = false");
     WriteLimiter limiter = new WriteLimiter(1, 1000);
     CassandraTelemetryStore store = new CassandraTelemetryStore(session, off, limiter, registry);
     double requestsBefore = counter(StoreMetrics.REQUESTS);
@@ -64,23 +93,59 @@ class WriteCoalescerIT extends CassandraTestBase {
     }
     writes.forEach(CassandraTestBase::await);
     assertThat(counter(StoreMetrics.REQUESTS) - requestsBefore).isEqualTo(20);
+    assertThat(store.pressure()).isEmpty();
   }
 
   @Test
   void should_fail_every_write_of_a_batch_when_the_limiter_refuses_it() {
-    // No queue at all: a second concurrent write is refused (OVERLOADED) and never stored.
+    // The limiter's only slot is taken and it queues nothing: the batch is refused (OVERLOADED)
+    // and every write it carried fails instead of hanging; nothing is stored.
     WriteLimiter limiter = new WriteLimiter(1, 0);
+    CompletableFuture<Void> blocker = occupy(limiter);
     CassandraTelemetryStore store = new CassandraTelemetryStore(session, config, limiter, registry);
-    List<CompletableFuture<Void>> writes = new ArrayList<>();
-    for (int i = 0; i < 10; i++) {
-      writes.add(store.writeTelemetry(DeviceId.random(), message(1_700_000_000_000L + i))
-          .toCompletableFuture());
-    }
+    List<DeviceId> devices = new ArrayList<>();
+    List<CompletableFuture<Void>> writes = writeMany(store, devices, 10);
+    blocker.complete(null);
     CompletableFuture.allOf(writes.toArray(new CompletableFuture<?>[0]))
         .exceptionally(error -> null).join();
-    long failed = writes.stream().filter(CompletableFuture::isCompletedExceptionally).count();
-    long succeeded = writes.size() - failed;
-    assertThat(succeeded).isGreaterThanOrEqualTo(1);
-    assertThat(failed).as("refused writes fail instead of hanging").isGreaterThanOrEqualTo(1);
+
+    assertThat(writes).allSatisfy(write -> assertThat(kindOf(write)).isEqualTo(StoreException.Kind.OVERLOADED));
+    assertThat(storedRows(devices)).isZero();
+  }
+
+  @Test
+  void should_refuse_writes_beyond_the_queue_bound_and_keep_the_rest() {
+    // One batch slot, held up in the limiter: the first write takes the slot, 8 wait, 5 are refused.
+    CassandraConfig small = configWith("""
+        fieldline.cassandra.coalesce.max-batches-in-flight = 1
+        fieldline.cassandra.coalesce.max-queued-writes = 8
+        """);
+    WriteLimiter limiter = new WriteLimiter(1, 10);
+    CompletableFuture<Void> blocker = occupy(limiter);
+    CassandraTelemetryStore store = new CassandraTelemetryStore(session, small, limiter, registry);
+    PressureGauge pending = store.pressure().get(0);
+    List<DeviceId> devices = new ArrayList<>();
+    List<CompletableFuture<Void>> writes = writeMany(store, devices, 14);
+
+    assertThat(writes.subList(9, 14))
+        .allSatisfy(write -> assertThat(kindOf(write)).isEqualTo(StoreException.Kind.OVERLOADED));
+    assertThat(writes.subList(0, 9)).noneMatch(CompletableFuture::isDone);
+    assertThat(pending.level()).isEqualTo(9);
+    assertThat(pending.isOverloaded()).as("overloaded at half the queue bound").isTrue();
+
+    blocker.complete(null);
+    CompletableFuture.allOf(writes.subList(0, 9).toArray(new CompletableFuture<?>[0])).join();
+    assertThat(storedRows(devices)).isEqualTo(9);
+    assertThat(pending.level()).isZero();
+    assertThat(pending.isOverloaded()).isFalse();
+  }
+
+  private static StoreException.Kind kindOf(CompletableFuture<Void> write) {
+    try {
+      write.join();
+      return null;
+    } catch (CompletionException e) {
+      return e.getCause() instanceof StoreException store ? store.kind() : null;
+    }
   }
 }

@@ -32,18 +32,21 @@ public final class ValueColumns {
 
   private ValueColumns() {}
 
-  /** Sets the column matching the value's type. */
-  public static BoundStatementBuilder bind(BoundStatementBuilder builder, KvEntry kv) {
-    if (kv instanceof KvEntry.BooleanKv) {
-      return builder.setBoolean("bool_v", ((KvEntry.BooleanKv) kv).bool());
-    } else if (kv instanceof KvEntry.LongKv) {
-      return builder.setLong("long_v", ((KvEntry.LongKv) kv).number());
-    } else if (kv instanceof KvEntry.DoubleKv) {
-      return builder.setDouble("dbl_v", ((KvEntry.DoubleKv) kv).number());
-    } else if (kv instanceof KvEntry.StringKv) {
-      return builder.setString("str_v", ((KvEntry.StringKv) kv).text());
+  /**
+   * Sets the column matching the value's type, the five value columns being bound at {@code first}
+   * to {@code first + 4} in {@link #COLUMNS} order (by index: no name lookup per value).
+   */
+  public static BoundStatementBuilder bind(BoundStatementBuilder builder, int first, KvEntry kv) {
+    if (kv instanceof KvEntry.BooleanKv bool) {
+      return builder.setBoolean(first, bool.bool());
+    } else if (kv instanceof KvEntry.LongKv number) {
+      return builder.setLong(first + 1, number.number());
+    } else if (kv instanceof KvEntry.DoubleKv number) {
+      return builder.setDouble(first + 2, number.number());
+    } else if (kv instanceof KvEntry.StringKv text) {
+      return builder.setString(first + 3, text.text());
     } else {
-      return builder.setString("json_v", ((KvEntry.JsonKv) kv).json());
+      return builder.setString(first + 4, ((KvEntry.JsonKv) kv).json());
     }
   }
 
