@@ -22,7 +22,8 @@
 #   SERVER_JAVA_OPTS     JVM options of the server (default: those of ./fieldline)
 #   GATLING_XMX [2g]     heap of the Gatling JVM
 # Everything binds 127.0.0.1 on free ports, lives in bench/results/<run>/ (data, logs, Gatling
-# reports) and is stopped on exit, Ctrl-C or failure.
+# reports) and is stopped on exit, Ctrl-C or failure. One run at a time per machine: a run waits for
+# the lock /tmp/fieldline-bench.lock held by another.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -59,6 +60,16 @@ if [ "$DEVICES" -gt 15000 ] || [ "$DURATION" -gt 1800 ] || [ "$DEVICES" -lt 1 ];
 fi
 if [ "$scenario" = ConnectionStorm ]; then
   PHASES=${PHASES//raw/}
+fi
+
+# ---- one benchmark at a time: the machine's cores are what is measured -------------------------
+# The lock is released when this shell exits (the descriptor is inherited by the processes it
+# starts, all of which it stops on exit).
+exec 9>/tmp/fieldline-bench.lock
+if ! flock -n 9; then
+  echo "[bench $(date -u +%H:%M:%S)] another benchmark holds /tmp/fieldline-bench.lock; waiting for it" >&2
+  flock 9
+  echo "[bench $(date -u +%H:%M:%S)] lock acquired" >&2
 fi
 
 # ---- open files: the server and the generator each need one descriptor per device -------------
