@@ -75,12 +75,16 @@ fi
 
 # ---- one benchmark at a time: the machine's cores are what is measured -------------------------
 # The lock is released when this shell exits (the descriptor is inherited by the processes it
-# starts, all of which it stops on exit).
-exec 9>/tmp/fieldline-bench.lock
-if ! flock -n 9; then
-  echo "[bench $(date -u +%H:%M:%S)] another benchmark holds /tmp/fieldline-bench.lock; waiting for it" >&2
-  flock 9
-  echo "[bench $(date -u +%H:%M:%S)] lock acquired" >&2
+# starts, all of which it stops on exit). Started as `flock /tmp/fieldline-bench.lock bench/run.sh`,
+# the caller already holds it: locking it again on a new descriptor would wait forever.
+bench_lock=/tmp/fieldline-bench.lock
+if [[ "$(tr '\0' ' ' <"/proc/$PPID/cmdline" 2>/dev/null || true)" != flock*"$bench_lock"* ]]; then
+  exec 9>"$bench_lock"
+  if ! flock -n 9; then
+    echo "[bench $(date -u +%H:%M:%S)] another benchmark holds $bench_lock; waiting for it" >&2
+    flock 9
+    echo "[bench $(date -u +%H:%M:%S)] lock acquired" >&2
+  fi
 fi
 
 # ---- open files: the server and the generator each need one descriptor per device -------------
