@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Fieldline benchmark: one scenario against Fieldline (PUBACK after the Cassandra write), the same
-# rows through the raw Cassandra driver (the storage ceiling), and the same scenario against
-# Mosquitto (no storage); one summary table, appended to docs/performance.md.
+# rows through the raw Cassandra driver (the storage ceiling), the same scenario against a local
+# Fieldline cluster (scripts/local-cluster.sh: devices spread over its nodes, so most of their
+# messages are forwarded to their owner over gRPC), and against Mosquitto (no storage); one summary,
+# appended to docs/performance.md.
 #
 #   bench/run.sh DevicesAtRate | MaxThroughput | ConnectionStorm
 #
@@ -14,15 +16,20 @@
 #   QOS [1]              0 or 1
 #   HOLD [10]            ConnectionStorm: seconds each connection stays open
 #   WARMUP [30]          seconds after the ramp left out of the steady window (JIT, token lookups)
-#   PHASES ["fieldline raw mosquitto"]  which phases to run, in this order
+#   PHASES ["fieldline raw mosquitto"]  which phases to run, in this order:
+#                        fieldline raw cluster mosquitto
+#   CLUSTER_NODES [2]    cluster phase: Fieldline nodes (one ZooKeeper, one Cassandra); device i
+#                        connects to node (i mod N) + 1, so (N-1)/N of the messages are forwarded
 #   RAW_MODE [rows]      raw writer: rows (one INSERT per row) or batch (one batch per message)
 #   RAW_INFLIGHT [1024]  raw writer: requests in flight
 #   APPEND [1]           append the table to docs/performance.md
 #   JFR [0]              1: record a JFR profile of the server (and Cassandra) during the run
-#   SERVER_JAVA_OPTS     JVM options of the server (default: those of ./fieldline)
+#   SERVER_JAVA_OPTS     JVM options of the server and of each cluster node (default: those of
+#                        ./fieldline)
 #   GATLING_XMX [2g]     heap of the Gatling JVM
 # Everything binds 127.0.0.1 on free ports, lives in bench/results/<run>/ (data, logs, Gatling
-# reports) and is stopped on exit, Ctrl-C or failure.
+# reports) and is stopped on exit, Ctrl-C or failure. One run at a time per machine: a run waits for
+# the lock /tmp/fieldline-bench.lock held by another.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -45,6 +52,7 @@ QOS=${QOS:-1}
 HOLD=${HOLD:-10}
 WARMUP=${WARMUP:-30}
 PHASES=${PHASES:-fieldline raw mosquitto}
+CLUSTER_NODES=${CLUSTER_NODES:-2}
 RAW_MODE=${RAW_MODE:-rows}
 RAW_INFLIGHT=${RAW_INFLIGHT:-1024}
 APPEND=${APPEND:-1}
@@ -59,6 +67,24 @@ if [ "$DEVICES" -gt 15000 ] || [ "$DURATION" -gt 1800 ] || [ "$DEVICES" -lt 1 ];
 fi
 if [ "$scenario" = ConnectionStorm ]; then
   PHASES=${PHASES//raw/}
+fi
+if ! [[ "$CLUSTER_NODES" =~ ^[1-9]$ ]]; then
+  echo "bench: CLUSTER_NODES must be 1..9" >&2
+  exit 2
+fi
+
+# ---- one benchmark at a time: the machine's cores are what is measured -------------------------
+# The lock is released when this shell exits (the descriptor is inherited by the processes it
+# starts, all of which it stops on exit). Started as `flock /tmp/fieldline-bench.lock bench/run.sh`,
+# the caller already holds it: locking it again on a new descriptor would wait forever.
+bench_lock=/tmp/fieldline-bench.lock
+if [[ "$(tr '\0' ' ' <"/proc/$PPID/cmdline" 2>/dev/null || true)" != flock*"$bench_lock"* ]]; then
+  exec 9>"$bench_lock"
+  if ! flock -n 9; then
+    echo "[bench $(date -u +%H:%M:%S)] another benchmark holds $bench_lock; waiting for it" >&2
+    flock 9
+    echo "[bench $(date -u +%H:%M:%S)] lock acquired" >&2
+  fi
 fi
 
 # ---- open files: the server and the generator each need one descriptor per device -------------
@@ -78,6 +104,7 @@ log() { echo "[bench $(date -u +%H:%M:%S)] $*" | tee -a "$run/bench.log" >&2; }
 
 declare -a samplers=()
 server_pid=""
+cluster_dir=""
 cassandra_pid=""
 mosquitto_pid=""
 mvn_pid=""
@@ -93,6 +120,12 @@ stop_pid() { # pid [seconds before SIGKILL]
     sleep 0.2
   done
   kill -KILL "$pid" 2>/dev/null || true
+}
+
+stop_cluster() {
+  [ -n "$cluster_dir" ] || return 0
+  FIELDLINE_DATA_DIR="$cluster_dir" "$root/scripts/local-cluster.sh" stop >>"$run/cluster.log" 2>&1 || true
+  cluster_dir=""
 }
 
 stop_samplers() {
@@ -111,6 +144,7 @@ cleanup() {
   stop_pid "$mosquitto_pid" 5
   stop_pid "$server_pid" 90
   stop_pid "$cassandra_pid" 30
+  stop_cluster
   if [ "$status" -ne 0 ]; then log "stopped (exit $status); logs in $run"; fi
   exit "$status"
 }
@@ -166,6 +200,52 @@ free_port() {
   return 1
 }
 
+# Sets picked_port to the first of COUNT consecutive ports that are free on this machine and were not
+# picked before in this run (a cluster's node i listens on base + i - 1).
+picked_ports=" "
+pick_ports() { # count
+  local count=$1 base i ok
+  for _ in $(seq 1 100); do
+    base=$((20000 + RANDOM % 12000))
+    ok=1
+    for i in $(seq "$base" $((base + count - 1))); do
+      if [[ "$picked_ports" == *" $i "* ]] || [ -n "$(ss -Htan "( sport = :$i )" 2>/dev/null)" ]; then
+        ok=0
+        break
+      fi
+    done
+    if [ "$ok" = 1 ]; then
+      for i in $(seq "$base" $((base + count - 1))); do picked_ports+="$i "; done
+      picked_port=$base
+      return 0
+    fi
+  done
+  echo "bench: no $count free consecutive ports found" >&2
+  return 1
+}
+
+scrape_metrics() { # file-prefix: /metrics of every cluster node, to <prefix>node-<i>.txt
+  local i
+  for i in "${!node_http[@]}"; do
+    curl -fsS "http://127.0.0.1:${node_http[$i]}/metrics" >"$1node-$((i + 1)).txt" 2>/dev/null \
+      || log "cluster: no /metrics from node-$((i + 1))"
+  done
+}
+
+# Every 5 s until stopped: each cluster node's /metrics to <dir>/node-<i>-<epochMillis>.txt, so that
+# the report can take forwarding counts and latency over the steady window.
+sample_metrics() { # dir
+  local dir=$1 i file
+  mkdir -p "$dir"
+  while true; do
+    for i in "${!node_http[@]}"; do
+      file="$dir/node-$((i + 1))-$(date +%s%3N).txt"
+      curl -fsS --max-time 2 "http://127.0.0.1:${node_http[$i]}/metrics" >"$file" 2>/dev/null || rm -f "$file"
+    done
+    sleep 5
+  done
+}
+
 cassandra_quiet() { # wait (at most 90 s) until Cassandra uses under 0.2 core over 5 s
   local before after
   for _ in $(seq 1 18); do
@@ -189,6 +269,7 @@ case "$scenario" in
   ConnectionStorm) describe="$describe connecting at $RAMP/s, 1 publish each, held $HOLD s" ;;
 esac
 command="DEVICES=$DEVICES RATE=$RATE DURATION=$DURATION RAMP=$RAMP WARMUP=$WARMUP KEYS=$KEYS QOS=$QOS RAW_MODE=$RAW_MODE PHASES=\"$PHASES\" bench/run.sh $scenario"
+if [[ " $PHASES " == *" cluster "* ]]; then command="CLUSTER_NODES=$CLUSTER_NODES $command"; fi
 {
   echo "scenario=$scenario"
   echo "describe=$describe"
@@ -198,6 +279,7 @@ command="DEVICES=$DEVICES RATE=$RATE DURATION=$DURATION RAMP=$RAMP WARMUP=$WARMU
   echo "loadBefore=$(cut -d' ' -f1-3 /proc/loadavg)"
   echo "keys=$KEYS"
   echo "clkTck=$clk_tck"
+  echo "clusterNodes=$CLUSTER_NODES"
   echo "runDir=${run#"$root"/}"
   echo "mosquittoVersion=$(mosquitto -h 2>/dev/null | awk '/version/ {print $3; exit}')"
 } >"$run/bench.properties"
@@ -211,6 +293,11 @@ if [ ! -f "$perf_cp_file" ] || [ ! -f server/target/server.classpath ] \
   log "building (mvn -pl perf-gatling -am install, tests skipped)"
   mvn -q -B -DskipTests -pl perf-gatling -am install >"$run/build.log" 2>&1 \
     || { log "build failed, see $run/build.log"; exit 1; }
+  # The dependency plugin rewrites a classpath file only when the classpath changed, but these
+  # files are also what ./fieldline, scripts/local-cluster.sh and this script compare sources
+  # with: mark them fresh, or each of them would rebuild everything again after any source edit.
+  touch "$perf_cp_file" server/target/server.classpath cluster/target/zookeeper.classpath \
+    cassandra-embedded/runtime/target/cassandra.classpath
 fi
 perf_cp="$root/perf-gatling/target/classes:$(cat "$perf_cp_file")"
 
@@ -218,13 +305,15 @@ bench_java() { # main class and arguments
   java -Xmx1g -cp "$perf_cp" "$@"
 }
 
-gatling() { # phase port: runs the scenario with gatling:test against 127.0.0.1:port
-  local phase=$1 port=$2 status=0
-  log "$phase: $scenario via gatling:test"
+gatling() { # phase ports [feeder]: the scenario with gatling:test against 127.0.0.1:port[,port...]
+  local phase=$1 ports=$2 feeder=${3:-$run/devices.csv} status=0 port_arg
+  # Several ports (a cluster's nodes): Gatling user i connects to the (i mod n)-th.
+  if [[ "$ports" == *,* ]]; then port_arg="-Dports=$ports"; else port_arg="-Dport=$ports"; fi
+  log "$phase: $scenario via gatling:test (port $ports)"
   mvn -B -pl perf-gatling gatling:test \
     -Dgatling.simulationClass="io.fieldline.perf.simulations.$scenario" \
     -Dgatling.resultsFolder="$run/gatling-$phase" -Dgatling.jvmXmx="$GATLING_XMX" \
-    -Dhost=127.0.0.1 -Dport="$port" -Dfeeder="$run/devices.csv" -Ddevices="$DEVICES" \
+    -Dhost=127.0.0.1 "$port_arg" -Dfeeder="$feeder" -Ddevices="$DEVICES" \
     -DratePerDevice="$RATE" -Dduration="$DURATION" -DrampConnectionsPerSec="$RAMP" \
     -Dkeys="$KEYS" -Dqos="$QOS" -Dhold="$HOLD" -Dwarmup="$WARMUP" \
     -Dsummary="$run/$phase-summary.json" -Dledger="$run/$phase-ledger.csv" \
@@ -347,7 +436,73 @@ if [ -n "$server_pid" ]; then
   cassandra_pid=""
 fi
 
-# ---- phase 3: Mosquitto, persistence off ------------------------------------------------------
+# ---- phase 3: a local cluster, devices spread over its nodes ----------------------------------
+# scripts/local-cluster.sh: a real ZooKeeper, one embedded Cassandra (same launcher and profile as
+# ./fieldline's) and CLUSTER_NODES nodes with the single node's JVM options. Devices are provisioned
+# once through node 1; Gatling user i connects to node (i mod N) + 1, while the ring decides the
+# owner, so about (N-1)/N of all messages are forwarded over gRPC before they are stored.
+if [[ " $PHASES " == *" cluster "* ]]; then
+  declare -a node_pids=() node_mqtt=() node_http=()
+  pick_ports "$CLUSTER_NODES"; cluster_mqtt=$picked_port
+  pick_ports "$CLUSTER_NODES"; cluster_http=$picked_port
+  pick_ports "$CLUSTER_NODES"; cluster_grpc=$picked_port
+  pick_ports 1; cluster_zk=$picked_port
+  pick_ports 1; cluster_cql=$picked_port
+  cluster_dir="$run/cluster"
+  mkdir -p "$cluster_dir"
+  log "cluster: starting ZooKeeper ($cluster_zk), Cassandra ($cluster_cql) and $CLUSTER_NODES nodes" \
+    "(mqtt $cluster_mqtt.., http $cluster_http.., grpc $cluster_grpc..) with scripts/local-cluster.sh"
+  FIELDLINE_DATA_DIR="$cluster_dir" FIELDLINE_MQTT_PORT=$cluster_mqtt FIELDLINE_HTTP_PORT=$cluster_http \
+    FIELDLINE_GRPC_PORT=$cluster_grpc FIELDLINE_ZOOKEEPER_PORT=$cluster_zk \
+    FIELDLINE_CASSANDRA_CQL_PORT=$cluster_cql FIELDLINE_ADMIN_USERNAME=$ADMIN_USER \
+    FIELDLINE_ADMIN_PASSWORD=$ADMIN_PASSWORD FIELDLINE_DEMO_DEVICE_ENABLED=false \
+    JAVA_OPTS="${SERVER_JAVA_OPTS:--Xms256m -Xmx1g -XX:+UseG1GC}" \
+    "$root/scripts/local-cluster.sh" start "$CLUSTER_NODES" >"$run/cluster-nodes.txt" 2>>"$run/cluster.log" \
+    || { log "cluster: did not start, see $run/cluster.log"; exit 1; }
+  # node=node-1 pid=PID mqtt=PORT http=PORT grpc=PORT
+  while read -r line; do
+    [[ "$line" == node=* ]] || continue
+    for field in $line; do
+      case "$field" in
+        pid=*) node_pids+=("${field#pid=}") ;;
+        mqtt=*) node_mqtt+=("${field#mqtt=}") ;;
+        http=*) node_http+=("${field#http=}") ;;
+      esac
+    done
+  done <"$run/cluster-nodes.txt"
+  # The launcher prints "cassandra cql=127.0.0.1:PORT pid=PID": PID is Cassandra's own JVM.
+  cluster_cassandra_pid=$(sed -n 's/^cassandra cql=.* pid=\([0-9]*\).*/\1/p' "$cluster_dir/cassandra/launcher.log" | head -1)
+  zookeeper_pid=$(cat "$cluster_dir/zookeeper.pid")
+  if [ "${#node_pids[@]}" != "$CLUSTER_NODES" ] || [ -z "$cluster_cassandra_pid" ]; then
+    log "cluster: could not read the node and Cassandra pids (see $run/cluster-nodes.txt, $cluster_dir/cassandra/launcher.log)"
+    exit 1
+  fi
+  log "cluster ready: node pids ${node_pids[*]}, Cassandra pid $cluster_cassandra_pid, ZooKeeper pid $zookeeper_pid"
+  bench_java io.fieldline.perf.provision.DeviceProvisioner --url "http://127.0.0.1:${node_http[0]}" \
+    --user "$ADMIN_USER" --password "$ADMIN_PASSWORD" --count "$DEVICES" --prefix bench- \
+    --out "$run/cluster-devices.csv" 2>>"$run/bench.log" | tee -a "$run/bench.log" >&2
+  scrape_metrics "$run/cluster-metrics-before-"
+  start_machine_sampler "$run/cpu-cluster.txt"
+  for i in "${!node_pids[@]}"; do start_sampler "$run/cpu-cluster.txt" "node-$((i + 1))" "${node_pids[$i]}"; done
+  start_sampler "$run/cpu-cluster.txt" cassandra "$cluster_cassandra_pid"
+  start_sampler "$run/cpu-cluster.txt" zookeeper "$zookeeper_pid"
+  sample_metrics "$run/cluster-metrics" &
+  samplers+=($!)
+  gatling cluster "$(IFS=,; echo "${node_mqtt[*]}")" "$run/cluster-devices.csv" || true
+  scrape_metrics "$run/cluster-metrics-"
+  stop_samplers
+  if [ -f "$run/cluster-ledger.csv" ]; then
+    log "cluster: counting stored rows"
+    bench_java io.fieldline.perf.verify.StoredRowsCheck --cql "127.0.0.1:$cluster_cql" \
+      --keyspace fieldline --feeder "$run/cluster-devices.csv" --ledger "$run/cluster-ledger.csv" \
+      --keys "$KEYS" --out "$run/cluster-check.json" 2>>"$run/bench.log" | tee -a "$run/bench.log" >&2 \
+      || log "cluster: row check failed"
+  fi
+  log "cluster: stopping it"
+  stop_cluster
+fi
+
+# ---- phase 4: Mosquitto, persistence off ------------------------------------------------------
 if [[ " $PHASES " == *" mosquitto "* ]]; then
   if ! command -v mosquitto >/dev/null; then
     log "installing mosquitto (apt-get)"

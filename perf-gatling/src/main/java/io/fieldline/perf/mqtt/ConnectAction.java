@@ -59,6 +59,7 @@ final class ConnectAction extends MqttAction {
     long start = clock.nowMillis();
     MqttConnection.open(
         components,
+        components.broker(session.userId()),
         session.eventLoop(),
         id,
         user,

@@ -9,12 +9,13 @@ import io.netty.channel.ChannelFactory;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.socket.SocketChannel;
 import java.net.InetSocketAddress;
+import java.util.List;
 import scala.Function1;
 import scala.runtime.BoxedUnit;
 
 /**
  * Per-simulation state of the MQTT protocol: the settings, Gatling's core components, the broker
- * address (resolved once) and a {@link Bootstrap} template whose channel type matches Gatling's
+ * addresses (resolved once, one per port) and a {@link Bootstrap} template whose channel type matches Gatling's
  * event loops (epoll, io_uring or NIO, as Gatling itself is configured). On a user's exit its
  * connection is closed.
  */
@@ -22,13 +23,14 @@ final class MqttComponents implements ProtocolComponents {
 
   private final MqttProtocol protocol;
   private final CoreComponents core;
-  private final InetSocketAddress broker;
+  private final List<InetSocketAddress> brokers;
   private final Bootstrap template;
 
   MqttComponents(MqttProtocol protocol, CoreComponents core) {
     this.protocol = protocol;
     this.core = core;
-    this.broker = new InetSocketAddress(protocol.host(), protocol.port());
+    this.brokers =
+        protocol.ports().stream().map(port -> new InetSocketAddress(protocol.host(), port)).toList();
     ChannelFactory<? extends SocketChannel> channels =
         Transports.newSocketChannelFactory(
             core.configuration().netty().useNativeTransport(),
@@ -50,8 +52,9 @@ final class MqttComponents implements ProtocolComponents {
     return core;
   }
 
-  InetSocketAddress broker() {
-    return broker;
+  /** The address Gatling user {@code userId} connects to. */
+  InetSocketAddress broker(long userId) {
+    return brokers.get(protocol.portIndex(userId));
   }
 
   /** A bootstrap for one connection; the caller sets the group (the user's loop) and handler. */

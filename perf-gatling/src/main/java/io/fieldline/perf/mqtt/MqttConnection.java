@@ -22,6 +22,7 @@ import io.netty.handler.codec.mqtt.MqttVersion;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.concurrent.ScheduledFuture;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -113,9 +114,13 @@ final class MqttConnection {
     return value.isDefined() ? (MqttConnection) value.get() : null;
   }
 
-  /** Opens a connection on {@code loop} and sends CONNECT; the callback fires exactly once. */
+  /**
+   * Opens a connection to {@code broker} on {@code loop} and sends CONNECT; the callback fires
+   * exactly once.
+   */
   static MqttConnection open(
       MqttComponents components,
+      InetSocketAddress broker,
       EventLoop loop,
       String clientId,
       String username,
@@ -150,7 +155,7 @@ final class MqttConnection {
                     ch.pipeline().addLast("client", new MqttClientHandler(connection));
                   }
                 })
-            .connect(components.broker());
+            .connect(broker);
     connection.channel = connect.channel();
     connect.addListener(
         future -> {

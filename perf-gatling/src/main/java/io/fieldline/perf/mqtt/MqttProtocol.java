@@ -2,13 +2,15 @@ package io.fieldline.perf.mqtt;
 
 import io.gatling.core.protocol.Protocol;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
  * The MQTT protocol settings of a simulation: immutable, built by {@link MqttProtocolBuilder}.
  *
  * @param host broker address (resolved once per simulation)
- * @param port broker TCP port
+ * @param ports broker TCP ports, at least one: user {@code i} connects to {@code
+ *     ports[i mod n]}, so that devices spread evenly over the nodes of a cluster
  * @param keepAlive MQTT keep-alive sent in CONNECT; a PINGREQ goes out after this long without a
  *     write. Zero disables it
  * @param cleanSession the CONNECT CleanSession flag
@@ -22,7 +24,7 @@ import java.util.Objects;
  */
 public record MqttProtocol(
     String host,
-    int port,
+    List<Integer> ports,
     Duration keepAlive,
     boolean cleanSession,
     Duration connectTimeout,
@@ -34,8 +36,14 @@ public record MqttProtocol(
 
   public MqttProtocol {
     Objects.requireNonNull(host, "host");
-    if (port < 1 || port > 65535) {
-      throw new IllegalArgumentException("port must be 1..65535: " + port);
+    ports = List.copyOf(ports);
+    if (ports.isEmpty()) {
+      throw new IllegalArgumentException("at least one port is needed");
+    }
+    for (int port : ports) {
+      if (port < 1 || port > 65535) {
+        throw new IllegalArgumentException("port must be 1..65535: " + port);
+      }
     }
     if (keepAlive.isNegative() || keepAlive.toSeconds() > 65535) {
       throw new IllegalArgumentException("keepAlive must be 0..65535 s: " + keepAlive);
@@ -51,11 +59,16 @@ public record MqttProtocol(
     }
   }
 
+  /** Index into {@link #ports()} of the port Gatling user {@code userId} connects to. */
+  public int portIndex(long userId) {
+    return (int) Math.floorMod(userId, (long) ports.size());
+  }
+
   /** 127.0.0.1:1883, keep-alive 60 s, clean session, 10 s connect and ack timeouts. */
   static MqttProtocol defaults() {
     return new MqttProtocol(
         "127.0.0.1",
-        1883,
+        List.of(1883),
         Duration.ofSeconds(60),
         true,
         Duration.ofSeconds(10),

@@ -18,7 +18,9 @@ import org.jspecify.annotations.Nullable;
  * Renders one bench/run.sh run directory as the Markdown section of docs/performance.md: the
  * command and machine, offered and achieved rates, PUBACK latency, the latency buckets, CPU and
  * memory per component, acked/stored/missing, and the ratios Fieldline ÷ Mosquitto, Fieldline ÷
- * raw-driver ceiling and the CPU cost per persisted message against the raw writer's per row.
+ * raw-driver ceiling and the CPU cost per persisted message against the raw writer's per row;
+ * when the run had a cluster phase, the single node next to the cluster and the cost of forwarding
+ * ({@link ClusterComparison}).
  *
  * <p>Rates and CPU are taken over each phase's steady window (all devices connected; the raw
  * writer after its warm-up), so ramp-up, JVM start and report generation are not counted.
@@ -34,6 +36,7 @@ public final class BenchReport {
   private final @Nullable PhaseResult mosquitto;
   private final @Nullable PhaseResult raw;
   private final @Nullable JsonNode check;
+  private final @Nullable ClusterComparison cluster;
 
   BenchReport(Path dir) throws IOException {
     try (Reader in = Files.newBufferedReader(dir.resolve("bench.properties"))) {
@@ -45,8 +48,31 @@ public final class BenchReport {
     mosquitto = PhaseResult.mqtt(dir.resolve("mosquitto-summary.json"),
         dir.resolve("cpu-mosquitto.txt"), ticks);
     raw = PhaseResult.raw(dir.resolve("raw.json"), dir.resolve("cpu-raw.txt"), ticks);
-    Path checkFile = dir.resolve("fieldline-check.json");
-    check = Files.isRegularFile(checkFile) ? new ObjectMapper().readTree(checkFile.toFile()) : null;
+    check = readJson(dir.resolve("fieldline-check.json"));
+    PhaseResult clusterPhase = PhaseResult.mqtt(dir.resolve("cluster-summary.json"),
+        dir.resolve("cpu-cluster.txt"), ticks);
+    if (clusterPhase == null) {
+      cluster = null;
+    } else {
+      int nodes = Integer.parseInt(meta.getProperty("clusterNodes", "2"));
+      PrometheusText gained = PrometheusText.parse("");
+      for (int i = 1; i <= nodes; i++) {
+        gained = gained.plus(PrometheusText.read(dir.resolve("cluster-metrics-node-" + i + ".txt"))
+            .minus(PrometheusText.read(dir.resolve("cluster-metrics-before-node-" + i + ".txt"))));
+      }
+      PrometheusText steady = PrometheusText.parse("");
+      for (int i = 1; i <= nodes; i++) {
+        steady = steady.plus(PrometheusText.gainedOver(dir.resolve("cluster-metrics"), "node-" + i,
+            clusterPhase.fromMillis(), clusterPhase.toMillis()));
+      }
+      cluster = new ClusterComparison(fieldline, check,
+          PrometheusText.read(dir.resolve("fieldline-metrics.txt")), clusterPhase,
+          readJson(dir.resolve("cluster-check.json")), gained, steady, nodes);
+    }
+  }
+
+  private static @Nullable JsonNode readJson(Path file) throws IOException {
+    return Files.isRegularFile(file) ? new ObjectMapper().readTree(file.toFile()) : null;
   }
 
   public static void main(String[] args) throws IOException {
@@ -74,6 +100,9 @@ public final class BenchReport {
     appendWindow(md, "Fieldline", fieldline);
     appendWindow(md, "Mosquitto", mosquitto);
     appendWindow(md, "raw writer", raw);
+    if (cluster != null) {
+      appendWindow(md, cluster.nodes() + "-node cluster", cluster.cluster());
+    }
     md.append("\n- Gatling reports: `").append(meta.getProperty("runDir")).append("/gatling-*`\n\n");
 
     md.append("| | Fieldline (PUBACK after the Cassandra write) | Mosquitto ")
@@ -141,6 +170,10 @@ public final class BenchReport {
     md.append("- CPU per persisted message (Fieldline + Cassandra) ÷ CPU per row (raw writer +"
             + " Cassandra): ").append(ratio(fieldlinePerMsg, rawPerRow))
         .append(" (target ≤ 1.0)\n");
+    if (cluster != null) {
+      md.append("\n");
+      cluster.render(md);
+    }
     return md.toString();
   }
 
@@ -155,7 +188,7 @@ public final class BenchReport {
         .append(c).append(" |\n");
   }
 
-  private static String offered(@Nullable PhaseResult phase) {
+  static String offered(@Nullable PhaseResult phase) {
     if (phase == null) {
       return "-";
     }
@@ -174,11 +207,11 @@ public final class BenchReport {
     return phase == null ? Double.NaN : phase.rate();
   }
 
-  private static String rate(@Nullable PhaseResult phase) {
+  static String rate(@Nullable PhaseResult phase) {
     return phase == null ? "-" : fmt(phase.rate(), 0);
   }
 
-  private static String counts(@Nullable PhaseResult phase) {
+  static String counts(@Nullable PhaseResult phase) {
     if (phase == null) {
       return "-";
     }
@@ -199,18 +232,18 @@ public final class BenchReport {
         + check.path("storedNotAcked").asLong() + " stored but not acked";
   }
 
-  private static String connects(@Nullable PhaseResult phase) {
+  static String connects(@Nullable PhaseResult phase) {
     return phase == null ? "-" : phase.json().path("connects").asLong() + "; "
         + latencyOf(phase.json().path("connectLatencyMillis"));
   }
 
-  private static String latency(@Nullable PhaseResult phase, String field) {
+  static String latency(@Nullable PhaseResult phase, String field) {
     return phase == null || phase.json().path(field).path("count").asLong() == 0
         ? "-"
         : latencyOf(phase.json().path(field));
   }
 
-  private static String latencyOf(JsonNode millis) {
+  static String latencyOf(JsonNode millis) {
     return fmt(millis.path("p50").asDouble(), 1) + " / " + fmt(millis.path("p95").asDouble(), 1)
         + " / " + fmt(millis.path("p99").asDouble(), 1) + " / "
         + fmt(millis.path("p999").asDouble(), 1) + " / " + fmt(millis.path("max").asDouble(), 0);

@@ -47,6 +47,11 @@ final class CpuSamples {
     return samples;
   }
 
+  /** Labels that have samples, in the order they first appear. */
+  List<String> labels() {
+    return List.copyOf(byLabel.keySet());
+  }
+
   boolean has(String label) {
     List<Sample> samples = byLabel.get(label);
     return samples != null && samples.size() >= 2;

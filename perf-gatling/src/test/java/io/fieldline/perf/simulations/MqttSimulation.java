@@ -29,7 +29,7 @@ abstract class MqttSimulation extends Simulation {
   final MqttProtocolBuilder protocol =
       mqtt()
           .host(settings.host())
-          .port(settings.port())
+          .ports(settings.ports())
           .keepAlive(settings.keepAlive())
           .cleanSession(true)
           .ackTimeout(settings.ackTimeout())

@@ -18,7 +18,9 @@ import org.jspecify.annotations.Nullable;
  * before any connection is opened.
  *
  * @param host broker address ({@code host}, default 127.0.0.1)
- * @param port broker MQTT port ({@code port}, default 1883)
+ * @param ports broker MQTT ports: {@code ports}, a comma-separated list such as {@code
+ *     1883,1884} (the nodes of a local cluster; Gatling user {@code i} connects to {@code
+ *     ports[i mod n]}), or else the single {@code port} (default 1883). Giving both is an error
  * @param devices virtual devices, one connection each ({@code devices}, default 100)
  * @param ratePerDevice messages per second per device ({@code ratePerDevice}, default 1; ignored
  *     by MaxThroughput)
@@ -40,7 +42,7 @@ import org.jspecify.annotations.Nullable;
  */
 public record SimulationSettings(
     String host,
-    int port,
+    List<Integer> ports,
     int devices,
     double ratePerDevice,
     Duration duration,
@@ -69,7 +71,7 @@ public record SimulationSettings(
     SimulationSettings settings =
         new SimulationSettings(
             System.getProperty("host", "127.0.0.1"),
-            intProperty("port", 1883, 1, 65535, errors),
+            portsProperty(errors),
             intProperty("devices", 100, 1, 1_000_000, errors),
             doubleProperty("ratePerDevice", 1.0, errors),
             Duration.ofSeconds(intProperty("duration", 60, 1, 24 * 3600, errors)),
@@ -127,7 +129,8 @@ public record SimulationSettings(
   public Map<String, Object> describe() {
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("host", host);
-    out.put("port", port);
+    out.put("port", ports.get(0));
+    out.put("ports", ports);
     out.put("devices", devices);
     out.put("ratePerDevice", ratePerDevice);
     out.put("durationSeconds", duration.toSeconds());
@@ -137,6 +140,36 @@ public record SimulationSettings(
     out.put("keys", keys);
     out.put("qos", qos);
     return out;
+  }
+
+  private static List<Integer> portsProperty(List<String> errors) {
+    String list = System.getProperty("ports");
+    if (list == null || list.isBlank()) {
+      return List.of(intProperty("port", 1883, 1, 65535, errors));
+    }
+    String single = System.getProperty("port");
+    if (single != null && !single.isBlank()) {
+      errors.add("port and ports: give one of them, not both");
+    }
+    return parsePorts(list, errors);
+  }
+
+  /** {@code 1883,1884}: at least one port, each 1..65535; problems go to {@code errors}. */
+  static List<Integer> parsePorts(String list, List<String> errors) {
+    List<Integer> ports = new ArrayList<>();
+    for (String part : list.split(",", -1)) {
+      try {
+        int port = Integer.parseInt(part.strip());
+        if (port < 1 || port > 65535) {
+          errors.add("ports: " + port + " is outside 1..65535");
+        } else {
+          ports.add(port);
+        }
+      } catch (NumberFormatException e) {
+        errors.add("ports: not a port number: '" + part.strip() + "' in " + list);
+      }
+    }
+    return ports.isEmpty() ? List.of(1883) : List.copyOf(ports);
   }
 
   private static long maxFileDescriptors() {

@@ -1,0 +1,97 @@
+package io.fieldline.perf.report;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A run directory as bench/run.sh leaves it, with made-up numbers chosen so that every derived
+ * figure of the cluster comparison can be checked by hand: 1,000 messages in a 10 s window in
+ * each phase, the single node using 0.5 + 0.5 CPU seconds, the cluster 0.4 + 0.4 (nodes) + 0.6
+ * (Cassandra), half of the cluster's messages forwarded.
+ */
+class BenchReportTest {
+
+  private static final long START = 1_700_000_000_000L;
+
+  @TempDir Path run;
+
+  @BeforeEach
+  void writeRun() throws IOException {
+    Files.writeString(run.resolve("bench.properties"), """
+        scenario=DevicesAtRate
+        describe=100 devices × 1 msg/s
+        command=bench/run.sh DevicesAtRate
+        date=2026-11-23 14:00 UTC
+        machine=2 cores
+        keys=4
+        clkTck=100
+        clusterNodes=2
+        """);
+    Files.writeString(run.resolve("fieldline-summary.json"), summary(2.0, 10.0, 20.0));
+    Files.writeString(run.resolve("cluster-summary.json"), summary(3.0, 12.5, 30.0));
+    Files.writeString(run.resolve("cpu-fieldline.txt"),
+        cpu("server", 0, 50) + cpu("cassandra", 0, 50) + cpu("generator", 0, 10));
+    Files.writeString(run.resolve("cpu-cluster.txt"),
+        cpu("node-1", 100, 140) + cpu("node-2", 0, 40) + cpu("cassandra", 0, 60)
+            + cpu("zookeeper", 0, 1) + cpu("generator", 0, 10));
+    Path scrapes = Files.createDirectories(run.resolve("cluster-metrics"));
+    for (String node : new String[] {"node-1", "node-2"}) {
+      Files.writeString(scrapes.resolve(node + "-" + (START - 1_000) + ".txt"), metrics(10, 20));
+      Files.writeString(scrapes.resolve(node + "-" + (START + 11_000) + ".txt"), metrics(260, 520));
+      Files.writeString(run.resolve("cluster-metrics-before-" + node + ".txt"), metrics(0, 0));
+      Files.writeString(run.resolve("cluster-metrics-" + node + ".txt"), metrics(300, 600));
+    }
+  }
+
+  @Test
+  void should_charge_the_cluster_extra_cpu_to_the_forwarded_messages() throws IOException {
+    String markdown = new BenchReport(run).render();
+
+    assertThat(markdown)
+        .contains("#### Single node and 2-node cluster: the cost of forwarding")
+        .contains("| msgs/s achieved (steady window) | 100 | 100 |")
+        .contains("| CPU µs per persisted message: Fieldline + Cassandra | 1,000 | 1,400 | +400 |")
+        .contains("| … of which Fieldline / Cassandra | 500 / 500 | 800 / 600 | +300 / +100 |")
+        .contains("| CPU cores: Fieldline (server; sum of the nodes) | 0.05 | 0.08 (0.04 + 0.04)")
+        .contains("600 (60.0 %)")
+        .contains("500 (50.0 %)")
+        .contains("- CPU per forwarded message: +800 µs (Fieldline nodes +600 µs, Cassandra +200 µs)")
+        .contains("÷ 0.500 forwarded share")
+        .contains("- PUBACK, steady window: p50 +1.0 ms, p99 +2.5 ms, p99.9 +10.0 ms");
+  }
+
+  @Test
+  void should_leave_the_comparison_out_when_there_was_no_cluster_phase() throws IOException {
+    Files.delete(run.resolve("cluster-summary.json"));
+
+    assertThat(new BenchReport(run).render()).doesNotContain("cost of forwarding");
+  }
+
+  private static String summary(double p50, double p99, double p999) {
+    return """
+        {"startEpochMillis": %d, "steadyWindowSeconds": [0, 10], "offeredPerSecond": 100,
+         "sent": 1000, "acked": 1000, "failures": {},
+         "ackedPerSecond": [100, 100, 100, 100, 100, 100, 100, 100, 100, 100],
+         "steadyAckLatencyMillis": {"count": 1000, "p50": %s, "p95": 5, "p99": %s, "p999": %s,
+           "max": 40}}
+        """.formatted(START, p50, p99, p999);
+  }
+
+  /** Two samples of one process bracketing the window: ticks at its start and at its end. */
+  private static String cpu(String label, long fromTicks, long toTicks) {
+    return START + " " + label + " 1 " + fromTicks + " 1024\n"
+        + (START + 10_000) + " " + label + " 1 " + toTicks + " 1024\n";
+  }
+
+  private static String metrics(long forwarded, long written) {
+    return "fieldline_cluster_forwarded_total " + forwarded + "\n"
+        + "fieldline_store_request_writes_count " + written + "\n"
+        + "fieldline_store_request_writes_sum " + written + "\n";
+  }
+}
