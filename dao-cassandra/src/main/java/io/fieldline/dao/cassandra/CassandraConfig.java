@@ -150,6 +150,8 @@ public record CassandraConfig(
     boolean coalesce = r.get("coalesce-writes", true, () -> r.c.getBoolean("coalesce-writes"));
     int coalesceBatches = r.positive("coalesce.max-batches-in-flight", 1);
     int coalesceStatements = r.positive("coalesce.max-batch-statements", 2);
+    // The native protocol counts a batch's statements in an unsigned short.
+    r.check(coalesceStatements <= 65_535, "coalesce.max-batch-statements", "must be <= 65535");
     long coalesceBytes =
         r.get("coalesce.max-batch-bytes", 1024L, () -> r.c.getBytes("coalesce.max-batch-bytes"));
     r.check(

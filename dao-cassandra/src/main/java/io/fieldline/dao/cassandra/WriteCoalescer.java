@@ -15,8 +15,9 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Group commit for the write path: merges the writes (device messages) of many devices into shared
- * unlogged batches, with at most {@code maxBatchesInFlight} batches outstanding at once.
+ * Group commit for the write path: merges the writes (device messages: telemetry and attributes)
+ * of many devices into shared unlogged batches, with at most {@code maxBatchesInFlight} batches
+ * outstanding at once.
  *
  * <p>A write joins a FIFO queue. While fewer than {@code maxBatchesInFlight} batches are out, the
  * queue's head leaves at once as a batch holding every queued write that fits ({@code
@@ -109,8 +110,11 @@ final class WriteCoalescer {
    */
   CompletionStage<Void> submit(List<SizedStatement> statements) {
     Pending pending = new Pending(statements, bytes(statements), new CompletableFuture<>());
+    // Counted before it can be taken, so a fast batch never decrements what was not counted.
+    pressure.increment();
     synchronized (lock) {
       if (queue.size() >= maxQueued) {
+        pressure.decrement();
         return CompletableFuture.failedFuture(
             new StoreException(
                 StoreException.Kind.OVERLOADED,
@@ -118,7 +122,6 @@ final class WriteCoalescer {
       }
       queue.addLast(pending);
     }
-    pressure.increment();
     pump();
     return pending.done();
   }
@@ -165,20 +168,30 @@ final class WriteCoalescer {
   }
 
   private void send(List<Pending> taken) {
-    BatchStatementBuilder batch = BatchStatement.builder(BatchType.UNLOGGED)
-        .setIdempotence(true)
-        .setConsistencyLevel(consistency);
-    for (Pending pending : taken) {
-      for (SizedStatement statement : pending.statements()) {
-        batch.addStatement(statement.statement());
+    CompletionStage<?> sent;
+    try {
+      BatchStatementBuilder batch = BatchStatement.builder(BatchType.UNLOGGED)
+          .setIdempotence(true)
+          .setConsistencyLevel(consistency);
+      for (Pending pending : taken) {
+        for (SizedStatement statement : pending.statements()) {
+          batch.addStatement(statement.statement());
+        }
       }
+      BatchStatement request = batch.build();
+      sent = limiter.submit(() -> {
+        metrics.coalesced(taken.size());
+        return session.executeAsync(request);
+      });
+    } catch (RuntimeException e) {
+      // Never leave the slot taken or the writes hanging, whatever went wrong building the batch.
+      sent = CompletableFuture.failedFuture(e);
     }
-    BatchStatement request = batch.build();
-    metrics.coalesced(taken.size());
-    limiter.submit(() -> session.executeAsync(request)).whenComplete((result, error) -> {
+    sent.whenComplete((result, error) -> {
       synchronized (lock) {
         batchesInFlight--;
       }
+      pump(); // the next batch leaves before this one's callbacks run
       for (Pending pending : taken) {
         pressure.decrement();
         if (error == null) {
@@ -187,7 +200,6 @@ final class WriteCoalescer {
           pending.done().completeExceptionally(error);
         }
       }
-      pump();
     });
   }
 
