@@ -305,6 +305,16 @@ bench_java() { # main class and arguments
   java -Xmx1g -cp "$perf_cp" "$@"
 }
 
+check_rows() { # phase cql-port feeder: every message the phase's ledger acknowledged is in Cassandra?
+  local phase=$1 port=$2 feeder=$3
+  [ -f "$run/$phase-ledger.csv" ] || return 0
+  log "$phase: counting stored rows"
+  bench_java io.fieldline.perf.verify.StoredRowsCheck --cql "127.0.0.1:$port" \
+    --keyspace fieldline --feeder "$feeder" --ledger "$run/$phase-ledger.csv" \
+    --keys "$KEYS" --out "$run/$phase-check.json" 2>>"$run/bench.log" | tee -a "$run/bench.log" >&2 \
+    || log "$phase: row check failed"
+}
+
 gatling() { # phase ports [feeder]: the scenario with gatling:test against 127.0.0.1:port[,port...]
   local phase=$1 ports=$2 feeder=${3:-$run/devices.csv} status=0 port_arg
   # Several ports (a cluster's nodes): Gatling user i connects to the (i mod n)-th.
@@ -396,13 +406,7 @@ if [[ " $PHASES " == *" fieldline "* ]]; then
   fi
   curl -fsS "http://127.0.0.1:$http_port/metrics" >"$run/fieldline-metrics.txt" 2>/dev/null || true
   stop_samplers
-  if [ -f "$run/fieldline-ledger.csv" ]; then
-    log "fieldline: counting stored rows"
-    bench_java io.fieldline.perf.verify.StoredRowsCheck --cql "127.0.0.1:$cql_port" \
-      --keyspace fieldline --feeder "$run/devices.csv" --ledger "$run/fieldline-ledger.csv" \
-      --keys "$KEYS" --out "$run/fieldline-check.json" 2>>"$run/bench.log" | tee -a "$run/bench.log" >&2 \
-      || log "row check failed"
-  fi
+  check_rows fieldline "$cql_port" "$run/devices.csv"
 fi
 
 # ---- phase 2: the raw-driver ceiling on the same Cassandra -------------------------------------
@@ -491,13 +495,7 @@ if [[ " $PHASES " == *" cluster "* ]]; then
   gatling cluster "$(IFS=,; echo "${node_mqtt[*]}")" "$run/cluster-devices.csv" || true
   scrape_metrics "$run/cluster-metrics-"
   stop_samplers
-  if [ -f "$run/cluster-ledger.csv" ]; then
-    log "cluster: counting stored rows"
-    bench_java io.fieldline.perf.verify.StoredRowsCheck --cql "127.0.0.1:$cluster_cql" \
-      --keyspace fieldline --feeder "$run/cluster-devices.csv" --ledger "$run/cluster-ledger.csv" \
-      --keys "$KEYS" --out "$run/cluster-check.json" 2>>"$run/bench.log" | tee -a "$run/bench.log" >&2 \
-      || log "cluster: row check failed"
-  fi
+  check_rows cluster "$cluster_cql" "$run/cluster-devices.csv"
   log "cluster: stopping it"
   stop_cluster
 fi
