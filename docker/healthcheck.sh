@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # HEALTHCHECK of the Fieldline image (installed as /opt/fieldline/bin/healthcheck): healthy when
 # GET /health/ready on the local HTTP listener answers 200, i.e. Cassandra answers and the schema
-# is in place. Plain bash (/dev/tcp), so it does not depend on curl or wget being in the base image.
+# is in place, and in a cluster the node is connected to ZooKeeper and registered. Plain bash
+# (/dev/tcp), so it does not depend on curl or wget being in the base image.
 # Assumes the listener accepts connections on 127.0.0.1 (FIELDLINE_HTTP_HOST 0.0.0.0, the default).
 set -u
 port=${FIELDLINE_HTTP_PORT:-8080}
