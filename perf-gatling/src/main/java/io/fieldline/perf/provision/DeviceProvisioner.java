@@ -23,7 +23,8 @@ import org.jspecify.annotations.Nullable;
  * Creates {@code count} devices through {@code POST /api/fieldline/devices/bulk} and writes the
  * Gatling feeder {@code name,id,token}. Devices are created in chunks of {@code chunk} (chunk
  * {@code c} is named {@code <prefix>c-<i>} with token {@code <tokenPrefix>c-<i>}), each call well
- * inside the server's request timeout; the bulk call returns existing devices instead of
+ * inside the server's request timeout (a 503, a storage timeout, is retried up to 5 times); the
+ * bulk call returns existing devices instead of
  * duplicating them, so a rerun with the same arguments yields the same feeder.
  *
  * <pre>
@@ -37,6 +38,8 @@ public final class DeviceProvisioner {
 
   private final HttpClient http =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+  private static final int MAX_RETRIES_ON_503 = 5;
+
   private final URI base;
 
   public DeviceProvisioner(URI base) {
@@ -146,6 +149,17 @@ public final class DeviceProvisioner {
     }
     HttpResponse<String> response =
         http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    // 503 is the server's answer to a storage timeout (a cold Cassandra right after start, say):
+    // the bulk call is rerunnable, so try again a few times before giving up.
+    for (int retry = 1;
+        response.statusCode() == 503 && retry <= MAX_RETRIES_ON_503;
+        retry++) {
+      System.err.printf(
+          "POST %s answered 503, retry %d of %d in %d s%n",
+          path, retry, MAX_RETRIES_ON_503, retry);
+      Thread.sleep(1000L * retry);
+      response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
     if (response.statusCode() != 200) {
       throw new IOException(
           "POST " + path + " answered " + response.statusCode() + ": " + response.body());
