@@ -6,6 +6,7 @@ import io.fieldline.common.DeviceId;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -44,13 +45,26 @@ class HashRingTest {
   }
 
   @Test
-  void should_keep_owners_stable_across_versions_when_hashing_is_unchanged() {
-    // Pinned owners: every node of a cluster, whatever its version, must agree.
+  void should_name_the_pinned_owners_when_hash_and_virtual_nodes_are_unchanged() {
+    // Every node of a cluster, whatever its version, must name the same owners (a rolling upgrade
+    // runs old and new nodes side by side). These owners were computed once from this
+    // implementation; a change of the hash, of the device id's bytes or of the virtual-node keys
+    // ("<nodeId>#<i>") moves them and fails here. Such a change needs a whole-cluster restart.
     HashRing ring = HashRing.of(List.of("n1", "n2", "n3"), 64);
-    DeviceId device = DeviceId.parse("7c9e6679-7425-40de-944b-e07fc1f90ae7");
-    String owner = ring.ownerOf(device);
-    assertThat(owner).isIn("n1", "n2", "n3");
-    assertThat(HashRing.of(List.of("n1", "n2", "n3"), 64).ownerOf(device)).isEqualTo(owner);
+    Map<String, String> pinned = new LinkedHashMap<>();
+    pinned.put("7c9e6679-7425-40de-944b-e07fc1f90ae7", "n2");
+    pinned.put("00000000-0000-0000-0000-000000000001", "n2");
+    pinned.put("123e4567-e89b-12d3-a456-426614174000", "n3");
+    pinned.put("f47ac10b-58cc-4372-a567-0e02b2c3d479", "n1");
+    pinned.put("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "n3");
+    pinned.put("ffffffff-ffff-ffff-ffff-ffffffffffff", "n2");
+    pinned.put("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "n2");
+    pinned.put("550e8400-e29b-41d4-a716-446655440000", "n2");
+    Map<String, String> owners = new LinkedHashMap<>();
+    for (String device : pinned.keySet()) {
+      owners.put(device, ring.ownerOf(DeviceId.parse(device)));
+    }
+    assertThat(owners).isEqualTo(pinned);
   }
 
   @Test
