@@ -37,18 +37,6 @@ class ComposeFilesTest {
   private static final Pattern DOCUMENTED = Pattern.compile("`(FIELDLINE_[A-Z0-9_]+)`");
   private static final Pattern DURATION_PART = Pattern.compile("(\\d+)(ms|h|m|s)");
 
-  /**
-   * Settings of the cluster module (issue 4), written at the same time as these files. Accepted
-   * while docs/configuration.md does not list them yet; once the module's reference.conf is in,
-   * ConfigDocumentationTest makes the page list them and this set no longer matters.
-   */
-  private static final Set<String> CLUSTER_MODULE_PENDING =
-      Set.of(
-          "FIELDLINE_ZOOKEEPER",
-          "FIELDLINE_NODE_ID",
-          "FIELDLINE_GRPC_PORT",
-          "FIELDLINE_ADVERTISED_HOST");
-
   private static final List<String> CASSANDRA_NODES =
       List.of("cassandra-1", "cassandra-2", "cassandra-3");
   private static final List<String> FIELDLINE_NODES =
@@ -78,7 +66,6 @@ class ComposeFilesTest {
 
     Map<String, Set<String>> undocumented = new TreeMap<>(used);
     undocumented.keySet().removeAll(documented);
-    undocumented.keySet().removeAll(CLUSTER_MODULE_PENDING);
     assertThat(undocumented)
         .as("variables used under docker/ (with the files using them) that docs/configuration.md"
             + " does not list")
