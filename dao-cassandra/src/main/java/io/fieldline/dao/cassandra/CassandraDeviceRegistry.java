@@ -30,8 +30,11 @@ import java.util.concurrent.CompletionStage;
  * <p>Create reserves the name, then the token, each with a lightweight transaction ({@code IF NOT
  * EXISTS}, serial consistency from the driver config), and writes the device row last, so a
  * conflicting create never overwrites anything; if the token is taken the name is released again.
- * A create interrupted by a crash can leave a reserved name or token pointing at no device: reads
- * treat those as absent. Delete removes all three rows in one logged batch.
+ * A create interrupted by a crash, or whose timed-out lightweight transaction was applied after
+ * all, can leave a reserved name or token pointing at no device: reads treat those as absent, and
+ * the next create of that name finishes the interrupted one (same id) instead of failing on the
+ * name for ever. Two creates of one name racing while neither has finished may both do so; they
+ * then write the same device id. Delete removes all three rows in one logged batch.
  *
  * <p>Thread-safe; stages complete on driver I/O threads and fail with {@link
  * io.fieldline.common.StoreException} or {@link DeviceConflictException}.
@@ -134,40 +137,57 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
     if (token.isBlank() || token.length() > 255) {
       throw new IllegalArgumentException("access token must be 1..255 characters, not blank");
     }
-    Device device =
-        new Device(
-            DeviceId.random(),
-            name,
-            type.isBlank() ? "default" : type,
-            token,
-            System.currentTimeMillis());
-    UUID id = device.id().value();
+    String deviceType = type.isBlank() ? "default" : type;
+    long createdTime = System.currentTimeMillis();
+    UUID fresh = DeviceId.random().value();
     CompletionStage<Device> created =
         session
-            .executeAsync(reserveName.bind(name, id))
-            .thenCompose(
-                rs -> {
-                  if (!rs.wasApplied()) {
-                    throw new DeviceConflictException("device name '" + name + "' is taken");
-                  }
-                  return session.executeAsync(reserveToken.bind(token, id));
-                })
+            .executeAsync(reserveName.bind(name, fresh))
             .thenCompose(
                 rs -> {
                   if (rs.wasApplied()) {
-                    return session.executeAsync(
-                        insertDevice
-                            .bind(id, name, device.type(), token, device.createdTime())
-                            .setIdempotent(true));
+                    return CompletableFuture.completedFuture(fresh);
                   }
-                  return session
-                      .executeAsync(releaseName.bind(name, id))
+                  // The name is taken. If its owner has no devices row, an earlier create died
+                  // half-way (a timed-out lightweight transaction may still have been applied):
+                  // finish that one instead of leaving the name blocked forever.
+                  UUID owner = Objects.requireNonNull(rs.one()).getUuid("device_id");
+                  return loadDevice(Objects.requireNonNull(owner))
                       .thenApply(
-                          released -> {
-                            throw new DeviceConflictException("access token is taken");
+                          existing -> {
+                            if (existing.isPresent()) {
+                              throw new DeviceConflictException(
+                                  "device name '" + name + "' is taken");
+                            }
+                            return owner;
                           });
                 })
-            .thenApply(rs -> device);
+            .thenCompose(
+                id ->
+                    session
+                        .executeAsync(reserveToken.bind(token, id))
+                        .thenCompose(
+                            rs -> {
+                              boolean ours =
+                                  rs.wasApplied()
+                                      || id.equals(Objects.requireNonNull(rs.one()).getUuid("device_id"));
+                              if (ours) {
+                                Device device =
+                                    new Device(new DeviceId(id), name, deviceType, token, createdTime);
+                                return session
+                                    .executeAsync(
+                                        insertDevice
+                                            .bind(id, name, deviceType, token, createdTime)
+                                            .setIdempotent(true))
+                                    .thenApply(inserted -> device);
+                              }
+                              return session
+                                  .executeAsync(releaseName.bind(name, id))
+                                  .thenApply(
+                                      released -> {
+                                        throw new DeviceConflictException("access token is taken");
+                                      });
+                            }));
     return translated(created);
   }
 

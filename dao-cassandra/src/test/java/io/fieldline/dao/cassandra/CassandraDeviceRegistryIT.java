@@ -8,6 +8,7 @@ import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -76,6 +77,28 @@ class CassandraDeviceRegistryIT extends CassandraTestBase {
         .extracting(Device::name)
         .containsExactly("pump-1");
     assertThat(create("pump-2", Optional.of("token-b")).name()).isEqualTo("pump-2");
+  }
+
+  @Test
+  void should_finish_a_half_created_device_when_created_again_with_the_same_name() {
+    // What a create leaves behind when it dies after reserving the name (or whose timed-out
+    // lightweight transactions were applied after all): name and token rows, no devices row.
+    UUID orphan = UUID.randomUUID();
+    session.execute(
+        "INSERT INTO " + keyspace + ".device_by_name (bucket, name, device_id) VALUES (0, ?, ?)",
+        "pump-7", orphan);
+    session.execute(
+        "INSERT INTO " + keyspace + ".device_by_token (access_token, device_id) VALUES (?, ?)",
+        "token-7", orphan);
+
+    Device device = create("pump-7", Optional.of("token-7"));
+
+    assertThat(device.id().value()).isEqualTo(orphan);
+    assertThat(await(registry.findByToken("token-7"))).contains(device);
+    assertThat(await(registry.findById(device.id()))).contains(device);
+    assertThat(failureOf(registry.create("pump-7", "sensor", Optional.of("token-8"))))
+        .as("a finished device keeps its name")
+        .isInstanceOf(DeviceConflictException.class);
   }
 
   @Test
