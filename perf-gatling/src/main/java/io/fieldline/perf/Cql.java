@@ -8,7 +8,8 @@ import java.time.Duration;
 
 /**
  * Opens the driver session of the bench tools (row check, raw writer): one connection, generous
- * timeouts for a busy 2-core box, local data center {@code datacenter1}.
+ * timeouts for a busy 2-core box, local data center {@code datacenter1}, native protocol V4 (as
+ * Fieldline's own session).
  */
 public final class Cql {
 
@@ -27,6 +28,8 @@ public final class Cql {
             .withInt(DefaultDriverOption.CONNECTION_MAX_REQUESTS, 32768)
             .withInt(DefaultDriverOption.CONNECTION_POOL_LOCAL_SIZE, 1)
             .withString(DefaultDriverOption.SESSION_NAME, "bench-cql")
+            // The protocol Fieldline pins (its reference.conf), so the raw writer pays the same.
+            .withString(DefaultDriverOption.PROTOCOL_VERSION, "V4")
             .build();
     return CqlSession.builder()
         .addContactPoint(address)

@@ -20,6 +20,7 @@ import io.fieldline.dao.cassandra.CassandraDeviceRegistry;
 import io.fieldline.dao.cassandra.CassandraSessionFactory;
 import io.fieldline.dao.cassandra.CassandraTelemetryQueries;
 import io.fieldline.dao.cassandra.CassandraTelemetryStore;
+import io.fieldline.dao.cassandra.KeyIndexBackfill;
 import io.fieldline.dao.cassandra.WriteLimiter;
 import io.fieldline.dao.cassandra.internal.schema.SchemaMigrator;
 import io.fieldline.server.rest.JwtTokens;
@@ -128,6 +129,7 @@ public final class FieldlineServer implements AutoCloseable {
     if (cassandraConfig.createSchema()) {
       List<Integer> applied = new SchemaMigrator(session, cassandraConfig.keyspace())
           .migrate(cassandraConfig.replication(), cassandraConfig.deadLetterTtl().toSeconds());
+      KeyIndexBackfill.runIfJustCreated(session, cassandraConfig, applied);
       LOG.info("[cql] schema of keyspace {} ready (migrations applied now: {})",
           cassandraConfig.keyspace(), applied);
     }

@@ -189,6 +189,15 @@ public record CassandraConfig(
         new DeviceCacheConfig(cacheTtl, negativeTtl, cacheSize));
   }
 
+  /**
+   * Whether latest values are derived from the time-series rows (no per-message upsert of {@code
+   * ts_kv_latest}): when rows never expire. With a TTL, {@code ts_kv_latest} is written with every
+   * message so that latest values outlive their rows. See {@link LatestValuesReader}.
+   */
+  public boolean derivedLatest() {
+    return tsTtlSeconds == 0;
+  }
+
   /** A copy with other contact points. */
   public CassandraConfig withContactPoints(List<InetSocketAddress> points) {
     return new CassandraConfig(

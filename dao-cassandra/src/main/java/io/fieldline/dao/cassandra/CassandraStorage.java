@@ -66,6 +66,7 @@ public final class CassandraStorage implements AutoCloseable {
         List<Integer> applied =
             new SchemaMigrator(session, config.keyspace())
                 .migrate(config.replication(), config.deadLetterTtl().getSeconds());
+        KeyIndexBackfill.runIfJustCreated(session, config, applied);
         LOG.info("[cql] keyspace {} at schema version {} (applied now: {})", config.keyspace(),
             SchemaMigrator.latestVersion(), applied);
       }

@@ -45,9 +45,7 @@ public final class CassandraTelemetryQueries {
 
   private final CqlSession session;
   private final TsPartitioning partitioning;
-  private final PreparedStatement selectKeys;
-  private final PreparedStatement selectLatest;
-  private final PreparedStatement selectLatestOf;
+  private final LatestValuesReader latestReader;
   private final PreparedStatement selectParts;
   private final PreparedStatement selectNewest;
   private final PreparedStatement selectOldest;
@@ -60,15 +58,11 @@ public final class CassandraTelemetryQueries {
     this.session = session;
     this.partitioning = config.tsPartitioning();
     String ks = config.keyspace();
-    String latest = "SELECT key, ts, " + ValueColumns.SELECT_WITH_WRITETIME + " FROM " + ks
-        + ".ts_kv_latest WHERE device_id = ?";
     String range = "SELECT ts, " + ValueColumns.SELECT + " FROM " + ks
         + ".ts_kv WHERE device_id = ? AND part = ? AND key = ? AND ts >= ? AND ts < ?";
     String attributes = "SELECT key, last_update_ts, " + ValueColumns.SELECT_WITH_WRITETIME
         + " FROM " + ks + ".attributes_kv WHERE device_id = ? AND scope = ?";
-    selectKeys = session.prepare("SELECT key FROM " + ks + ".ts_kv_latest WHERE device_id = ?");
-    selectLatest = session.prepare(latest);
-    selectLatestOf = session.prepare(latest + " AND key IN ?");
+    latestReader = new LatestValuesReader(session, config);
     selectParts =
         session.prepare(
             "SELECT part FROM " + ks
@@ -83,25 +77,12 @@ public final class CassandraTelemetryQueries {
 
   /** The device's time-series keys, sorted. */
   public CompletionStage<List<String>> keys(DeviceId deviceId) {
-    return translated(
-        AsyncRows.collect(
-            session.executeAsync(selectKeys.bind(deviceId.value())),
-            row -> Objects.requireNonNull(row.getString(0)),
-            Integer.MAX_VALUE));
+    return translated(latestReader.keys(deviceId));
   }
 
   /** Latest values of the given keys (all keys when empty), sorted by key. */
   public CompletionStage<List<TsKvEntry>> latest(DeviceId deviceId, Optional<Set<String>> keys) {
-    UUID device = deviceId.value();
-    return translated(
-        AsyncRows.collect(
-                session.executeAsync(
-                    keys.isPresent()
-                        ? selectLatestOf.bind(device, List.copyOf(keys.get()))
-                        : selectLatest.bind(device)),
-                CassandraTelemetryStore::latestRow,
-                Integer.MAX_VALUE)
-            .thenApply(rows -> rows.stream().filter(Objects::nonNull).toList()));
+    return translated(latestReader.latest(deviceId, keys));
   }
 
   /**

@@ -4,10 +4,8 @@ import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.BatchStatement;
 import com.datastax.oss.driver.api.core.cql.BatchStatementBuilder;
 import com.datastax.oss.driver.api.core.cql.BatchType;
-import com.datastax.oss.driver.api.core.cql.BatchableStatement;
 import com.datastax.oss.driver.api.core.cql.BoundStatementBuilder;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
-import com.datastax.oss.driver.api.core.cql.Row;
 import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.KvEntry;
@@ -15,28 +13,31 @@ import io.fieldline.common.PressureGauge;
 import io.fieldline.common.StoreException;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.TsKvEntry;
-import io.fieldline.dao.cassandra.internal.cql.AsyncRows;
 import io.fieldline.dao.cassandra.internal.cql.ValueColumns;
-import io.fieldline.dao.cassandra.internal.telemetry.SeenPartitions;
+import io.fieldline.dao.cassandra.internal.telemetry.SeenIndexRows;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The Cassandra {@link TelemetryStore}: one device message is one unlogged batch, so one round trip
- * and about two partition updates however many keys it carries.
+ * The Cassandra {@link TelemetryStore}: one device message is one unlogged batch (shared with other
+ * devices' messages when writes queue up, see {@link WriteCoalescer}), so one round trip and, in
+ * the steady state, one partition update however many keys it carries.
  *
  * <p>A telemetry message becomes: one {@code ts_kv} insert per value (all values of one time bucket
- * share the partition {@code (device_id, part)}), one {@code ts_kv_latest} upsert per key written
- * {@code USING TIMESTAMP ts*1000} so that an older value arriving late never replaces a newer one,
- * and, the first time this process sees a bucket of the device, one {@code ts_kv_partitions} row.
+ * share the partition {@code (device_id, part)}); the first time this process sees a bucket of the
+ * device, one {@code ts_kv_partitions} row; the first time it sees a key in a bucket, one {@code
+ * ts_kv_keys} row. Latest values are read from the newest rows ({@link LatestValuesReader}), so
+ * nothing else is written per message, unless time-series rows expire ({@code ts-ttl}): then each
+ * message also upserts one {@code ts_kv_latest} row per key, written {@code USING TIMESTAMP
+ * ts*1000} so that an older value arriving late never replaces a newer one.
  * Batches hold at most {@code max-batch-statements} statements; longer messages are split, and the
  * write succeeds only if every batch does. Every statement is prepared at construction, idempotent
  * (retransmissions overwrite the same rows) and runs with {@code write-consistency} through the
@@ -52,12 +53,13 @@ public final class CassandraTelemetryStore implements TelemetryStore {
   private final CassandraConfig config;
   private final WriteRunner runner;
   private final @Nullable WriteCoalescer coalescer;
-  private final SeenPartitions seenPartitions;
+  private final SeenIndexRows seenIndexRows;
+  private final LatestValuesReader latestReader;
   private final PreparedStatement insertTs;
   private final PreparedStatement upsertLatest;
   private final PreparedStatement insertPartition;
+  private final PreparedStatement insertKeyPartition;
   private final PreparedStatement upsertAttribute;
-  private final PreparedStatement selectLatest;
 
   // Per-row cost in Cassandra's batch size (partition and clustering keys, timestamps, cell
   // headers); measured: 100 two-key-character rows reported as 7 668 bytes.
@@ -87,7 +89,8 @@ public final class CassandraTelemetryStore implements TelemetryStore {
             coalesce.maxBatchesInFlight(), coalesce.maxQueuedWrites())
         : null;
     this.runner = new WriteRunner(session, limiter, metrics, "telemetry writes", coalescer);
-    this.seenPartitions = new SeenPartitions(config.partitionsCacheSize());
+    this.seenIndexRows = new SeenIndexRows(config.partitionsCacheSize());
+    this.latestReader = new LatestValuesReader(session, config);
     String ks = config.keyspace();
     insertTs =
         session.prepare(
@@ -99,14 +102,13 @@ public final class CassandraTelemetryStore implements TelemetryStore {
                 + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?");
     insertPartition =
         session.prepare("INSERT INTO " + ks + ".ts_kv_partitions (device_id, part) VALUES (?, ?)");
+    insertKeyPartition =
+        session.prepare(
+            "INSERT INTO " + ks + ".ts_kv_keys (device_id, key, part) VALUES (?, ?, ?)");
     upsertAttribute =
         session.prepare(
             "INSERT INTO " + ks + ".attributes_kv (device_id, scope, key, last_update_ts, "
                 + ValueColumns.COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?");
-    selectLatest =
-        session.prepare(
-            "SELECT key, ts, " + ValueColumns.SELECT_WITH_WRITETIME + " FROM " + ks
-                + ".ts_kv_latest WHERE device_id = ?");
   }
 
   @Override
@@ -124,13 +126,28 @@ public final class CassandraTelemetryStore implements TelemetryStore {
   private CompletionStage<Void> telemetryBatches(DeviceId deviceId, List<TsKvEntry> entries) {
     UUID device = deviceId.value();
     TsPartitioning partitioning = config.tsPartitioning();
-    List<SizedStatement> statements = new ArrayList<>(entries.size() * 2 + 1);
-    Map<String, TsKvEntry> newestPerKey = new LinkedHashMap<>();
+    List<SizedStatement> statements = new ArrayList<>(entries.size() + 2);
     List<Long> parts = new ArrayList<>(1);
+    List<Object> newIndexRows = new ArrayList<>(0);
     for (TsKvEntry entry : entries) {
       long part = partitioning.partitionOf(entry.ts());
       if (!parts.contains(part)) {
         parts.add(part);
+        SeenIndexRows.Partition partition = new SeenIndexRows.Partition(device, part);
+        if (!seenIndexRows.contains(partition) && !newIndexRows.contains(partition)) {
+          newIndexRows.add(partition);
+          statements.add(
+              new SizedStatement(insertPartition.bind(device, part), STATEMENT_OVERHEAD));
+        }
+      }
+      SeenIndexRows.KeyPartition keyPartition =
+          new SeenIndexRows.KeyPartition(device, entry.key(), part);
+      if (!seenIndexRows.contains(keyPartition) && !newIndexRows.contains(keyPartition)) {
+        newIndexRows.add(keyPartition);
+        statements.add(
+            new SizedStatement(
+                insertKeyPartition.bind(device, entry.key(), part),
+                STATEMENT_OVERHEAD + 2 * entry.key().length()));
       }
       statements.add(
           sized(
@@ -145,10 +162,43 @@ public final class CassandraTelemetryStore implements TelemetryStore {
                       .setInt(9, config.tsTtlSeconds()),
                   TS_VALUES,
                   entry.kv())));
+    }
+    if (!config.derivedLatest()) {
+      addLatestUpserts(device, entries, statements);
+    }
+    // ts_kv partitions touched, plus the device's ts_kv_latest partition when it is written, plus
+    // its ts_kv_partitions and ts_kv_keys partitions when new index rows are recorded.
+    boolean newPartitions = newIndexRows.stream().anyMatch(SeenIndexRows.Partition.class::isInstance);
+    boolean newKeys = newIndexRows.stream().anyMatch(SeenIndexRows.KeyPartition.class::isInstance);
+    int partitionUpdates =
+        parts.size() + (config.derivedLatest() ? 0 : 1) + (newPartitions ? 1 : 0) + (newKeys ? 1 : 0);
+    CompletionStage<Void> write =
+        runner.runCoalesced(
+            StoreMetrics.Op.TELEMETRY,
+            statements,
+            entries.size(),
+            partitionUpdates,
+            newIndexRows.isEmpty() ? () -> {} : () -> seenIndexRows.addAll(newIndexRows),
+            this::batches);
+    write.whenComplete(
+        (ok, failure) -> {
+          if (failure != null) {
+            // Cassandra may be restarting: writes it acknowledged but had not synced to its commit
+            // log yet can be gone, index rows included. Write them all again.
+            seenIndexRows.clear();
+          }
+        });
+    return write;
+  }
+
+  // One ts_kv_latest upsert per key: the newest value of the message.
+  private void addLatestUpserts(UUID device, List<TsKvEntry> entries, List<SizedStatement> out) {
+    Map<String, TsKvEntry> newestPerKey = new LinkedHashMap<>();
+    for (TsKvEntry entry : entries) {
       newestPerKey.merge(entry.key(), entry, (old, now) -> now.ts() >= old.ts() ? now : old);
     }
     for (TsKvEntry latest : newestPerKey.values()) {
-      statements.add(
+      out.add(
           sized(
               latest.kv(),
               ValueColumns.bind(
@@ -161,27 +211,6 @@ public final class CassandraTelemetryStore implements TelemetryStore {
                   LATEST_VALUES,
                   latest.kv())));
     }
-    List<Long> newParts = new ArrayList<>(1);
-    for (long part : parts) {
-      if (!seenPartitions.contains(device, part)) {
-        newParts.add(part);
-        statements.add(new SizedStatement(insertPartition.bind(device, part), STATEMENT_OVERHEAD));
-      }
-    }
-    // ts_kv partitions touched, plus the device's ts_kv_latest partition, plus its
-    // ts_kv_partitions partition when a new bucket is recorded.
-    int partitionUpdates = parts.size() + 1 + (newParts.isEmpty() ? 0 : 1);
-    return runner.runCoalesced(
-        StoreMetrics.Op.TELEMETRY,
-        statements,
-        entries.size(),
-        partitionUpdates,
-        () -> {
-          for (long part : newParts) {
-            seenPartitions.add(device, part);
-          }
-        },
-        this::batches);
   }
 
   @Override
@@ -222,13 +251,7 @@ public final class CassandraTelemetryStore implements TelemetryStore {
   /** Reads the latest value of every key of the device, sorted by key. */
   @Override
   public CompletionStage<List<TsKvEntry>> readLatest(DeviceId deviceId) {
-    return runner.read(
-        () ->
-            AsyncRows.collect(
-                    session.executeAsync(selectLatest.bind(deviceId.value())),
-                    CassandraTelemetryStore::latestRow,
-                    Integer.MAX_VALUE)
-                .thenApply(rows -> rows.stream().filter(Objects::nonNull).toList()));
+    return runner.read(() -> latestReader.latest(deviceId, Optional.empty()));
   }
 
   /**
@@ -239,14 +262,9 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     return coalescer == null ? List.of() : List.of(coalescer.pressure());
   }
 
-  /** Number of (device, partition) pairs remembered as recorded in {@code ts_kv_partitions}. */
-  public int rememberedPartitions() {
-    return seenPartitions.size();
-  }
-
-  static @Nullable TsKvEntry latestRow(Row row) {
-    KvEntry kv = ValueColumns.read(row, 2, Objects.requireNonNull(row.getString(0)), true);
-    return kv == null ? null : new TsKvEntry(row.getLong(1), kv);
+  /** Number of index rows ({@code ts_kv_partitions}, {@code ts_kv_keys}) remembered as written. */
+  public int rememberedIndexRows() {
+    return seenIndexRows.size();
   }
 
   // Consecutive statements up to max-batch-statements and max-batch-bytes per batch; a statement

@@ -34,7 +34,7 @@ class CassandraConfigTest {
     assertThat(c.maxBatchBytes()).isEqualTo(5 * 1024);
     assertThat(c.coalesce())
         .isEqualTo(new CassandraConfig.CoalesceConfig(true, 4, 512, 40 * 1024, 32_768));
-    assertThat(c.partitionsCacheSize()).isEqualTo(100_000);
+    assertThat(c.partitionsCacheSize()).isEqualTo(200_000);
     assertThat(c.deviceCache().ttl()).isEqualTo(Duration.ofMinutes(5));
     assertThat(c.deviceCache().negativeTtl()).isEqualTo(Duration.ofSeconds(5));
     assertThat(c.deviceCache().maxSize()).isEqualTo(100_000);
@@ -148,6 +148,7 @@ class CassandraConfigTest {
     assertThat(driver.getInt("advanced.connection.max-requests-per-connection")).isEqualTo(32768);
     assertThat(driver.getInt("advanced.connection.pool.local.size")).isEqualTo(1);
     assertThat(driver.getDuration("basic.request.timeout")).isEqualTo(Duration.ofSeconds(5));
+    assertThat(driver.getString("advanced.protocol.version")).isEqualTo("V4");
     assertThat(driver.getString("basic.request.consistency")).isEqualTo("LOCAL_QUORUM");
     assertThat(driver.getBoolean("basic.request.default-idempotence")).isFalse();
     assertThat(driver.getBoolean("advanced.reconnect-on-init")).isTrue();

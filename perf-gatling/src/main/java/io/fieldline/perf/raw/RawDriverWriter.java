@@ -39,8 +39,8 @@ import org.HdrHistogram.Histogram;
  * the table in its own keyspace on the same Cassandra.
  *
  * <p>Modes: {@code rows} = one INSERT per row (what a server that forwards one insert per data
- * point costs); {@code batch} = one UNLOGGED batch per message holding its K {@code ts_kv} rows and
- * K {@code ts_kv_latest} upserts (the shape Fieldline writes). Rate: {@code --rate} messages per
+ * point costs); {@code batch} = one UNLOGGED batch per message holding its K {@code ts_kv} rows
+ * (the shape of a Fieldline message once its key index rows are written). Rate: {@code --rate} messages per
  * second per device (open loop, paced; it falls behind when the bound is reached), or 0 for as
  * fast as the in-flight bound allows (closed loop). The first {@code --warmup} seconds are written
  * but not counted.
@@ -70,7 +70,6 @@ public final class RawDriverWriter {
   private final AtomicLongArray rowsPerSecond = new AtomicLongArray(MAX_SECONDS);
   private final AtomicHistogram latencyMicros = new AtomicHistogram(1, 3_600_000_000L, 3);
   private PreparedStatement insertTs;
-  private PreparedStatement upsertLatest;
   private long originNanos;
   private volatile String firstError = "";
 
@@ -105,7 +104,7 @@ public final class RawDriverWriter {
     }
   }
 
-  /** The keyspace and a copy of Fieldline's ts_kv and ts_kv_latest (schema version 1). */
+  /** The keyspace and a copy of Fieldline's ts_kv. */
   void createSchema() {
     session.execute(
         "CREATE KEYSPACE IF NOT EXISTS " + keyspace
@@ -115,19 +114,10 @@ public final class RawDriverWriter {
             + " device_id uuid, part bigint, key text, ts bigint,"
             + " bool_v boolean, long_v bigint, dbl_v double, str_v text, json_v text,"
             + " PRIMARY KEY ((device_id, part), key, ts)) WITH CLUSTERING ORDER BY (key ASC, ts DESC)");
-    session.execute(
-        "CREATE TABLE IF NOT EXISTS " + keyspace + ".ts_kv_latest ("
-            + " device_id uuid, key text, ts bigint,"
-            + " bool_v boolean, long_v bigint, dbl_v double, str_v text, json_v text,"
-            + " PRIMARY KEY (device_id, key))");
     insertTs =
         session.prepare(
             "INSERT INTO " + keyspace + ".ts_kv (device_id, part, key, ts, long_v, dbl_v)"
                 + " VALUES (?, ?, ?, ?, ?, ?)");
-    upsertLatest =
-        session.prepare(
-            "INSERT INTO " + keyspace + ".ts_kv_latest (device_id, key, ts, long_v, dbl_v)"
-                + " VALUES (?, ?, ?, ?, ?) USING TIMESTAMP ?");
   }
 
   Map<String, Object> run() throws InterruptedException {
@@ -164,22 +154,16 @@ public final class RawDriverWriter {
   private void write(UUID device, long ts, int user, long sequence) throws InterruptedException {
     long part = monthOf(ts);
     List<BoundStatement> rows = new ArrayList<>(keys);
-    List<BoundStatement> latest = batch ? new ArrayList<>(keys) : List.of();
     for (int k = 0; k < keys; k++) {
       String key = TelemetryPayload.KEYS.get(k);
       long mix = user * 31L + sequence + k;
       boolean integral = k >= 3;
       rows.add(bind(insertTs.boundStatementBuilder().setUuid(0, device).setLong(1, part)
           .setString(2, key).setLong(3, ts), 4, integral, mix).build());
-      if (batch) {
-        latest.add(bind(upsertLatest.boundStatementBuilder().setUuid(0, device)
-            .setString(1, key).setLong(2, ts).setLong(5, ts * 1000), 3, integral, mix).build());
-      }
     }
     if (batch) {
       BatchStatementBuilder builder = BatchStatement.builder(BatchType.UNLOGGED);
       rows.forEach(builder::addStatement);
-      latest.forEach(builder::addStatement);
       send(builder.setIdempotence(true).setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM).build(),
           keys);
     } else {

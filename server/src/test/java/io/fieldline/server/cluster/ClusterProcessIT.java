@@ -210,11 +210,12 @@ class ClusterProcessIT {
     assertThat(cluster.metric(n2, "fieldline_cluster_received_total") - receivedBefore)
         .as("n2, the owner, stored them")
         .isGreaterThanOrEqualTo(100);
+    // The newest 'seq' row (ts_kv clusters ts DESC; latest values are read from it).
     Row latest =
         cluster
             .cql()
             .execute(
-                "SELECT long_v FROM ts_kv_latest WHERE device_id = ? AND key = 'seq'",
+                "SELECT long_v FROM ts_kv WHERE device_id = ? AND key = 'seq' LIMIT 1 ALLOW FILTERING",
                 device.value())
             .one();
     assertThat(latest.getLong(0)).as("latest value is the newest").isEqualTo(99);

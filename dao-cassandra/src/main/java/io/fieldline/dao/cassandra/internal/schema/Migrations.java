@@ -47,5 +47,14 @@ final class Migrations {
                   "CREATE TABLE IF NOT EXISTS %1$s.dead_letters ("
                       + " device_id uuid, id timeuuid, received_at bigint, topic text,"
                       + " reason text, payload blob, PRIMARY KEY (device_id, id))"
-                      + " WITH CLUSTERING ORDER BY (id DESC) AND default_time_to_live = %2$d")));
+                      + " WITH CLUSTERING ORDER BY (id DESC) AND default_time_to_live = %2$d")),
+          new Migration(
+              2,
+              "key index: the time buckets holding each key (latest values read from ts_kv)",
+              List.of(
+                  // Clustering (key, part DESC): the first row of a key is its newest bucket, where
+                  // its latest value is the first row (ts_kv clusters ts DESC).
+                  "CREATE TABLE IF NOT EXISTS %1$s.ts_kv_keys ("
+                      + " device_id uuid, key text, part bigint, PRIMARY KEY (device_id, key, part))"
+                      + " WITH CLUSTERING ORDER BY (key ASC, part DESC)")));
 }

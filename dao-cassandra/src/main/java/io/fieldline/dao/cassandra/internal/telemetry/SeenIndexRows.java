@@ -5,50 +5,74 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * The (device, partition) pairs this process has already recorded in {@code ts_kv_partitions},
- * so the index row is written once per partition per process instead of once per message. Bounded:
- * the least recently used pair is forgotten first, which only costs one more (idempotent) index
- * write. A pair is added only after the write that carried it succeeded.
+ * The index rows this process has already written: (device, partition) in {@code
+ * ts_kv_partitions} and (device, key, partition) in {@code ts_kv_keys}. Each index row is then
+ * written once per process instead of once per message. Bounded: the least recently used row is
+ * forgotten first, which only costs one more (idempotent) index write. A row is added only after
+ * the write that carried it succeeded; the store forgets them all when a write fails (a Cassandra
+ * that restarted may have lost acknowledged writes not yet synced to its commit log).
  *
- * <p>Thread-safe; a short lock around an access-ordered map (a few hundred nanoseconds per message).
+ * <p>Thread-safe; a short lock around an access-ordered map (a few hundred nanoseconds per lookup).
  */
-public final class SeenPartitions {
+public final class SeenIndexRows {
 
-  private final Map<Key, Boolean> seen;
+  /** A {@code ts_kv_partitions} row. */
+  public record Partition(UUID deviceId, long part) {}
 
-  /** @param maxSize most pairs remembered */
-  public SeenPartitions(int maxSize) {
+  /** A {@code ts_kv_keys} row. */
+  public record KeyPartition(UUID deviceId, String key, long part) {}
+
+  private final Map<Object, Boolean> seen;
+
+  /** @param maxSize most rows remembered, of both kinds together */
+  public SeenIndexRows(int maxSize) {
     this.seen =
         new LinkedHashMap<>(Math.min(maxSize, 1024), 0.75f, true) {
           private static final long serialVersionUID = 1L;
 
           @Override
-          protected boolean removeEldestEntry(Map.Entry<Key, Boolean> eldest) {
+          protected boolean removeEldestEntry(Map.Entry<Object, Boolean> eldest) {
             return size() > maxSize;
           }
         };
   }
 
-  /** Whether the pair is known to be recorded. */
-  public boolean contains(UUID deviceId, long partition) {
+  /** Whether the row is known to be written. */
+  public boolean contains(Partition row) {
+    return lookup(row);
+  }
+
+  /** Whether the row is known to be written. */
+  public boolean contains(KeyPartition row) {
+    return lookup(row);
+  }
+
+  /** Remembers that the rows are written. */
+  public void addAll(Iterable<?> rows) {
     synchronized (seen) {
-      return seen.get(new Key(deviceId, partition)) != null;
+      for (Object row : rows) {
+        seen.put(row, Boolean.TRUE);
+      }
     }
   }
 
-  /** Remembers that the pair is recorded. */
-  public void add(UUID deviceId, long partition) {
+  /** Forgets every row, so each is written again by the next message that needs it. */
+  public void clear() {
     synchronized (seen) {
-      seen.put(new Key(deviceId, partition), Boolean.TRUE);
+      seen.clear();
     }
   }
 
-  /** Number of pairs remembered. */
+  /** Number of rows remembered. */
   public int size() {
     synchronized (seen) {
       return seen.size();
     }
   }
 
-  private record Key(UUID deviceId, long partition) {}
+  private boolean lookup(Object row) {
+    synchronized (seen) {
+      return seen.get(row) != null;
+    }
+  }
 }

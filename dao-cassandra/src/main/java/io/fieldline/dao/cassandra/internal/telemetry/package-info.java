@@ -1,6 +1,6 @@
 /**
- * Helpers of the telemetry store and queries: the bounded memory of partitions already recorded
- * in {@code ts_kv_partitions}, and the Java-side aggregation of rows into time buckets. Not for
+ * Helpers of the telemetry store and queries: the bounded memory of index rows already written
+ * ({@code ts_kv_partitions}, {@code ts_kv_keys}), and the Java-side aggregation of rows into time buckets. Not for
  * other modules.
  */
 @NullMarked
