@@ -33,8 +33,10 @@ import java.util.concurrent.CompletionStage;
  * A create interrupted by a crash, or whose timed-out lightweight transaction was applied after
  * all, can leave a reserved name or token pointing at no device: reads treat those as absent, and
  * the next create of that name finishes the interrupted one (same id) instead of failing on the
- * name for ever. Two creates of one name racing while neither has finished may both do so; they
- * then write the same device id. Delete removes all three rows in one logged batch.
+ * name for ever; the devices row of a finished create is then written with {@code IF NOT EXISTS},
+ * so of two creates finishing the same one only the first writes it (the other gets that device
+ * if it asked for the same token, else a conflict). Delete removes all three rows in one logged
+ * batch.
  *
  * <p>Thread-safe; stages complete on driver I/O threads and fail with {@link
  * io.fieldline.common.StoreException} or {@link DeviceConflictException}.
@@ -54,6 +56,7 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
   private final PreparedStatement releaseName;
   private final PreparedStatement reserveToken;
   private final PreparedStatement insertDevice;
+  private final PreparedStatement insertDeviceIfAbsent;
   private final PreparedStatement selectByToken;
   private final PreparedStatement selectById;
   private final PreparedStatement listFirst;
@@ -77,10 +80,11 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
         session.prepare(
             "INSERT INTO " + ks + ".device_by_token (access_token, device_id) VALUES (?, ?)"
                 + " IF NOT EXISTS");
-    insertDevice =
-        session.prepare(
-            "INSERT INTO " + ks + ".devices (id, name, type, access_token, created_time)"
-                + " VALUES (?, ?, ?, ?, ?)");
+    String insert =
+        "INSERT INTO " + ks + ".devices (id, name, type, access_token, created_time)"
+            + " VALUES (?, ?, ?, ?, ?)";
+    insertDevice = session.prepare(insert);
+    insertDeviceIfAbsent = session.prepare(insert + " IF NOT EXISTS");
     selectByToken =
         session.prepare("SELECT device_id FROM " + ks + ".device_by_token WHERE access_token = ?");
     selectById =
@@ -174,12 +178,14 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
                               if (ours) {
                                 Device device =
                                     new Device(new DeviceId(id), name, deviceType, token, createdTime);
-                                return session
-                                    .executeAsync(
-                                        insertDevice
-                                            .bind(id, name, deviceType, token, createdTime)
-                                            .setIdempotent(true))
-                                    .thenApply(inserted -> device);
+                                return id.equals(fresh)
+                                    ? session
+                                        .executeAsync(
+                                            insertDevice
+                                                .bind(id, name, deviceType, token, createdTime)
+                                                .setIdempotent(true))
+                                        .thenApply(inserted -> device)
+                                    : finishResumed(device);
                               }
                               return session
                                   .executeAsync(releaseName.bind(name, id))
@@ -189,6 +195,34 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
                                       });
                             }));
     return translated(created);
+  }
+
+  // A resumed create may race another one resuming the same id: the devices row decides, once.
+  // The loser gets the winner's device when it asked for the same token, else a conflict.
+  private CompletionStage<Device> finishResumed(Device device) {
+    return session
+        .executeAsync(
+            insertDeviceIfAbsent.bind(
+                device.id().value(), device.name(), device.type(), device.accessToken(), device.createdTime()))
+        .thenApply(
+            rs -> {
+              if (rs.wasApplied()) {
+                return device;
+              }
+              // A refused IF NOT EXISTS returns [applied] first, then the existing row's columns.
+              Row existing = Objects.requireNonNull(rs.one());
+              Device winner =
+                  new Device(
+                      device.id(),
+                      Objects.requireNonNull(existing.getString("name")),
+                      Objects.requireNonNull(existing.getString("type")),
+                      Objects.requireNonNull(existing.getString("access_token")),
+                      existing.getLong("created_time"));
+              if (winner.accessToken().equals(device.accessToken())) {
+                return winner;
+              }
+              throw new DeviceConflictException("device name '" + device.name() + "' is taken");
+            });
   }
 
   /**
