@@ -2,6 +2,7 @@ package io.fieldline.common;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -37,6 +38,8 @@ public final class PayloadParser {
   private static final ObjectMapper MAPPER =
       JsonMapper.builder()
           .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+          // Correctly rounded, like Double.parseDouble, and several times faster.
+          .enable(StreamReadFeature.USE_FAST_DOUBLE_PARSER)
           .disable(JsonParser.Feature.ALLOW_COMMENTS)
           .build();
 
@@ -66,21 +69,37 @@ public final class PayloadParser {
    * @param receivedAt epoch milliseconds used for values without a device timestamp
    */
   public List<TsKvEntry> parseTelemetry(byte[] payload, long receivedAt) {
-    JsonNode root = readTree(payload);
-    List<TsKvEntry> out = new ArrayList<>();
-    if (root.isArray()) {
-      for (JsonNode element : root) {
-        if (!element.isObject()) {
-          throw new PayloadFormatException("telemetry array elements must be JSON objects");
-        }
-        addTelemetryObject(element, receivedAt, out);
-      }
-    } else if (root.isObject()) {
-      addTelemetryObject(root, receivedAt, out);
-    } else {
-      throw new PayloadFormatException("telemetry must be a JSON object or array");
+    // Streamed rather than read into a tree: telemetry is the hot path (one call per PUBLISH on
+    // the event loop) and a tree costs several objects per value; only nested values build one.
+    if (payload.length == 0) {
+      throw new PayloadFormatException("empty payload");
     }
-    return out;
+    try (JsonParser parser = MAPPER.createParser(payload)) {
+      JsonToken root = parser.nextToken();
+      if (root == null) {
+        throw new PayloadFormatException("empty payload");
+      }
+      List<TsKvEntry> out = new ArrayList<>(8);
+      if (root == JsonToken.START_ARRAY) {
+        for (JsonToken token = parser.nextToken();
+            token != JsonToken.END_ARRAY;
+            token = parser.nextToken()) {
+          if (token != JsonToken.START_OBJECT) {
+            throw new PayloadFormatException("telemetry array elements must be JSON objects");
+          }
+          addTelemetryObject(parser, receivedAt, out);
+        }
+      } else if (root == JsonToken.START_OBJECT) {
+        addTelemetryObject(parser, receivedAt, out);
+      } else {
+        throw new PayloadFormatException("telemetry must be a JSON object or array");
+      }
+      return out;
+    } catch (JsonProcessingException e) {
+      throw new PayloadFormatException("not valid JSON: " + e.getOriginalMessage(), e);
+    } catch (IOException e) {
+      throw new PayloadFormatException("unreadable payload", e);
+    }
   }
 
   /** Parses an attributes payload: a flat or nested JSON object of key/values. */
@@ -94,13 +113,39 @@ public final class PayloadParser {
     return out;
   }
 
-  private void addTelemetryObject(JsonNode object, long receivedAt, List<TsKvEntry> out) {
-    if (object.has("ts") && object.has("values")) {
-      JsonNode ts = object.get("ts");
+  // The parser is on the object's START_OBJECT; leaves it on its END_OBJECT. Every field is read
+  // as a plain value first; only an object holding both "ts" and "values" is the timestamped form,
+  // which is known at its end.
+  private void addTelemetryObject(JsonParser parser, long receivedAt, List<TsKvEntry> out)
+      throws IOException {
+    List<KvEntry> plain = new ArrayList<>(8);
+    JsonNode ts = null;
+    JsonNode values = null;
+    for (String key = parser.nextFieldName(); key != null; key = parser.nextFieldName()) {
+      JsonToken token = parser.nextToken();
+      if (key.equals("ts") || key.equals("values")) {
+        // Kept as nodes too: the timestamped form needs them unconverted.
+        JsonNode node = parser.readValueAsTree();
+        if (key.equals("ts")) {
+          ts = node;
+        } else {
+          values = node;
+        }
+        KvEntry kv = toKv(key, node);
+        if (kv != null) {
+          plain.add(kv);
+        }
+      } else {
+        KvEntry kv = toKv(parser, token, key);
+        if (kv != null) {
+          plain.add(kv);
+        }
+      }
+    }
+    if (ts != null && values != null) {
       if (!ts.canConvertToExactIntegral() || !ts.canConvertToLong() || ts.isTextual()) {
         throw new PayloadFormatException("ts must be an integer of epoch milliseconds");
       }
-      JsonNode values = object.get("values");
       if (!values.isObject()) {
         throw new PayloadFormatException("values must be a JSON object");
       }
@@ -111,11 +156,38 @@ public final class PayloadParser {
         out.add(new TsKvEntry(timestamp, kv));
       }
     } else {
-      List<KvEntry> kvs = new ArrayList<>(object.size());
-      addValues(object, kvs);
-      for (KvEntry kv : kvs) {
+      for (KvEntry kv : plain) {
         out.add(new TsKvEntry(receivedAt, kv));
       }
+    }
+  }
+
+  // The same typing as toKv(String, JsonNode), from the parser's current token.
+  private @Nullable KvEntry toKv(JsonParser parser, JsonToken token, String key)
+      throws IOException {
+    if (key.isEmpty()) {
+      throw new PayloadFormatException("keys must not be empty");
+    }
+    switch (token) {
+      case VALUE_NULL:
+        return null;
+      case VALUE_TRUE:
+        return KvEntry.of(key, true);
+      case VALUE_FALSE:
+        return KvEntry.of(key, false);
+      case VALUE_NUMBER_INT:
+        return parser.getNumberType() == JsonParser.NumberType.BIG_INTEGER
+            ? integral(key, parser.getBigIntegerValue())
+            : KvEntry.of(key, parser.getLongValue());
+      case VALUE_NUMBER_FLOAT:
+        return KvEntry.of(key, parser.getDoubleValue());
+      case VALUE_STRING:
+        return string(key, parser.getText());
+      case START_OBJECT:
+      case START_ARRAY:
+        return toKv(key, (JsonNode) parser.readValueAsTree());
+      default:
+        throw new PayloadFormatException("unsupported value for key '" + key + "'");
     }
   }
 

@@ -53,6 +53,21 @@ class PayloadParserTest {
     }
 
     @Test
+    void should_use_device_timestamp_whatever_the_field_order_and_ignore_other_fields() {
+      assertThat(telemetry("{\"values\":{\"a\":{\"b\":[1,2]},\"c\":\"7\"},\"x\":9,\"ts\":1.0e3}"))
+          .containsExactly(at(1000, KvEntry.json("a", "{\"b\":[1,2]}")), at(1000, KvEntry.of("c", 7L)));
+    }
+
+    @Test
+    void should_keep_nested_values_as_json_text_when_the_object_is_plain() {
+      assertThat(telemetry("{\"values\":{\"a\":1},\"n\":[true,null],\"big\":18446744073709551616}"))
+          .containsExactly(
+              at(NOW, KvEntry.json("values", "{\"a\":1}")),
+              at(NOW, KvEntry.json("n", "[true,null]")),
+              at(NOW, KvEntry.of("big", 1.8446744073709552E19)));
+    }
+
+    @Test
     void should_treat_ts_as_a_value_when_values_is_missing() {
       assertThat(telemetry("{\"ts\":5,\"t\":1}"))
           .containsExactly(at(NOW, KvEntry.of("ts", 5L)), at(NOW, KvEntry.of("t", 1L)));
