@@ -293,12 +293,16 @@ if [ ! -f "$perf_cp_file" ] || [ ! -f server/target/server.classpath ] \
   log "building (mvn -pl perf-gatling -am install, tests skipped)"
   mvn -q -B -DskipTests -pl perf-gatling -am install >"$run/build.log" 2>&1 \
     || { log "build failed, see $run/build.log"; exit 1; }
-  # The dependency plugin rewrites a classpath file only when the classpath changed, but these
-  # files are also what ./fieldline, scripts/local-cluster.sh and this script compare sources
-  # with: mark them fresh, or each of them would rebuild everything again after any source edit.
+fi
+# The dependency plugin rewrites a classpath file only when the classpath changed, but these files
+# are also what ./fieldline, scripts/local-cluster.sh and this script compare sources with: mark
+# them fresh, or each of them would rebuild (whatever was edited since) in the middle of the run.
+# Called again before each phase that starts servers, so every phase runs the code built here.
+mark_built() {
   touch "$perf_cp_file" server/target/server.classpath cluster/target/zookeeper.classpath \
     cassandra-embedded/runtime/target/cassandra.classpath
-fi
+}
+mark_built
 perf_cp="$root/perf-gatling/target/classes:$(cat "$perf_cp_file")"
 
 bench_java() { # main class and arguments
@@ -359,6 +363,7 @@ if [ "$needs_fieldline" = 1 ]; then
   storage_port=$(free_port)
   log "starting Fieldline on embedded defaults (mqtt $mqtt_port, http $http_port, cql $cql_port)"
   server_opts=${SERVER_JAVA_OPTS:--Xms256m -Xmx1g -XX:+UseG1GC}
+  mark_built
   FIELDLINE_DATA_DIR="$run/data" FIELDLINE_MQTT_HOST=127.0.0.1 FIELDLINE_MQTT_PORT=$mqtt_port \
     FIELDLINE_HTTP_HOST=127.0.0.1 FIELDLINE_HTTP_PORT=$http_port \
     FIELDLINE_EMBEDDED_CASSANDRA_CQL_PORT=$cql_port FIELDLINE_EMBEDDED_CASSANDRA_STORAGE_PORT=$storage_port \
@@ -454,6 +459,7 @@ if [[ " $PHASES " == *" cluster "* ]]; then
   pick_ports 1; cluster_cql=$picked_port
   cluster_dir="$run/cluster"
   mkdir -p "$cluster_dir"
+  mark_built
   log "cluster: starting ZooKeeper ($cluster_zk), Cassandra ($cluster_cql) and $CLUSTER_NODES nodes" \
     "(mqtt $cluster_mqtt.., http $cluster_http.., grpc $cluster_grpc..) with scripts/local-cluster.sh"
   FIELDLINE_DATA_DIR="$cluster_dir" FIELDLINE_MQTT_PORT=$cluster_mqtt FIELDLINE_HTTP_PORT=$cluster_http \

@@ -210,7 +210,8 @@ start() {
   done
   if needs_build; then
     log "building (first run downloads dependencies from Maven Central; a few minutes)..."
-    mvn -q -B -Dmaven.test.skip=true install
+    # To stderr: stdout carries only the node lines callers parse.
+    mvn -q -B -Dmaven.test.skip=true install >&2
   fi
   # shellcheck disable=SC2031
   admin_password=${FIELDLINE_ADMIN_PASSWORD:-$(secret "$base/admin-password" 16)}
