@@ -128,8 +128,8 @@ public final class FieldlineServer implements AutoCloseable {
     onStop("Cassandra session", session::close);
     if (cassandraConfig.createSchema()) {
       List<Integer> applied = new SchemaMigrator(session, cassandraConfig.keyspace())
-          .migrate(cassandraConfig.replication(), cassandraConfig.deadLetterTtl().toSeconds());
-      KeyIndexBackfill.runIfJustCreated(session, cassandraConfig, applied);
+          .migrate(cassandraConfig.replication(), cassandraConfig.deadLetterTtl().toSeconds(),
+              KeyIndexBackfill.dataSteps(session, cassandraConfig));
       LOG.info("[cql] schema of keyspace {} ready (migrations applied now: {})",
           cassandraConfig.keyspace(), applied);
     }

@@ -65,8 +65,10 @@ public final class CassandraStorage implements AutoCloseable {
       if (config.createSchema()) {
         List<Integer> applied =
             new SchemaMigrator(session, config.keyspace())
-                .migrate(config.replication(), config.deadLetterTtl().getSeconds());
-        KeyIndexBackfill.runIfJustCreated(session, config, applied);
+                .migrate(
+                    config.replication(),
+                    config.deadLetterTtl().getSeconds(),
+                    KeyIndexBackfill.dataSteps(session, config));
         LOG.info("[cql] keyspace {} at schema version {} (applied now: {})", config.keyspace(),
             SchemaMigrator.latestVersion(), applied);
       }

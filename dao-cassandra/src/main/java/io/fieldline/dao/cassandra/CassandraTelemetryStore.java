@@ -130,6 +130,9 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     List<Long> parts = new ArrayList<>(1);
     List<Object> newIndexRows = new ArrayList<>(0);
     for (TsKvEntry entry : entries) {
+      // Refused in both modes alike (it is needed as a write time only with ts-ttl): a timestamp
+      // beyond year 292,000 is a device bug, and stored it would be the key's latest value for ever.
+      writeTimestamp(entry.ts());
       long part = partitioning.partitionOf(entry.ts());
       if (!parts.contains(part)) {
         parts.add(part);

@@ -4,33 +4,39 @@ import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
-import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Fills {@code ts_kv_keys} (schema version 2) from {@code ts_kv_latest} for data written before it
- * existed, so that keys and latest values stay readable after the upgrade. Run once, right after
- * version 2 was applied; blocks (startup only). Idempotent: rerunning writes the same rows.
+ * existed, so that keys and latest values stay readable after the upgrade. The data step of
+ * version 2 ({@link #dataSteps}): the migrator records version 2 only after it completed, so a
+ * failed or interrupted fill runs again at the next start. Idempotent; blocks (startup only); reads
+ * {@code ts_kv_latest} in pages, so its cost grows with devices x keys, not with history.
  */
 public final class KeyIndexBackfill {
 
   private static final Logger LOG = LoggerFactory.getLogger(KeyIndexBackfill.class);
-  private static final int KEY_INDEX_VERSION = 2;
+
+  /** The schema version whose data step this is. */
+  public static final int VERSION = 2;
 
   private KeyIndexBackfill() {}
 
+  /** The data steps to pass to {@code SchemaMigrator.migrate}. */
+  public static Map<Integer, Runnable> dataSteps(CqlSession session, CassandraConfig config) {
+    return Map.of(VERSION, () -> run(session, config));
+  }
+
   /**
-   * Backfills when {@code appliedNow} (the versions the migrator just applied) holds version 2.
+   * Copies every (device, key, bucket of its latest value) of {@code ts_kv_latest} into {@code
+   * ts_kv_keys}.
    *
    * @return rows written
    */
-  public static long runIfJustCreated(
-      CqlSession session, CassandraConfig config, List<Integer> appliedNow) {
-    if (!appliedNow.contains(KEY_INDEX_VERSION)) {
-      return 0;
-    }
+  public static long run(CqlSession session, CassandraConfig config) {
     String ks = config.keyspace();
     PreparedStatement insert =
         session.prepare(

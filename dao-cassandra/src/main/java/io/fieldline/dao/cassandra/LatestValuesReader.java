@@ -31,7 +31,8 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  *   <li>derived (time-series rows never expire, the default): for each key, the newest row of its
  *       newest bucket in {@code ts_kv} ({@code LIMIT 1}: the clustering order is {@code ts DESC}),
- *       one small read per key, all in parallel. Nothing is written per message for latest values:
+ *       one small read per key, at most {@value #READS_AT_ONCE} at once per device; the index
+ *       read returns one row per key ({@code GROUP BY key}). Nothing is written per message for latest values:
  *       a message's rows are its latest values, in the same write.
  *   <li>table ({@code ts-ttl} set): {@code ts_kv_latest}, upserted with every message, so that a
  *       latest value outlives the expiry of its row, as in ThingsBoard.
@@ -42,10 +43,13 @@ import org.jspecify.annotations.Nullable;
  */
 final class LatestValuesReader {
 
+  private static final int READS_AT_ONCE = 8;
+
   private final CqlSession session;
   private final boolean derived;
   private final PreparedStatement selectKeyParts;
   private final PreparedStatement selectKeyPartsOf;
+  private final PreparedStatement selectPartsOfKey;
   private final PreparedStatement selectNewestRow;
   private final PreparedStatement selectLatestTable;
   private final PreparedStatement selectLatestTableOf;
@@ -55,11 +59,15 @@ final class LatestValuesReader {
     this.session = session;
     this.derived = config.derivedLatest();
     String ks = config.keyspace();
+    // GROUP BY without an aggregate returns each key's first row: its newest bucket.
     String keyParts = "SELECT key, part FROM " + ks + ".ts_kv_keys WHERE device_id = ?";
     String table = "SELECT key, ts, " + ValueColumns.SELECT_WITH_WRITETIME + " FROM " + ks
         + ".ts_kv_latest WHERE device_id = ?";
-    selectKeyParts = session.prepare(keyParts);
-    selectKeyPartsOf = session.prepare(keyParts + " AND key IN ?");
+    selectKeyParts = session.prepare(keyParts + " GROUP BY key");
+    selectKeyPartsOf = session.prepare(keyParts + " AND key IN ? GROUP BY key");
+    selectPartsOfKey =
+        session.prepare(
+            "SELECT part FROM " + ks + ".ts_kv_keys WHERE device_id = ? AND key = ?");
     selectNewestRow =
         session.prepare(
             "SELECT ts, " + ValueColumns.SELECT + " FROM " + ks
@@ -90,16 +98,68 @@ final class LatestValuesReader {
     return newestParts(device, keys)
         .thenCompose(
             parts -> {
-              List<CompletableFuture<@Nullable TsKvEntry>> reads = new ArrayList<>(parts.size());
-              parts.forEach((key, part) -> reads.add(newestRow(device, key, part)));
-              return CompletableFuture.allOf(reads.toArray(CompletableFuture<?>[]::new))
-                  .thenApply(
-                      done ->
-                          reads.stream()
-                              .map(CompletableFuture::join)
-                              .filter(Objects::nonNull)
-                              .toList());
+              List<Map.Entry<String, Long>> todo = new ArrayList<>(parts.entrySet());
+              List<TsKvEntry> found = new ArrayList<>(todo.size());
+              return readInGroups(device, todo, 0, found).thenApply(done -> found);
             });
+  }
+
+  // At most READS_AT_ONCE keys read in parallel per device, so a storm of restores of devices
+  // with many keys stays within the driver's stream ids however many keys each device has.
+  private CompletionStage<Void> readInGroups(
+      UUID device, List<Map.Entry<String, Long>> todo, int from, List<TsKvEntry> found) {
+    if (from >= todo.size()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    List<Map.Entry<String, Long>> group = todo.subList(from, Math.min(todo.size(), from + READS_AT_ONCE));
+    List<CompletableFuture<@Nullable TsKvEntry>> reads = new ArrayList<>(group.size());
+    for (Map.Entry<String, Long> keyPart : group) {
+      reads.add(latestOf(device, keyPart.getKey(), keyPart.getValue()));
+    }
+    return CompletableFuture.allOf(reads.toArray(CompletableFuture<?>[]::new))
+        .thenCompose(
+            done -> {
+              for (CompletableFuture<@Nullable TsKvEntry> read : reads) {
+                TsKvEntry entry = read.join();
+                if (entry != null) {
+                  found.add(entry);
+                }
+              }
+              return readInGroups(device, todo, from + READS_AT_ONCE, found);
+            });
+  }
+
+  // The newest row of the key in its newest bucket; when that bucket holds none (an index row
+  // whose rows never made it: a batch that timed out half-applied), the next older bucket.
+  private CompletableFuture<@Nullable TsKvEntry> latestOf(UUID device, String key, long newest) {
+    return newestRow(device, key, newest)
+        .thenCompose(
+            entry ->
+                entry != null
+                    ? CompletableFuture.completedFuture(entry)
+                    : AsyncRows.collect(
+                            session.executeAsync(selectPartsOfKey.bind(device, key)),
+                            row -> row.getLong(0),
+                            Integer.MAX_VALUE)
+                        .thenCompose(
+                            partsDesc -> firstRowIn(device, key, partsDesc, 0, newest)));
+  }
+
+  private CompletableFuture<@Nullable TsKvEntry> firstRowIn(
+      UUID device, String key, List<Long> partsDesc, int index, long skip) {
+    if (index >= partsDesc.size()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    long part = partsDesc.get(index);
+    if (part == skip) {
+      return firstRowIn(device, key, partsDesc, index + 1, skip);
+    }
+    return newestRow(device, key, part)
+        .thenCompose(
+            entry ->
+                entry != null
+                    ? CompletableFuture.completedFuture(entry)
+                    : firstRowIn(device, key, partsDesc, index + 1, skip));
   }
 
   // Key -> its newest bucket, in key order (the index's clustering is key ASC, part DESC, so the

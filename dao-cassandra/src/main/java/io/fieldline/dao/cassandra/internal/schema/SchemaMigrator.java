@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,6 +58,17 @@ public final class SchemaMigrator {
    * @return the versions applied by this call, oldest first
    */
   public List<Integer> migrate(String replication, long deadLetterTtlSeconds) {
+    return migrate(replication, deadLetterTtlSeconds, Map.of());
+  }
+
+  /**
+   * Like {@link #migrate(String, long)}, with data steps: {@code dataSteps.get(v)} runs after the
+   * statements of version {@code v} and before {@code v} is recorded, so a step that fails (or a
+   * process killed during it) leaves the version unrecorded and the next start runs both again.
+   * Steps must therefore be idempotent.
+   */
+  public List<Integer> migrate(
+      String replication, long deadLetterTtlSeconds, Map<Integer, Runnable> dataSteps) {
     ddl(
         String.format(
             Locale.ROOT,
@@ -79,6 +91,10 @@ public final class SchemaMigrator {
           migration.description());
       for (String statement : migration.statements()) {
         ddl(String.format(Locale.ROOT, statement, keyspace, deadLetterTtlSeconds));
+      }
+      Runnable dataStep = dataSteps.get(migration.version());
+      if (dataStep != null) {
+        dataStep.run();
       }
       session.execute(
           SimpleStatement.newInstance(
