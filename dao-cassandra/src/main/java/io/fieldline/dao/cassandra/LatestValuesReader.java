@@ -111,7 +111,8 @@ final class LatestValuesReader {
     if (from >= todo.size()) {
       return CompletableFuture.completedFuture(null);
     }
-    List<Map.Entry<String, Long>> group = todo.subList(from, Math.min(todo.size(), from + READS_AT_ONCE));
+    List<Map.Entry<String, Long>> group =
+        todo.subList(from, Math.min(todo.size(), from + READS_AT_ONCE));
     List<CompletableFuture<@Nullable TsKvEntry>> reads = new ArrayList<>(group.size());
     for (Map.Entry<String, Long> keyPart : group) {
       reads.add(latestOf(device, keyPart.getKey(), keyPart.getValue()));
