@@ -18,9 +18,11 @@ import io.fieldline.dao.cassandra.internal.telemetry.SeenIndexRows;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -128,7 +130,8 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     TsPartitioning partitioning = config.tsPartitioning();
     List<SizedStatement> statements = new ArrayList<>(entries.size() + 2);
     List<Long> parts = new ArrayList<>(1);
-    List<Object> newIndexRows = new ArrayList<>(0);
+    // The index rows this message needs; those not yet written by this process go with it.
+    Set<Object> indexRows = new LinkedHashSet<>();
     for (TsKvEntry entry : entries) {
       // Refused in both modes alike (it is needed as a write time only with ts-ttl): a timestamp
       // beyond year 292,000 is a device bug, and stored it would be the key's latest value for ever.
@@ -136,22 +139,9 @@ public final class CassandraTelemetryStore implements TelemetryStore {
       long part = partitioning.partitionOf(entry.ts());
       if (!parts.contains(part)) {
         parts.add(part);
-        SeenIndexRows.Partition partition = new SeenIndexRows.Partition(device, part);
-        if (!seenIndexRows.contains(partition) && !newIndexRows.contains(partition)) {
-          newIndexRows.add(partition);
-          statements.add(
-              new SizedStatement(insertPartition.bind(device, part), STATEMENT_OVERHEAD));
-        }
+        indexRows.add(new SeenIndexRows.Partition(device, part));
       }
-      SeenIndexRows.KeyPartition keyPartition =
-          new SeenIndexRows.KeyPartition(device, entry.key(), part);
-      if (!seenIndexRows.contains(keyPartition) && !newIndexRows.contains(keyPartition)) {
-        newIndexRows.add(keyPartition);
-        statements.add(
-            new SizedStatement(
-                insertKeyPartition.bind(device, entry.key(), part),
-                STATEMENT_OVERHEAD + 2 * entry.key().length()));
-      }
+      indexRows.add(new SeenIndexRows.KeyPartition(device, entry.key(), part));
       statements.add(
           sized(
               entry.kv(),
@@ -166,13 +156,28 @@ public final class CassandraTelemetryStore implements TelemetryStore {
                   TS_VALUES,
                   entry.kv())));
     }
+    List<Object> newIndexRows = seenIndexRows.unseen(indexRows);
+    boolean newPartitions = false;
+    boolean newKeys = false;
+    for (Object row : newIndexRows) {
+      if (row instanceof SeenIndexRows.Partition partition) {
+        newPartitions = true;
+        statements.add(
+            new SizedStatement(
+                insertPartition.bind(device, partition.part()), STATEMENT_OVERHEAD));
+      } else if (row instanceof SeenIndexRows.KeyPartition keyPartition) {
+        newKeys = true;
+        statements.add(
+            new SizedStatement(
+                insertKeyPartition.bind(device, keyPartition.key(), keyPartition.part()),
+                STATEMENT_OVERHEAD + 2 * keyPartition.key().length()));
+      }
+    }
     if (!config.derivedLatest()) {
       addLatestUpserts(device, entries, statements);
     }
     // ts_kv partitions touched, plus the device's ts_kv_latest partition when it is written, plus
     // its ts_kv_partitions and ts_kv_keys partitions when new index rows are recorded.
-    boolean newPartitions = newIndexRows.stream().anyMatch(SeenIndexRows.Partition.class::isInstance);
-    boolean newKeys = newIndexRows.stream().anyMatch(SeenIndexRows.KeyPartition.class::isInstance);
     int partitionUpdates =
         parts.size() + (config.derivedLatest() ? 0 : 1) + (newPartitions ? 1 : 0) + (newKeys ? 1 : 0);
     CompletionStage<Void> write =

@@ -1,6 +1,9 @@
 package io.fieldline.dao.cassandra.internal.telemetry;
 
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
@@ -37,14 +40,17 @@ public final class SeenIndexRows {
         };
   }
 
-  /** Whether the row is known to be written. */
-  public boolean contains(Partition row) {
-    return lookup(row);
-  }
-
-  /** Whether the row is known to be written. */
-  public boolean contains(KeyPartition row) {
-    return lookup(row);
+  /** The rows not known to be written, in their order: one lock for a whole message. */
+  public List<Object> unseen(Collection<?> rows) {
+    List<Object> unseen = new ArrayList<>(0);
+    synchronized (seen) {
+      for (Object row : rows) {
+        if (seen.get(row) == null) {
+          unseen.add(row);
+        }
+      }
+    }
+    return unseen;
   }
 
   /** Remembers that the rows are written. */
@@ -67,12 +73,6 @@ public final class SeenIndexRows {
   public int size() {
     synchronized (seen) {
       return seen.size();
-    }
-  }
-
-  private boolean lookup(Object row) {
-    synchronized (seen) {
-      return seen.get(row) != null;
     }
   }
 }
