@@ -148,13 +148,16 @@ final class DeviceShard extends AbstractBehavior<DeviceShard.Command> {
 
   private Behavior<Command> onRelease(Release release) {
     int before = devices.size();
-    devices.entrySet().removeIf(entry -> {
-      if (!release.released().test(entry.getKey())) {
-        return false;
-      }
-      entry.getValue().tell(Device.Stop.INSTANCE);
-      return true;
-    });
+    devices
+        .entrySet()
+        .removeIf(
+            entry -> {
+              if (!release.released().test(entry.getKey())) {
+                return false;
+              }
+              entry.getValue().tell(Device.Stop.INSTANCE);
+              return true;
+            });
     if (devices.size() < before) {
       LOG.debug("[shard|{}] released {} device actors", index, before - devices.size());
     }

@@ -151,8 +151,8 @@ public final class LocalDeviceGateway implements DeviceGateway, AutoCloseable {
   /**
    * Stops the actors of the devices {@code released} matches, typically those a cluster's ring no
    * longer gives to this node. Each finishes the messages it already has; a later message for the
-   * device starts a fresh actor, which restores the latest values from the store. Never blocks;
-   * the predicate runs on the shards' threads and must be cheap and thread-safe.
+   * device starts a fresh actor, which restores the latest values from the store. Never blocks; the
+   * predicate runs on the shards' threads and must be cheap and thread-safe.
    */
   public void release(Predicate<DeviceId> released) {
     if (accepting) {

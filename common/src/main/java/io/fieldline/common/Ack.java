@@ -3,8 +3,8 @@ package io.fieldline.common;
 import java.util.Objects;
 
 /**
- * The outcome of submitting a {@link DeviceMessage}. Only {@link Stored} may turn into a PUBACK:
- * a rejected message is never acknowledged as a success.
+ * The outcome of submitting a {@link DeviceMessage}. Only {@link Stored} may turn into a PUBACK: a
+ * rejected message is never acknowledged as a success.
  */
 public sealed interface Ack {
 

@@ -12,7 +12,9 @@ public sealed interface KvEntry {
 
   DataType type();
 
-  /** The value as a Java object ({@link Boolean}, {@link Long}, {@link Double} or {@link String}). */
+  /**
+   * The value as a Java object ({@link Boolean}, {@link Long}, {@link Double} or {@link String}).
+   */
   Object value();
 
   /** The value as ThingsBoard renders it in REST responses (a string). */

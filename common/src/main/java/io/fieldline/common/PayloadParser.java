@@ -25,8 +25,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Typing: {@code true/false} → boolean; an integral number that fits 64 bits → long; any other
  * number → double; a string → string, except that with type casting on (ThingsBoard's default) a
- * string that reads as a number becomes that number; an object or array → JSON text; {@code null}
- * → skipped. Anything else (not JSON, a bare scalar at the top, {@code ts} that is not an integer,
+ * string that reads as a number becomes that number; an object or array → JSON text; {@code null} →
+ * skipped. Anything else (not JSON, a bare scalar at the top, {@code ts} that is not an integer,
  * {@code values} that is not an object, a string longer than the limit) is a {@link
  * PayloadFormatException}.
  *

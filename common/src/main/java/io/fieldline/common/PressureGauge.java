@@ -9,8 +9,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * crosses them: overloaded at or above {@code highWater}, relieved again at or below {@code
  * lowWater}. The hysteresis keeps sockets from flapping between paused and reading.
  *
- * <p>The storage layer owns a gauge of its in-flight and queued writes; the transport subscribes and
- * pauses reading from sockets while it is overloaded. Thread-safe; listeners are called on the
+ * <p>The storage layer owns a gauge of its in-flight and queued writes; the transport subscribes
+ * and pauses reading from sockets while it is overloaded. Thread-safe; listeners are called on the
  * thread that caused the transition and must not block.
  */
 public final class PressureGauge {

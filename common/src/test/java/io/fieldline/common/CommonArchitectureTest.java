@@ -9,8 +9,8 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
 /**
- * ARCHITECTURE.md: {@code common} is the shared vocabulary and depends on Jackson only. Plain
- * tests calling {@code check}: {@code @ArchTest} fields are not run by Surefire 3.5.3.
+ * ARCHITECTURE.md: {@code common} is the shared vocabulary and depends on Jackson only. Plain tests
+ * calling {@code check}: {@code @ArchTest} fields are not run by Surefire 3.5.3.
  */
 class CommonArchitectureTest {
 
@@ -22,10 +22,20 @@ class CommonArchitectureTest {
   @Test
   void should_depend_on_no_transport_actor_or_storage_library() {
     assertThat(CLASSES.contain(PayloadParser.class)).isTrue();
-    noClasses().should().dependOnClassesThat().resideInAnyPackage(
-            "io.netty..", "org.apache.pekko..", "com.datastax..", "org.apache.cassandra..",
-            "com.typesafe..", "io.micrometer..", "io.fieldline.transport..", "io.fieldline.actors..",
-            "io.fieldline.dao..", "io.fieldline.server..")
+    noClasses()
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(
+            "io.netty..",
+            "org.apache.pekko..",
+            "com.datastax..",
+            "org.apache.cassandra..",
+            "com.typesafe..",
+            "io.micrometer..",
+            "io.fieldline.transport..",
+            "io.fieldline.actors..",
+            "io.fieldline.dao..",
+            "io.fieldline.server..")
         .check(CLASSES);
   }
 }

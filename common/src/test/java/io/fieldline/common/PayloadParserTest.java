@@ -55,7 +55,8 @@ class PayloadParserTest {
     @Test
     void should_use_device_timestamp_whatever_the_field_order_and_ignore_other_fields() {
       assertThat(telemetry("{\"values\":{\"a\":{\"b\":[1,2]},\"c\":\"7\"},\"x\":9,\"ts\":1.0e3}"))
-          .containsExactly(at(1000, KvEntry.json("a", "{\"b\":[1,2]}")), at(1000, KvEntry.of("c", 7L)));
+          .containsExactly(
+              at(1000, KvEntry.json("a", "{\"b\":[1,2]}")), at(1000, KvEntry.of("c", 7L)));
     }
 
     @Test
@@ -84,22 +85,30 @@ class PayloadParserTest {
 
     @Test
     void should_type_booleans_longs_doubles_strings_and_json() {
-      assertThat(telemetry("{\"b\":true,\"l\":42,\"d\":4.2,\"s\":\"on\",\"o\":{\"x\":[1,2]},\"a\":[1]}"))
+      assertThat(
+              telemetry(
+                  "{\"b\":true,\"l\":42,\"d\":4.2,\"s\":\"on\",\"o\":{\"x\":[1,2]},\"a\":[1]}"))
           .extracting(TsKvEntry::kv)
           .containsExactly(
-              KvEntry.of("b", true), KvEntry.of("l", 42L), KvEntry.of("d", 4.2),
-              KvEntry.of("s", "on"), KvEntry.json("o", "{\"x\":[1,2]}"), KvEntry.json("a", "[1]"));
+              KvEntry.of("b", true),
+              KvEntry.of("l", 42L),
+              KvEntry.of("d", 4.2),
+              KvEntry.of("s", "on"),
+              KvEntry.json("o", "{\"x\":[1,2]}"),
+              KvEntry.json("a", "[1]"));
     }
 
     @Test
     void should_keep_a_double_when_number_is_written_with_a_fraction() {
-      assertThat(telemetry("{\"d\":21.0}")).extracting(TsKvEntry::kv)
+      assertThat(telemetry("{\"d\":21.0}"))
+          .extracting(TsKvEntry::kv)
           .containsExactly(KvEntry.of("d", 21.0));
     }
 
     @Test
     void should_fall_back_to_double_when_integer_exceeds_64_bits() {
-      assertThat(telemetry("{\"big\":123456789012345678901234567890}")).extracting(TsKvEntry::kv)
+      assertThat(telemetry("{\"big\":123456789012345678901234567890}"))
+          .extracting(TsKvEntry::kv)
           .containsExactly(KvEntry.of("big", 1.2345678901234568E29));
     }
 
@@ -107,7 +116,10 @@ class PayloadParserTest {
     void should_cast_numeric_strings_when_type_cast_is_on() {
       assertThat(telemetry("{\"l\":\"42\",\"d\":\"4.5\",\"e\":\"1e3\",\"s\":\"4x\"}"))
           .extracting(TsKvEntry::kv)
-          .containsExactly(KvEntry.of("l", 42L), KvEntry.of("d", 4.5), KvEntry.of("e", 1000.0),
+          .containsExactly(
+              KvEntry.of("l", 42L),
+              KvEntry.of("d", 4.5),
+              KvEntry.of("e", 1000.0),
               KvEntry.of("s", "4x"));
     }
 
@@ -115,12 +127,14 @@ class PayloadParserTest {
     void should_keep_numeric_strings_when_type_cast_is_off() {
       PayloadParser strict = new PayloadParser(false, 0);
       assertThat(strict.parseTelemetry("{\"l\":\"42\"}".getBytes(StandardCharsets.UTF_8), NOW))
-          .extracting(TsKvEntry::kv).containsExactly(KvEntry.of("l", "42"));
+          .extracting(TsKvEntry::kv)
+          .containsExactly(KvEntry.of("l", "42"));
     }
 
     @Test
     void should_skip_null_values() {
-      assertThat(telemetry("{\"a\":null,\"b\":1}")).extracting(TsKvEntry::kv)
+      assertThat(telemetry("{\"a\":null,\"b\":1}"))
+          .extracting(TsKvEntry::kv)
           .containsExactly(KvEntry.of("b", 1L));
     }
   }
@@ -129,9 +143,22 @@ class PayloadParserTest {
   class BadInput {
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "{", "not json", "{\"a\":1,}", "42", "\"text\"", "true", "[1,2]",
-        "{\"ts\":\"yesterday\",\"values\":{\"a\":1}}", "{\"ts\":1.5,\"values\":{\"a\":1}}",
-        "{\"ts\":1,\"values\":[1]}", "{\"\":1}", "{\"a\":1,\"a\":2}"})
+    @ValueSource(
+        strings = {
+          "",
+          "{",
+          "not json",
+          "{\"a\":1,}",
+          "42",
+          "\"text\"",
+          "true",
+          "[1,2]",
+          "{\"ts\":\"yesterday\",\"values\":{\"a\":1}}",
+          "{\"ts\":1.5,\"values\":{\"a\":1}}",
+          "{\"ts\":1,\"values\":[1]}",
+          "{\"\":1}",
+          "{\"a\":1,\"a\":2}"
+        })
     void should_reject_payload_when_it_is_not_a_thingsboard_form(String payload) {
       assertThatThrownBy(() -> telemetry(payload)).isInstanceOf(PayloadFormatException.class);
     }
@@ -139,9 +166,11 @@ class PayloadParserTest {
     @Test
     void should_reject_string_when_longer_than_the_limit() {
       PayloadParser limited = new PayloadParser(true, 3);
-      assertThatThrownBy(() -> limited.parseTelemetry(
-              "{\"s\":\"abcd\"}".getBytes(StandardCharsets.UTF_8), NOW))
-          .isInstanceOf(PayloadFormatException.class).hasMessageContaining("longer than 3");
+      assertThatThrownBy(
+              () ->
+                  limited.parseTelemetry("{\"s\":\"abcd\"}".getBytes(StandardCharsets.UTF_8), NOW))
+          .isInstanceOf(PayloadFormatException.class)
+          .hasMessageContaining("longer than 3");
     }
   }
 
@@ -150,10 +179,12 @@ class PayloadParserTest {
 
     @Test
     void should_parse_flat_and_nested_attributes() {
-      assertThat(parser.parseAttributes(
-              "{\"fw\":\"1.2\",\"cfg\":{\"a\":1},\"on\":false}".getBytes(StandardCharsets.UTF_8)))
-          .containsExactly(KvEntry.of("fw", 1.2), KvEntry.json("cfg", "{\"a\":1}"),
-              KvEntry.of("on", false));
+      assertThat(
+              parser.parseAttributes(
+                  "{\"fw\":\"1.2\",\"cfg\":{\"a\":1},\"on\":false}"
+                      .getBytes(StandardCharsets.UTF_8)))
+          .containsExactly(
+              KvEntry.of("fw", 1.2), KvEntry.json("cfg", "{\"a\":1}"), KvEntry.of("on", false));
     }
 
     @Test

@@ -19,12 +19,14 @@ public final class Cql {
   public static CqlSession open(String contact) {
     int colon = contact.lastIndexOf(':');
     InetSocketAddress address =
-        new InetSocketAddress(contact.substring(0, colon), Integer.parseInt(contact.substring(colon + 1)));
+        new InetSocketAddress(
+            contact.substring(0, colon), Integer.parseInt(contact.substring(colon + 1)));
     DriverConfigLoader config =
         DriverConfigLoader.programmaticBuilder()
             .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(30))
             .withDuration(DefaultDriverOption.CONNECTION_INIT_QUERY_TIMEOUT, Duration.ofSeconds(10))
-            .withDuration(DefaultDriverOption.METADATA_SCHEMA_REQUEST_TIMEOUT, Duration.ofSeconds(30))
+            .withDuration(
+                DefaultDriverOption.METADATA_SCHEMA_REQUEST_TIMEOUT, Duration.ofSeconds(30))
             .withInt(DefaultDriverOption.CONNECTION_MAX_REQUESTS, 32768)
             .withInt(DefaultDriverOption.CONNECTION_POOL_LOCAL_SIZE, 1)
             .withString(DefaultDriverOption.SESSION_NAME, "bench-cql")

@@ -95,8 +95,8 @@ class GatlingSmokeIT {
 
     List<LedgerEntry> ledger = LedgerEntry.read(work.resolve("ledger.csv"));
     assertThat(ledger).hasSize(DEVICES);
-    try (CqlSession cql = Cql.open(
-        cassandra.cqlAddress().getHostString() + ":" + cassandra.cqlAddress().getPort())) {
+    try (CqlSession cql =
+        Cql.open(cassandra.cqlAddress().getHostString() + ":" + cassandra.cqlAddress().getPort())) {
       StorageCheck check = new StoredRowsCheck(cql, KEYSPACE).check(devices, ledger, KEYS);
       assertThat(check.acked()).isEqualTo(acked);
       assertThat(check.storedAcked()).isEqualTo(acked);
@@ -107,14 +107,14 @@ class GatlingSmokeIT {
     }
   }
 
-  /** Runs one simulation in this JVM, its parameters as system properties (as gatling:test does). */
+  /**
+   * Runs one simulation in this JVM, its parameters as system properties (as gatling:test does).
+   */
   private int runGatling(String simulation, Map<String, String> properties) {
     properties.forEach(System::setProperty);
     try {
       return Gatling$.MODULE$.fromArgs(
-          new String[] {
-            "-s", simulation, "-rf", work.resolve("gatling").toString(), "-nr"
-          });
+          new String[] {"-s", simulation, "-rf", work.resolve("gatling").toString(), "-nr"});
     } finally {
       properties.keySet().forEach(System::clearProperty);
     }

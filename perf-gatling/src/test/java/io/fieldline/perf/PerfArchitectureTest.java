@@ -35,8 +35,12 @@ class PerfArchitectureTest {
         .should()
         .dependOnClassesThat()
         .resideInAnyPackage(
-            "io.fieldline.server..", "io.fieldline.transport..", "io.fieldline.actors..",
-            "io.fieldline.dao..", "io.fieldline.common..", "org.apache.pekko..")
+            "io.fieldline.server..",
+            "io.fieldline.transport..",
+            "io.fieldline.actors..",
+            "io.fieldline.dao..",
+            "io.fieldline.common..",
+            "org.apache.pekko..")
         .check(CLASSES);
   }
 

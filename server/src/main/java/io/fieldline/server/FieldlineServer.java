@@ -37,8 +37,8 @@ import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.Deque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
@@ -53,10 +53,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The composition root: builds every component from one configuration and starts them in
- * dependency order. Each start pushes its stop step; {@link #close()} runs the steps in reverse,
- * which is also what happens when a later start fails. No DI framework: what depends on what is
- * readable here, top to bottom.
+ * The composition root: builds every component from one configuration and starts them in dependency
+ * order. Each start pushes its stop step; {@link #close()} runs the steps in reverse, which is also
+ * what happens when a later start fails. No DI framework: what depends on what is readable here,
+ * top to bottom.
  *
  * <p>With {@code fieldline.cluster.zookeeper} set, the node joins a cluster: a {@link ClusterNode}
  * (gRPC listener, ZooKeeper membership) sits between the transport and the local device actors,
@@ -76,7 +76,8 @@ public final class FieldlineServer implements AutoCloseable {
   private record StopStep(String name, Runnable action) {}
 
   private final Deque<StopStep> stopSteps = new ArrayDeque<>();
-  private final PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final PrometheusMeterRegistry metrics =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private @Nullable ServerConfig config;
   private @Nullable EmbeddedCassandra embeddedCassandra;
   private @Nullable DeviceRegistry registry;
@@ -112,11 +113,13 @@ public final class FieldlineServer implements AutoCloseable {
     new JvmGcMetrics().bindTo(metrics);
     new JvmThreadMetrics().bindTo(metrics);
     new ProcessorMetrics().bindTo(metrics);
-    String password = GeneratedSecrets.resolve(
-        serverConfig.adminPassword(), serverConfig.dataDir(), "admin-password", 12);
+    String password =
+        GeneratedSecrets.resolve(
+            serverConfig.adminPassword(), serverConfig.dataDir(), "admin-password", 12);
     adminPassword = password;
-    String jwtSecret = GeneratedSecrets.resolve(
-        serverConfig.jwtSecret(), serverConfig.dataDir(), "jwt-secret", 48);
+    String jwtSecret =
+        GeneratedSecrets.resolve(
+            serverConfig.jwtSecret(), serverConfig.dataDir(), "jwt-secret", 48);
 
     EmbeddedCassandra node = EmbeddedDefaults.startIfNeeded(serverConfig, cassandraConfig);
     embeddedCassandra = node;
@@ -124,31 +127,40 @@ public final class FieldlineServer implements AutoCloseable {
       onStop("embedded Cassandra", node::stop);
     }
     List<InetSocketAddress> embeddedContact = node == null ? List.of() : List.of(node.cqlAddress());
-    CqlSession session = CassandraSessionFactory.open(root, cassandraConfig, embeddedContact, metrics);
+    CqlSession session =
+        CassandraSessionFactory.open(root, cassandraConfig, embeddedContact, metrics);
     onStop("Cassandra session", session::close);
     if (cassandraConfig.createSchema()) {
-      List<Integer> applied = new SchemaMigrator(session, cassandraConfig.keyspace())
-          .migrate(cassandraConfig.replication(), cassandraConfig.deadLetterTtl().toSeconds(),
-              KeyIndexBackfill.dataSteps(session, cassandraConfig));
-      LOG.info("[cql] schema of keyspace {} ready (migrations applied now: {})",
-          cassandraConfig.keyspace(), applied);
+      List<Integer> applied =
+          new SchemaMigrator(session, cassandraConfig.keyspace())
+              .migrate(
+                  cassandraConfig.replication(),
+                  cassandraConfig.deadLetterTtl().toSeconds(),
+                  KeyIndexBackfill.dataSteps(session, cassandraConfig));
+      LOG.info(
+          "[cql] schema of keyspace {} ready (migrations applied now: {})",
+          cassandraConfig.keyspace(),
+          applied);
     }
     WriteLimiter limiter = WriteLimiter.from(cassandraConfig);
     CassandraTelemetryStore telemetryStore =
         new CassandraTelemetryStore(session, cassandraConfig, limiter, metrics);
     CassandraDeadLetterStore deadLetters =
         new CassandraDeadLetterStore(session, cassandraConfig, limiter, metrics);
-    DeviceRegistry devices = new CachingDeviceRegistry(
-        new CassandraDeviceRegistry(session, cassandraConfig), cassandraConfig.deviceCache());
+    DeviceRegistry devices =
+        new CachingDeviceRegistry(
+            new CassandraDeviceRegistry(session, cassandraConfig), cassandraConfig.deviceCache());
     registry = devices;
     CassandraTelemetryQueries queries = new CassandraTelemetryQueries(session, cassandraConfig);
 
     // One actor system for the device actors and Pekko HTTP.
     ActorSystem<Void> actorSystem = ActorSystem.create(Behaviors.empty(), "fieldline", root);
-    onStop("actor system", () -> {
-      actorSystem.terminate();
-      await(actorSystem.getWhenTerminated(), Duration.ofSeconds(10), "actor system");
-    });
+    onStop(
+        "actor system",
+        () -> {
+          actorSystem.terminate();
+          await(actorSystem.getWhenTerminated(), Duration.ofSeconds(10), "actor system");
+        });
     LocalDeviceGateway gateway =
         LocalDeviceGateway.create(actorSystem, actorsConfig, telemetryStore, metrics);
     Duration drain = actorsConfig.shutdownTimeout().plusSeconds(5);
@@ -157,15 +169,14 @@ public final class FieldlineServer implements AutoCloseable {
     // Single node: the transport talks to the device actors. Cluster: to the cluster node, which
     // forwards each message to its device's owner (possibly this node's actors).
     AtomicReference<MqttServer> transport = new AtomicReference<>();
-    ClusterNode clusterNode = clusterConfig.enabled()
-        ? startCluster(clusterConfig, gateway, transport)
-        : null;
+    ClusterNode clusterNode =
+        clusterConfig.enabled() ? startCluster(clusterConfig, gateway, transport) : null;
     if (clusterNode != null) {
       // Actors of devices the ring gives to another node stop now (their writes finish); a later
       // message starts a fresh actor on the owner, which restores its state from Cassandra.
       String self = clusterNode.nodeId();
-      clusterNode.addViewListener(view ->
-          gateway.release(device -> !self.equals(view.ring().ownerOf(device))));
+      clusterNode.addViewListener(
+          view -> gateway.release(device -> !self.equals(view.ring().ownerOf(device))));
     }
     DeviceGateway transportGateway = clusterNode == null ? gateway : clusterNode.gateway();
     SessionTakeover takeover =
@@ -176,38 +187,61 @@ public final class FieldlineServer implements AutoCloseable {
       pressure.add(clusterNode.forwardingPressure());
     }
 
-    MqttServer mqttServer = new MqttServer(mqttConfig, devices, transportGateway, deadLetters,
-        payloadParser(root), pressure, metrics, takeover);
+    MqttServer mqttServer =
+        new MqttServer(
+            mqttConfig,
+            devices,
+            transportGateway,
+            deadLetters,
+            payloadParser(root),
+            pressure,
+            metrics,
+            takeover);
     mqtt = mqttServer;
     transport.set(mqttServer);
     mqttServer.start();
     Duration forwardDrain = clusterConfig.forwardTimeout().plusSeconds(1);
-    onStop("MQTT", () -> {
-      // Stop taking devices, let every accepted write finish and its PUBACK go out, then close.
-      mqttServer.stopAccepting();
-      LOG.info("draining in-flight writes (at most {})", actorsConfig.shutdownTimeout());
-      if (clusterNode != null) {
-        await(clusterNode.gateway().shutdown(), forwardDrain, "forwarded messages");
-      }
-      await(gateway.shutdown(), drain, "device actors");
-      mqttServer.close();
-    });
+    onStop(
+        "MQTT",
+        () -> {
+          // Stop taking devices, let every accepted write finish and its PUBACK go out, then close.
+          mqttServer.stopAccepting();
+          LOG.info("draining in-flight writes (at most {})", actorsConfig.shutdownTimeout());
+          if (clusterNode != null) {
+            await(clusterNode.gateway().shutdown(), forwardDrain, "forwarded messages");
+          }
+          await(gateway.shutdown(), drain, "device actors");
+          mqttServer.close();
+        });
 
-    JwtTokens tokens = new JwtTokens(
-        jwtSecret, serverConfig.tokenTtl(), serverConfig.refreshTokenTtl(), Clock.systemUTC());
-    RestApi api = new RestApi(serverConfig.adminUsername(), password, tokens, devices, queries,
-        deadLetters, () -> ready(session, clusterNode), metrics);
-    ServerBinding binding = Http.get(actorSystem)
-        .newServerAt(serverConfig.httpHost(), serverConfig.httpPort())
-        .bind(api.routes())
-        .toCompletableFuture()
-        .join();
+    JwtTokens tokens =
+        new JwtTokens(
+            jwtSecret, serverConfig.tokenTtl(), serverConfig.refreshTokenTtl(), Clock.systemUTC());
+    RestApi api =
+        new RestApi(
+            serverConfig.adminUsername(),
+            password,
+            tokens,
+            devices,
+            queries,
+            deadLetters,
+            () -> ready(session, clusterNode),
+            metrics);
+    ServerBinding binding =
+        Http.get(actorSystem)
+            .newServerAt(serverConfig.httpHost(), serverConfig.httpPort())
+            .bind(api.routes())
+            .toCompletableFuture()
+            .join();
     http = binding;
-    onStop("HTTP", () -> await(binding.terminate(Duration.ofSeconds(5)), Duration.ofSeconds(10), "HTTP"));
+    onStop(
+        "HTTP",
+        () -> await(binding.terminate(Duration.ofSeconds(5)), Duration.ofSeconds(10), "HTTP"));
     LOG.info("[http] listening on {}", binding.localAddress());
 
     if (serverConfig.demoDevice()) {
-      demoDevice = DemoDevice.ensure(devices, serverConfig.demoDeviceName(), serverConfig.dataDir());
+      demoDevice =
+          DemoDevice.ensure(devices, serverConfig.demoDeviceName(), serverConfig.dataDir());
     }
 
     if (clusterNode != null) {
@@ -224,12 +258,17 @@ public final class FieldlineServer implements AutoCloseable {
    */
   private ClusterNode startCluster(
       ClusterConfig clusterConfig, DeviceGateway local, AtomicReference<MqttServer> transport) {
-    ClusterNode node = ClusterNode.start(clusterConfig, local, device -> {
-      MqttServer started = transport.get();
-      if (started != null) {
-        started.sessions().closeSession(device);
-      }
-    }, metrics);
+    ClusterNode node =
+        ClusterNode.start(
+            clusterConfig,
+            local,
+            device -> {
+              MqttServer started = transport.get();
+              if (started != null) {
+                started.sessions().closeSession(device);
+              }
+            },
+            metrics);
     onStop("cluster node", node::close);
     cluster = node;
     return node;

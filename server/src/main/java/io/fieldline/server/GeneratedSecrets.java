@@ -36,7 +36,9 @@ final class GeneratedSecrets {
       RANDOM.nextBytes(bytes);
       String secret = Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
       try {
-        Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        Files.createFile(
+            file,
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
       } catch (FileAlreadyExistsException raced) {
         return Files.readString(file, StandardCharsets.UTF_8).trim();
       } catch (UnsupportedOperationException notPosix) {

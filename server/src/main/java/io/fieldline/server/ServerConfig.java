@@ -66,13 +66,15 @@ public record ServerConfig(
       errors.add("auth.token-ttl must be positive");
     }
     if (!config.embeddedProfile.equals("server") && !config.embeddedProfile.equals("test")) {
-      errors.add("embedded-cassandra.profile must be server or test, got " + config.embeddedProfile);
+      errors.add(
+          "embedded-cassandra.profile must be server or test, got " + config.embeddedProfile);
     }
     if (config.embeddedCqlPort < 0 || config.embeddedCqlPort > 65535) {
       errors.add("embedded-cassandra.cql-port must be 0..65535");
     }
     if (!errors.isEmpty()) {
-      throw new IllegalArgumentException("invalid fieldline configuration: " + String.join("; ", errors));
+      throw new IllegalArgumentException(
+          "invalid fieldline configuration: " + String.join("; ", errors));
     }
     return config;
   }

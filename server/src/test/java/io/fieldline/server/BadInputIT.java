@@ -45,27 +45,43 @@ class BadInputIT extends ServerTestBase {
   @AfterEach
   void bystanderStillServed() {
     // The bystander's connection survived the other client's misbehaviour and is still acked.
-    bystander.publishWith().topic("v1/devices/me/telemetry").qos(MqttQos.AT_LEAST_ONCE)
-        .payload(("{\"ts\":" + (1_700_000_000_000L + bystanderMessages++) + ",\"values\":{\"ok\":1}}")
-            .getBytes(StandardCharsets.UTF_8)).send();
+    bystander
+        .publishWith()
+        .topic("v1/devices/me/telemetry")
+        .qos(MqttQos.AT_LEAST_ONCE)
+        .payload(
+            ("{\"ts\":" + (1_700_000_000_000L + bystanderMessages++) + ",\"values\":{\"ok\":1}}")
+                .getBytes(StandardCharsets.UTF_8))
+        .send();
     assertThat(rows(bystanderDevice)).isEqualTo(bystanderMessages);
     bystander.disconnect();
   }
 
   @Test
   void should_refuse_with_0x05_when_token_is_unknown() {
-    assertThatThrownBy(() -> client("intruder").connectWith().simpleAuth()
-            .username("no-such-token").applySimpleAuth().send())
-        .isInstanceOfSatisfying(Mqtt3ConnAckException.class, e -> assertThat(
-            e.getMqttMessage().getReturnCode()).isEqualTo(Mqtt3ConnAckReturnCode.NOT_AUTHORIZED));
+    assertThatThrownBy(
+            () ->
+                client("intruder")
+                    .connectWith()
+                    .simpleAuth()
+                    .username("no-such-token")
+                    .applySimpleAuth()
+                    .send())
+        .isInstanceOfSatisfying(
+            Mqtt3ConnAckException.class,
+            e ->
+                assertThat(e.getMqttMessage().getReturnCode())
+                    .isEqualTo(Mqtt3ConnAckReturnCode.NOT_AUTHORIZED));
   }
 
   @Test
   void should_refuse_with_0x04_when_username_is_empty() {
     assertThatThrownBy(() -> client("anonymous").connect())
-        .isInstanceOfSatisfying(Mqtt3ConnAckException.class, e -> assertThat(
-            e.getMqttMessage().getReturnCode())
-            .isEqualTo(Mqtt3ConnAckReturnCode.BAD_USER_NAME_OR_PASSWORD));
+        .isInstanceOfSatisfying(
+            Mqtt3ConnAckException.class,
+            e ->
+                assertThat(e.getMqttMessage().getReturnCode())
+                    .isEqualTo(Mqtt3ConnAckReturnCode.BAD_USER_NAME_OR_PASSWORD));
   }
 
   @Test
@@ -74,9 +90,16 @@ class BadInputIT extends ServerTestBase {
     Mqtt3BlockingClient big = client("big-sender");
     big.connectWith().simpleAuth().username("big-sender-token").applySimpleAuth().send();
     byte[] huge = new byte[70 * 1024];
-    assertThatThrownBy(() -> big.publishWith().topic("v1/devices/me/telemetry")
-        .qos(MqttQos.AT_LEAST_ONCE).payload(huge).send()).isInstanceOf(RuntimeException.class);
-    assertThat(metric("fieldline_mqtt_rejected_total{reason=\"too_large\"")).isGreaterThanOrEqualTo(1);
+    assertThatThrownBy(
+            () ->
+                big.publishWith()
+                    .topic("v1/devices/me/telemetry")
+                    .qos(MqttQos.AT_LEAST_ONCE)
+                    .payload(huge)
+                    .send())
+        .isInstanceOf(RuntimeException.class);
+    assertThat(metric("fieldline_mqtt_rejected_total{reason=\"too_large\""))
+        .isGreaterThanOrEqualTo(1);
   }
 
   @Test
@@ -91,8 +114,12 @@ class BadInputIT extends ServerTestBase {
       InputStream in = socket.getInputStream();
       assertThat(in.read()).as("server closes the connection without answering").isEqualTo(-1);
     }
-    await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
-        assertThat(metric("fieldline_mqtt_rejected_total{reason=\"malformed\"")).isGreaterThan(before));
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(
+            () ->
+                assertThat(metric("fieldline_mqtt_rejected_total{reason=\"malformed\""))
+                    .isGreaterThan(before));
   }
 
   @Test
@@ -100,8 +127,14 @@ class BadInputIT extends ServerTestBase {
     createDevice("lost-device", "lost-device-token");
     Mqtt3BlockingClient lost = client("lost-device");
     lost.connectWith().simpleAuth().username("lost-device-token").applySimpleAuth().send();
-    assertThatThrownBy(() -> lost.publishWith().topic("some/other/topic").qos(MqttQos.AT_LEAST_ONCE)
-        .payload("{}".getBytes(StandardCharsets.UTF_8)).send()).isInstanceOf(RuntimeException.class);
+    assertThatThrownBy(
+            () ->
+                lost.publishWith()
+                    .topic("some/other/topic")
+                    .qos(MqttQos.AT_LEAST_ONCE)
+                    .payload("{}".getBytes(StandardCharsets.UTF_8))
+                    .send())
+        .isInstanceOf(RuntimeException.class);
     assertThat(metric("fieldline_mqtt_rejected_total{reason=\"topic\"")).isGreaterThanOrEqualTo(1);
   }
 
@@ -111,18 +144,24 @@ class BadInputIT extends ServerTestBase {
     Mqtt3BlockingClient poet = client("poet");
     poet.connectWith().simpleAuth().username("poet-token").applySimpleAuth().send();
     // Returns only when the PUBACK arrived, i.e. after the dead letter was stored.
-    poet.publishWith().topic("v1/devices/me/telemetry").qos(MqttQos.AT_LEAST_ONCE)
-        .payload("{\"temperature\": 21.5,".getBytes(StandardCharsets.UTF_8)).send();
+    poet.publishWith()
+        .topic("v1/devices/me/telemetry")
+        .qos(MqttQos.AT_LEAST_ONCE)
+        .payload("{\"temperature\": 21.5,".getBytes(StandardCharsets.UTF_8))
+        .send();
     String token = login();
-    JsonNode letters = JSON.readTree(
-        get("/api/fieldline/deadletters/DEVICE/" + device.id(), token).body());
+    JsonNode letters =
+        JSON.readTree(get("/api/fieldline/deadletters/DEVICE/" + device.id(), token).body());
     assertThat(letters).hasSize(1);
     assertThat(letters.get(0).get("topic").asText()).isEqualTo("v1/devices/me/telemetry");
     assertThat(letters.get(0).get("payloadText").asText()).isEqualTo("{\"temperature\": 21.5,");
     assertThat(letters.get(0).get("reason").asText()).contains("JSON");
     // The connection stays usable after the poison message.
-    poet.publishWith().topic("v1/devices/me/telemetry").qos(MqttQos.AT_LEAST_ONCE)
-        .payload("{\"temperature\": 21.5}".getBytes(StandardCharsets.UTF_8)).send();
+    poet.publishWith()
+        .topic("v1/devices/me/telemetry")
+        .qos(MqttQos.AT_LEAST_ONCE)
+        .payload("{\"temperature\": 21.5}".getBytes(StandardCharsets.UTF_8))
+        .send();
     assertThat(rows(device)).isEqualTo(1);
     poet.disconnect();
   }
@@ -133,14 +172,20 @@ class BadInputIT extends ServerTestBase {
   }
 
   private double metric(String prefix) {
-    return server.metrics().scrape().lines()
+    return server
+        .metrics()
+        .scrape()
+        .lines()
         .filter(line -> line.startsWith(prefix))
         .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
         .sum();
   }
 
   private Mqtt3BlockingClient client(String id) {
-    return Mqtt3Client.builder().identifier(id).serverHost("127.0.0.1").serverPort(mqttPort())
+    return Mqtt3Client.builder()
+        .identifier(id)
+        .serverHost("127.0.0.1")
+        .serverPort(mqttPort())
         .buildBlocking();
   }
 }

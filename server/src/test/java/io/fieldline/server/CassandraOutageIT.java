@@ -25,8 +25,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Cassandra is stopped while a device publishes: nothing unstored is acknowledged, Fieldline stays up,
- * and once Cassandra is back the device's CleanSession=0 reconnect retransmits what was not
+ * Cassandra is stopped while a device publishes: nothing unstored is acknowledged, Fieldline stays
+ * up, and once Cassandra is back the device's CleanSession=0 reconnect retransmits what was not
  * acknowledged; every message ends up stored exactly once (device-supplied timestamps).
  */
 class CassandraOutageIT extends ServerTestBase {
@@ -49,24 +49,26 @@ class CassandraOutageIT extends ServerTestBase {
     Map<Integer, Long> tsByMessageId = new ConcurrentHashMap<>();
     Set<Long> acked = ConcurrentHashMap.newKeySet();
     AtomicInteger connectionsLost = new AtomicInteger();
-    MqttAsyncClient client = new MqttAsyncClient(
-        "tcp://127.0.0.1:" + mqttPort(), "outage-client", new MemoryPersistence());
-    client.setCallback(new MqttCallback() {
-      @Override
-      public void connectionLost(Throwable cause) {
-        connectionsLost.incrementAndGet();
-      }
+    MqttAsyncClient client =
+        new MqttAsyncClient(
+            "tcp://127.0.0.1:" + mqttPort(), "outage-client", new MemoryPersistence());
+    client.setCallback(
+        new MqttCallback() {
+          @Override
+          public void connectionLost(Throwable cause) {
+            connectionsLost.incrementAndGet();
+          }
 
-      @Override
-      public void messageArrived(String topic, MqttMessage message) {}
+          @Override
+          public void messageArrived(String topic, MqttMessage message) {}
 
-      @Override
-      public void deliveryComplete(IMqttDeliveryToken token) {
-        synchronized (tsByMessageId) { // publish() records the id under the same lock
-          acked.add(tsByMessageId.get(token.getMessageId()));
-        }
-      }
-    });
+          @Override
+          public void deliveryComplete(IMqttDeliveryToken token) {
+            synchronized (tsByMessageId) { // publish() records the id under the same lock
+              acked.add(tsByMessageId.get(token.getMessageId()));
+            }
+          }
+        });
     MqttConnectOptions options = new MqttConnectOptions();
     options.setUserName("outage-token");
     options.setCleanSession(false);
@@ -92,15 +94,20 @@ class CassandraOutageIT extends ServerTestBase {
     Set<Long> ackedBeforeRecovery = Set.copyOf(acked);
 
     cassandra.start();
-    await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(500))
         .until(() -> get("/health/ready", "").statusCode() == 200);
     // The test's own driver session reconnects on its own schedule.
-    await().atMost(Duration.ofSeconds(60)).ignoreExceptions()
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .ignoreExceptions()
         .until(() -> cql.execute("SELECT release_version FROM system.local").one() != null);
     for (long ts : ackedBeforeRecovery) {
       assertThat(stored(device, ts))
-          .as("acknowledged message ts=%d is stored (acked %s, stored rows %d)", ts,
-              new java.util.TreeSet<>(ackedBeforeRecovery), rows(device))
+          .as(
+              "acknowledged message ts=%d is stored (acked %s, stored rows %d)",
+              ts, new java.util.TreeSet<>(ackedBeforeRecovery), rows(device))
           .isTrue();
     }
 
@@ -117,8 +124,13 @@ class CassandraOutageIT extends ServerTestBase {
   }
 
   private boolean stored(Device device, long ts) {
-    return cql.execute("SELECT ts FROM ts_kv WHERE device_id = ? AND key = 'seq' AND ts = ?"
-        + " ALLOW FILTERING", device.id().value(), ts).one() != null;
+    return cql.execute(
+                "SELECT ts FROM ts_kv WHERE device_id = ? AND key = 'seq' AND ts = ?"
+                    + " ALLOW FILTERING",
+                device.id().value(),
+                ts)
+            .one()
+        != null;
   }
 
   private static List<Integer> publish(
@@ -133,8 +145,8 @@ class CassandraOutageIT extends ServerTestBase {
     List<Integer> unsent = new ArrayList<>();
     for (int i : sequence) {
       long ts = BASE_TS + i;
-      byte[] payload = ("{\"ts\":" + ts + ",\"values\":{\"seq\":" + i + "}}")
-          .getBytes(StandardCharsets.UTF_8);
+      byte[] payload =
+          ("{\"ts\":" + ts + ",\"values\":{\"seq\":" + i + "}}").getBytes(StandardCharsets.UTF_8);
       synchronized (tsByMessageId) {
         try {
           IMqttDeliveryToken token = client.publish("v1/devices/me/telemetry", payload, 1, false);

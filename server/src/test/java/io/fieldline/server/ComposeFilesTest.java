@@ -67,8 +67,9 @@ class ComposeFilesTest {
     Map<String, Set<String>> undocumented = new TreeMap<>(used);
     undocumented.keySet().removeAll(documented);
     assertThat(undocumented)
-        .as("variables used under docker/ (with the files using them) that docs/configuration.md"
-            + " does not list")
+        .as(
+            "variables used under docker/ (with the files using them) that docs/configuration.md"
+                + " does not list")
         .isEmpty();
   }
 
@@ -89,21 +90,28 @@ class ComposeFilesTest {
         .containsKey("FIELDLINE_ADMIN_PASSWORD");
     assertThat(strings(fieldline.get("ports"))).contains("1883:1883", "8080:8080");
     Map<String, Object> build = map(fieldline, "build");
-    assertThat(DOCKER.resolve(String.valueOf(build.get("context")))
-            .resolve(String.valueOf(build.get("dockerfile"))).normalize())
+    assertThat(
+            DOCKER
+                .resolve(String.valueOf(build.get("context")))
+                .resolve(String.valueOf(build.get("dockerfile")))
+                .normalize())
         .isEqualTo(DOCKER.resolve("Dockerfile"));
   }
 
   @Test
   void should_check_health_of_every_service_when_composed() {
     for (String file : List.of("docker-compose.yml", "docker-compose.cluster.yml")) {
-      services(file).forEach((name, service) -> {
-        Map<String, Object> healthcheck = map(asMap(service), "healthcheck");
-        List<String> test = strings(healthcheck.get("test"));
-        assertThat(test).as("%s: %s healthcheck", file, name).hasSizeGreaterThan(1);
-        assertThat(test.get(0)).as("%s: %s healthcheck", file, name).isIn("CMD", "CMD-SHELL");
-        assertThat(healthcheck.get("disable")).as("%s: %s", file, name).isNotEqualTo(true);
-      });
+      services(file)
+          .forEach(
+              (name, service) -> {
+                Map<String, Object> healthcheck = map(asMap(service), "healthcheck");
+                List<String> test = strings(healthcheck.get("test"));
+                assertThat(test).as("%s: %s healthcheck", file, name).hasSizeGreaterThan(1);
+                assertThat(test.get(0))
+                    .as("%s: %s healthcheck", file, name)
+                    .isIn("CMD", "CMD-SHELL");
+                assertThat(healthcheck.get("disable")).as("%s: %s", file, name).isNotEqualTo(true);
+              });
     }
   }
 
@@ -113,16 +121,19 @@ class ComposeFilesTest {
     nodes.put("fieldline", map(services("docker-compose.yml"), "fieldline"));
     Map<String, Object> cluster = services("docker-compose.cluster.yml");
     FIELDLINE_NODES.forEach(name -> nodes.put(name, map(cluster, name)));
-    nodes.forEach((name, node) -> {
-      // The shutdown drain alone may take fieldline.actors.shutdown-timeout (30 s) + 5 s.
-      assertThat(duration(node.get("stop_grace_period"))).as(name)
-          .isGreaterThanOrEqualTo(Duration.ofSeconds(40));
-      // One descriptor per device connection, above the default 15 000-connection limit.
-      Map<String, Object> nofile = map(map(node, "ulimits"), "nofile");
-      assertThat(((Number) nofile.get("soft")).intValue()).as(name).isGreaterThan(16_384);
-      assertThat(strings(node.get("volumes"))).as(name)
-          .anyMatch(volume -> volume.endsWith(":/var/lib/fieldline"));
-    });
+    nodes.forEach(
+        (name, node) -> {
+          // The shutdown drain alone may take fieldline.actors.shutdown-timeout (30 s) + 5 s.
+          assertThat(duration(node.get("stop_grace_period")))
+              .as(name)
+              .isGreaterThanOrEqualTo(Duration.ofSeconds(40));
+          // One descriptor per device connection, above the default 15 000-connection limit.
+          Map<String, Object> nofile = map(map(node, "ulimits"), "nofile");
+          assertThat(((Number) nofile.get("soft")).intValue()).as(name).isGreaterThan(16_384);
+          assertThat(strings(node.get("volumes")))
+              .as(name)
+              .anyMatch(volume -> volume.endsWith(":/var/lib/fieldline"));
+        });
   }
 
   @Test
@@ -134,7 +145,8 @@ class ComposeFilesTest {
       Map<String, Object> node = map(services, name);
       assertThat(node.get("image")).as(name).isEqualTo("cassandra:5.0");
       Map<String, String> env = environment(node);
-      assertThat(env).as(name)
+      assertThat(env)
+          .as(name)
           .containsEntry("CASSANDRA_ENDPOINT_SNITCH", "GossipingPropertyFileSnitch")
           .containsKeys("MAX_HEAP_SIZE", "HEAP_NEWSIZE");
       seeds.add(env.get("CASSANDRA_SEEDS"));
@@ -161,14 +173,17 @@ class ComposeFilesTest {
       Map<String, Object> node = map(services, name);
       Map<String, String> env = environment(node);
       nodeIds.add(env.get("FIELDLINE_NODE_ID"));
-      assertThat(env).as(name)
+      assertThat(env)
+          .as(name)
           .containsEntry("FIELDLINE_ADVERTISED_HOST", name)
           .containsEntry("FIELDLINE_ZOOKEEPER", "zookeeper:2181")
           .containsEntry("FIELDLINE_CASSANDRA_LOCAL_DATACENTER", dataCenter)
           .containsEntry("FIELDLINE_CASSANDRA_WRITE_CONSISTENCY", "LOCAL_QUORUM");
-      assertThat(env.get("FIELDLINE_CASSANDRA_CONTACT_POINTS").split(",")).as(name)
+      assertThat(env.get("FIELDLINE_CASSANDRA_CONTACT_POINTS").split(","))
+          .as(name)
           .containsExactlyInAnyOrder("cassandra-1:9042", "cassandra-2:9042", "cassandra-3:9042");
-      assertThat(env.get("FIELDLINE_CASSANDRA_REPLICATION").replace(" ", "")).as(name)
+      assertThat(env.get("FIELDLINE_CASSANDRA_REPLICATION").replace(" ", ""))
+          .as(name)
           .contains("'class':'NetworkTopologyStrategy'", "'" + dataCenter + "':3");
       secrets.add(env.get("FIELDLINE_ADMIN_PASSWORD") + " " + env.get("FIELDLINE_JWT_SECRET"));
       if ("true".equals(env.get("FIELDLINE_CASSANDRA_CREATE_SCHEMA"))) {
@@ -176,17 +191,21 @@ class ComposeFilesTest {
       }
       Map<String, String> needs = dependencies(node);
       assertThat(needs).as(name).containsEntry("zookeeper", "service_healthy");
-      CASSANDRA_NODES.forEach(cassandra ->
-          assertThat(needs).as(name).containsEntry(cassandra, "service_healthy"));
+      CASSANDRA_NODES.forEach(
+          cassandra -> assertThat(needs).as(name).containsEntry(cassandra, "service_healthy"));
     }
     assertThat(nodeIds).containsExactlyInAnyOrderElementsOf(FIELDLINE_NODES);
     // Tokens signed by one node are checked by whichever node the load balancer picks next.
     assertThat(secrets).hasSize(1);
     // One migrator on a fresh cluster; the others start once its schema is in place.
     assertThat(migrators).hasSize(1);
-    FIELDLINE_NODES.stream().filter(name -> !migrators.contains(name)).forEach(name ->
-        assertThat(dependencies(map(services, name))).as(name)
-            .containsEntry(migrators.get(0), "service_healthy"));
+    FIELDLINE_NODES.stream()
+        .filter(name -> !migrators.contains(name))
+        .forEach(
+            name ->
+                assertThat(dependencies(map(services, name)))
+                    .as(name)
+                    .containsEntry(migrators.get(0), "service_healthy"));
   }
 
   @Test
@@ -202,18 +221,20 @@ class ComposeFilesTest {
     List<String> mqtt = backendBoundTo(sections, ":1883");
     assertThat(mqtt).contains("mode tcp", "balance leastconn", "option httpchk");
     assertThat(mqtt).anyMatch(ComposeFilesTest::checksReadiness);
-    assertThat(servers(mqtt)).containsExactly(
-        "fieldline-1 fieldline-1:1883 check port 8080",
-        "fieldline-2 fieldline-2:1883 check port 8080",
-        "fieldline-3 fieldline-3:1883 check port 8080");
+    assertThat(servers(mqtt))
+        .containsExactly(
+            "fieldline-1 fieldline-1:1883 check port 8080",
+            "fieldline-2 fieldline-2:1883 check port 8080",
+            "fieldline-3 fieldline-3:1883 check port 8080");
 
     List<String> http = backendBoundTo(sections, ":8080");
     assertThat(http).contains("mode http", "option httpchk");
     assertThat(http).anyMatch(ComposeFilesTest::checksReadiness);
-    assertThat(servers(http)).containsExactly(
-        "fieldline-1 fieldline-1:8080 check",
-        "fieldline-2 fieldline-2:8080 check",
-        "fieldline-3 fieldline-3:8080 check");
+    assertThat(servers(http))
+        .containsExactly(
+            "fieldline-1 fieldline-1:8080 check",
+            "fieldline-2 fieldline-2:8080 check",
+            "fieldline-3 fieldline-3:8080 check");
   }
 
   @Test
@@ -221,9 +242,13 @@ class ComposeFilesTest {
       throws IOException {
     String dockerfile = Files.readString(DOCKER.resolve("Dockerfile"));
     assertThat(dockerfile)
-        .contains("EXPOSE 1883 8080 9090", "FIELDLINE_EMBEDDED_CASSANDRA_ENABLED=false",
-            "FIELDLINE_DATA_DIR=/var/lib/fieldline", "VOLUME [\"/var/lib/fieldline\"]",
-            "HEALTHCHECK", "COPY --chmod=0755 docker/entrypoint.sh ",
+        .contains(
+            "EXPOSE 1883 8080 9090",
+            "FIELDLINE_EMBEDDED_CASSANDRA_ENABLED=false",
+            "FIELDLINE_DATA_DIR=/var/lib/fieldline",
+            "VOLUME [\"/var/lib/fieldline\"]",
+            "HEALTHCHECK",
+            "COPY --chmod=0755 docker/entrypoint.sh ",
             "COPY --chmod=0755 docker/healthcheck.sh ")
         .containsPattern("(?m)^USER \\$\\{APP_UID}:\\$\\{APP_UID}$")
         .containsPattern("(?m)^ARG APP_UID=[1-9][0-9]*$");
@@ -236,8 +261,9 @@ class ComposeFilesTest {
 
   private static Map<String, Object> services(String composeFile) {
     try {
-      Object document = new Yaml(new SafeConstructor(new LoaderOptions()))
-          .load(Files.readString(DOCKER.resolve(composeFile)));
+      Object document =
+          new Yaml(new SafeConstructor(new LoaderOptions()))
+              .load(Files.readString(DOCKER.resolve(composeFile)));
       return map(asMap(document), "services");
     } catch (IOException e) {
       throw new IllegalStateException(e);
@@ -269,8 +295,9 @@ class ComposeFilesTest {
   /** depends_on as service name to condition. */
   private static Map<String, String> dependencies(Map<String, Object> service) {
     Map<String, String> conditions = new TreeMap<>();
-    map(service, "depends_on").forEach((name, spec) ->
-        conditions.put(name, String.valueOf(asMap(spec).get("condition"))));
+    map(service, "depends_on")
+        .forEach(
+            (name, spec) -> conditions.put(name, String.valueOf(asMap(spec).get("condition"))));
     return conditions;
   }
 
@@ -282,12 +309,14 @@ class ComposeFilesTest {
     Matcher part = DURATION_PART.matcher(text);
     while (part.find()) {
       long amount = Long.parseLong(part.group(1));
-      total = total.plus(switch (part.group(2)) {
-        case "h" -> Duration.ofHours(amount);
-        case "m" -> Duration.ofMinutes(amount);
-        case "s" -> Duration.ofSeconds(amount);
-        default -> Duration.ofMillis(amount);
-      });
+      total =
+          total.plus(
+              switch (part.group(2)) {
+                case "h" -> Duration.ofHours(amount);
+                case "m" -> Duration.ofMinutes(amount);
+                case "s" -> Duration.ofSeconds(amount);
+                default -> Duration.ofMillis(amount);
+              });
     }
     return total;
   }
@@ -314,17 +343,19 @@ class ComposeFilesTest {
 
   /** The lines of the backend that the frontend binding {@code address} sends its traffic to. */
   private static List<String> backendBoundTo(Map<String, List<String>> sections, String address) {
-    List<String> frontend = sections.entrySet().stream()
-        .filter(section -> section.getKey().startsWith("frontend "))
-        .map(Map.Entry::getValue)
-        .filter(lines -> lines.contains("bind " + address))
-        .findFirst()
-        .orElseThrow(() -> new AssertionError("no frontend binds " + address));
-    String backend = frontend.stream()
-        .filter(line -> line.startsWith("default_backend "))
-        .map(line -> line.substring("default_backend ".length()))
-        .findFirst()
-        .orElseThrow(() -> new AssertionError("no default_backend for " + address));
+    List<String> frontend =
+        sections.entrySet().stream()
+            .filter(section -> section.getKey().startsWith("frontend "))
+            .map(Map.Entry::getValue)
+            .filter(lines -> lines.contains("bind " + address))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no frontend binds " + address));
+    String backend =
+        frontend.stream()
+            .filter(line -> line.startsWith("default_backend "))
+            .map(line -> line.substring("default_backend ".length()))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no default_backend for " + address));
     assertThat(sections).containsKey("backend " + backend);
     return sections.get("backend " + backend);
   }

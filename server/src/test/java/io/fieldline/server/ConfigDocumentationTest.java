@@ -22,8 +22,11 @@ class ConfigDocumentationTest {
     String doc = Files.readString(root.resolve("docs/configuration.md"));
     List<Path> confs;
     try (Stream<Path> modules = Files.list(root)) {
-      confs = modules.map(module -> module.resolve("src/main/resources/reference.conf"))
-          .filter(Files::exists).toList();
+      confs =
+          modules
+              .map(module -> module.resolve("src/main/resources/reference.conf"))
+              .filter(Files::exists)
+              .toList();
     }
     assertThat(confs).hasSizeGreaterThanOrEqualTo(4);
     for (Path conf : confs) {

@@ -34,10 +34,19 @@ class PublishAckIT extends ServerTestBase {
     for (int i = 0; i < 50; i++) {
       String payload = "{\"ts\":" + (base + i) + ",\"values\":{\"n\":" + i + ",\"t\":21.5}}";
       // The blocking QoS 1 publish returns when the PUBACK has arrived.
-      client.publishWith().topic("v1/devices/me/telemetry").qos(MqttQos.AT_LEAST_ONCE)
-          .payload(payload.getBytes(StandardCharsets.UTF_8)).send();
-      Row row = cql.execute("SELECT long_v FROM ts_kv WHERE device_id = ? AND key = 'n' AND ts = ?"
-              + " ALLOW FILTERING", device.id().value(), base + i).one();
+      client
+          .publishWith()
+          .topic("v1/devices/me/telemetry")
+          .qos(MqttQos.AT_LEAST_ONCE)
+          .payload(payload.getBytes(StandardCharsets.UTF_8))
+          .send();
+      Row row =
+          cql.execute(
+                  "SELECT long_v FROM ts_kv WHERE device_id = ? AND key = 'n' AND ts = ?"
+                      + " ALLOW FILTERING",
+                  device.id().value(),
+                  base + i)
+              .one();
       assertThat(row).as("row %d readable when its PUBACK arrived", i).isNotNull();
       assertThat(row.getLong(0)).isEqualTo(i);
     }
@@ -57,25 +66,27 @@ class PublishAckIT extends ServerTestBase {
     ConcurrentHashMap<Integer, List<Integer>> sendOrder = new ConcurrentHashMap<>();
     for (int d = 0; d < devices; d++) {
       created.add(createDevice("fleet-" + d, "fleet-token-" + d));
-      MqttAsyncClient client = new MqttAsyncClient(
-          "tcp://127.0.0.1:" + mqttPort(), "fleet-" + d, new MemoryPersistence());
+      MqttAsyncClient client =
+          new MqttAsyncClient(
+              "tcp://127.0.0.1:" + mqttPort(), "fleet-" + d, new MemoryPersistence());
       int index = d;
       List<Integer> acks = Collections.synchronizedList(new ArrayList<>());
       ackOrder.put(index, acks);
-      client.setCallback(new MqttCallback() {
-        @Override
-        public void connectionLost(Throwable cause) {}
+      client.setCallback(
+          new MqttCallback() {
+            @Override
+            public void connectionLost(Throwable cause) {}
 
-        @Override
-        public void messageArrived(String topic, MqttMessage message) {}
+            @Override
+            public void messageArrived(String topic, MqttMessage message) {}
 
-        @Override
-        public void deliveryComplete(IMqttDeliveryToken token) {
-          // Paho calls this as each PUBACK arrives, in wire order.
-          acks.add(token.getMessageId());
-          acked.countDown();
-        }
-      });
+            @Override
+            public void deliveryComplete(IMqttDeliveryToken token) {
+              // Paho calls this as each PUBACK arrives, in wire order.
+              acks.add(token.getMessageId());
+              acked.countDown();
+            }
+          });
       MqttConnectOptions options = new MqttConnectOptions();
       options.setUserName("fleet-token-" + d);
       options.setMaxInflight(perDevice);
@@ -86,9 +97,13 @@ class PublishAckIT extends ServerTestBase {
     for (int m = 0; m < perDevice; m++) {
       for (int d = 0; d < devices; d++) {
         String payload = "{\"ts\":" + (base + m) + ",\"values\":{\"v\":" + m + "}}";
-        IMqttDeliveryToken token = clients.get(d).publish(
-            "v1/devices/me/telemetry", payload.getBytes(StandardCharsets.UTF_8), 1, false);
-        sendOrder.computeIfAbsent(d, k -> Collections.synchronizedList(new ArrayList<>()))
+        IMqttDeliveryToken token =
+            clients
+                .get(d)
+                .publish(
+                    "v1/devices/me/telemetry", payload.getBytes(StandardCharsets.UTF_8), 1, false);
+        sendOrder
+            .computeIfAbsent(d, k -> Collections.synchronizedList(new ArrayList<>()))
             .add(token.getMessageId());
       }
     }
@@ -108,7 +123,10 @@ class PublishAckIT extends ServerTestBase {
   }
 
   private Mqtt3BlockingClient hivemq(String clientId) {
-    return Mqtt3Client.builder().identifier(clientId).serverHost("127.0.0.1")
-        .serverPort(mqttPort()).buildBlocking();
+    return Mqtt3Client.builder()
+        .identifier(clientId)
+        .serverHost("127.0.0.1")
+        .serverPort(mqttPort())
+        .buildBlocking();
   }
 }

@@ -57,10 +57,12 @@ abstract class ServerTestBase {
             .withLocalDatacenter(cassandra.localDatacenter())
             .withKeyspace(keyspace)
             // Reconnect quickly after tests that stop and restart Cassandra.
-            .withConfigLoader(DriverConfigLoader.programmaticBuilder()
-                .withDuration(DefaultDriverOption.RECONNECTION_BASE_DELAY, Duration.ofMillis(200))
-                .withDuration(DefaultDriverOption.RECONNECTION_MAX_DELAY, Duration.ofSeconds(1))
-                .build())
+            .withConfigLoader(
+                DriverConfigLoader.programmaticBuilder()
+                    .withDuration(
+                        DefaultDriverOption.RECONNECTION_BASE_DELAY, Duration.ofMillis(200))
+                    .withDuration(DefaultDriverOption.RECONNECTION_MAX_DELAY, Duration.ofSeconds(1))
+                    .build())
             .build();
   }
 
@@ -68,19 +70,22 @@ abstract class ServerTestBase {
     String contact =
         cassandra.cqlAddress().getHostString() + ":" + cassandra.cqlAddress().getPort();
     return ConfigFactory.parseMap(overrides())
-        .withFallback(ConfigFactory.parseString(String.join("\n",
-            "fieldline.data-dir = \"" + dataDir + "\"",
-            "fieldline.mqtt.port = 0",
-            "fieldline.mqtt.host = \"127.0.0.1\"",
-            "fieldline.http.port = 0",
-            "fieldline.http.host = \"127.0.0.1\"",
-            "fieldline.admin.username = \"" + ADMIN + "\"",
-            "fieldline.admin.password = \"" + PASSWORD + "\"",
-            "fieldline.demo-device.enabled = false",
-            "fieldline.cassandra.contact-points = \"" + contact + "\"",
-            "fieldline.cassandra.keyspace = " + keyspace,
-            "datastax-java-driver.basic.load-balancing-policy.local-datacenter = "
-                + cassandra.localDatacenter())))
+        .withFallback(
+            ConfigFactory.parseString(
+                String.join(
+                    "\n",
+                    "fieldline.data-dir = \"" + dataDir + "\"",
+                    "fieldline.mqtt.port = 0",
+                    "fieldline.mqtt.host = \"127.0.0.1\"",
+                    "fieldline.http.port = 0",
+                    "fieldline.http.host = \"127.0.0.1\"",
+                    "fieldline.admin.username = \"" + ADMIN + "\"",
+                    "fieldline.admin.password = \"" + PASSWORD + "\"",
+                    "fieldline.demo-device.enabled = false",
+                    "fieldline.cassandra.contact-points = \"" + contact + "\"",
+                    "fieldline.cassandra.keyspace = " + keyspace,
+                    "datastax-java-driver.basic.load-balancing-policy.local-datacenter = "
+                        + cassandra.localDatacenter())))
         .withFallback(ConfigFactory.load())
         .resolve();
   }
@@ -115,7 +120,8 @@ abstract class ServerTestBase {
   }
 
   protected HttpResponse<String> get(String path, String token) {
-    return send(HttpRequest.newBuilder(uri(path)).header("X-Authorization", "Bearer " + token).GET());
+    return send(
+        HttpRequest.newBuilder(uri(path)).header("X-Authorization", "Bearer " + token).GET());
   }
 
   protected HttpResponse<String> post(String path, String token, String body) {

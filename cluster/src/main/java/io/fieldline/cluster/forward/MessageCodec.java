@@ -148,7 +148,7 @@ public final class MessageCodec {
       case OVERLOADED -> Ack.Reason.OVERLOADED;
       case UNKNOWN_DEVICE -> Ack.Reason.UNKNOWN_DEVICE;
       case UNAVAILABLE -> Ack.Reason.UNAVAILABLE;
-        // A newer owner's reason this node does not know: not stored, whatever it was.
+      // A newer owner's reason this node does not know: not stored, whatever it was.
       case REJECT_REASON_UNSPECIFIED, UNRECOGNIZED -> Ack.Reason.WRITE_FAILED;
     };
   }

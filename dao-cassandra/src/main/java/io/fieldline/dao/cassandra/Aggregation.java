@@ -6,8 +6,8 @@ package io.fieldline.dao.cassandra;
  * value per non-empty bucket, stamped with the bucket's midpoint.
  *
  * <p>MIN, MAX, AVG and SUM use numeric (long and double) values only and skip buckets without any;
- * COUNT counts values of every type. MIN, MAX and SUM stay longs when every value in the bucket is a
- * long (a long SUM that overflows becomes a double); AVG is always a double.
+ * COUNT counts values of every type. MIN, MAX and SUM stay longs when every value in the bucket is
+ * a long (a long SUM that overflows becomes a double); AVG is always a double.
  */
 public enum Aggregation {
   NONE,

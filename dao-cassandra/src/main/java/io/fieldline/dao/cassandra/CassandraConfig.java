@@ -109,14 +109,16 @@ public record CassandraConfig(
   public static CassandraConfig from(Config root) {
     Reader r = new Reader(root.getConfig(PATH));
     List<InetSocketAddress> contactPoints =
-        r.get("contact-points", List.of(), () -> parseContactPoints(r.c.getString("contact-points")));
+        r.get(
+            "contact-points", List.of(), () -> parseContactPoints(r.c.getString("contact-points")));
     String keyspace = r.get("keyspace", "", () -> r.c.getString("keyspace"));
     r.check(KEYSPACE.matcher(keyspace).matches(), "keyspace", "must match " + KEYSPACE.pattern());
     String replication = r.get("replication", "", () -> r.c.getString("replication"));
     r.check(
         REPLICATION.matcher(replication).matches(),
         "replication",
-        "must be a CQL map literal with a 'class', e.g. {'class':'SimpleStrategy','replication_factor':1}");
+        "must be a CQL map literal with a 'class', e.g."
+            + " {'class':'SimpleStrategy','replication_factor':1}");
     boolean createSchema = r.get("create-schema", true, () -> r.c.getBoolean("create-schema"));
     TsPartitioning partitioning =
         r.get(
@@ -137,7 +139,9 @@ public record CassandraConfig(
             DefaultConsistencyLevel.LOCAL_QUORUM,
             () -> r.c.getEnum(DefaultConsistencyLevel.class, "write-consistency"));
     r.check(
-        !writeConsistency.isSerial(), "write-consistency", "must not be a serial consistency level");
+        !writeConsistency.isSerial(),
+        "write-consistency",
+        "must not be a serial consistency level");
     int maxInflight = r.positive("max-inflight", 1);
     int maxQueued = r.get("max-queued", 0, () -> r.c.getInt("max-queued"));
     r.check(maxQueued >= 0, "max-queued", "must be >= 0");
@@ -160,7 +164,8 @@ public record CassandraConfig(
         "must be between 1 KiB and 1 MiB");
     int coalesceQueued = r.positive("coalesce.max-queued-writes", 4);
     int partitionsCache = r.positive("partitions-cache-size", 1);
-    Duration cacheTtl = r.get("device-cache.ttl", Duration.ZERO, () -> r.c.getDuration("device-cache.ttl"));
+    Duration cacheTtl =
+        r.get("device-cache.ttl", Duration.ZERO, () -> r.c.getDuration("device-cache.ttl"));
     r.check(!cacheTtl.isNegative(), "device-cache.ttl", "must not be negative");
     Duration negativeTtl =
         r.get(
@@ -201,17 +206,41 @@ public record CassandraConfig(
   /** A copy with other contact points. */
   public CassandraConfig withContactPoints(List<InetSocketAddress> points) {
     return new CassandraConfig(
-        points, keyspace, replication, createSchema, tsPartitioning, tsTtlSeconds, deadLetterTtl,
-        writeConsistency, maxInflight, maxQueued, maxBatchStatements, maxBatchBytes,
-        coalesce, partitionsCacheSize, deviceCache);
+        points,
+        keyspace,
+        replication,
+        createSchema,
+        tsPartitioning,
+        tsTtlSeconds,
+        deadLetterTtl,
+        writeConsistency,
+        maxInflight,
+        maxQueued,
+        maxBatchStatements,
+        maxBatchBytes,
+        coalesce,
+        partitionsCacheSize,
+        deviceCache);
   }
 
   /** A copy with another time-series TTL, in seconds. */
   public CassandraConfig withTsTtlSeconds(int seconds) {
     return new CassandraConfig(
-        contactPoints, keyspace, replication, createSchema, tsPartitioning, seconds, deadLetterTtl,
-        writeConsistency, maxInflight, maxQueued, maxBatchStatements, maxBatchBytes,
-        coalesce, partitionsCacheSize, deviceCache);
+        contactPoints,
+        keyspace,
+        replication,
+        createSchema,
+        tsPartitioning,
+        seconds,
+        deadLetterTtl,
+        writeConsistency,
+        maxInflight,
+        maxQueued,
+        maxBatchStatements,
+        maxBatchBytes,
+        coalesce,
+        partitionsCacheSize,
+        deviceCache);
   }
 
   /**

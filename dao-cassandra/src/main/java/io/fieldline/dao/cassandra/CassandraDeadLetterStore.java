@@ -18,9 +18,9 @@ import java.util.concurrent.CompletionStage;
 
 /**
  * The Cassandra {@link DeadLetterStore}: one row per unparseable payload in {@code dead_letters},
- * partitioned by device, newest first, expiring after {@code dead-letter-ttl}. Writes are idempotent
- * single inserts with {@code write-consistency} through the shared {@link WriteLimiter} (a device
- * flooding garbage cannot bypass the global bound).
+ * partitioned by device, newest first, expiring after {@code dead-letter-ttl}. Writes are
+ * idempotent single inserts with {@code write-consistency} through the shared {@link WriteLimiter}
+ * (a device flooding garbage cannot bypass the global bound).
  *
  * <p>Thread-safe; stages complete on driver I/O threads and fail with {@link
  * io.fieldline.common.StoreException}.
@@ -44,11 +44,14 @@ public final class CassandraDeadLetterStore implements DeadLetterStore {
     String ks = config.keyspace();
     insert =
         session.prepare(
-            "INSERT INTO " + ks + ".dead_letters (device_id, id, received_at, topic, reason,"
+            "INSERT INTO "
+                + ks
+                + ".dead_letters (device_id, id, received_at, topic, reason,"
                 + " payload) VALUES (?, ?, ?, ?, ?, ?) USING TTL ?");
     select =
         session.prepare(
-            "SELECT id, received_at, topic, reason, payload FROM " + ks
+            "SELECT id, received_at, topic, reason, payload FROM "
+                + ks
                 + ".dead_letters WHERE device_id = ? LIMIT ?");
   }
 

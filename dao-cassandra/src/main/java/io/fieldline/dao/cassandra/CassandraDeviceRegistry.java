@@ -29,14 +29,13 @@ import java.util.concurrent.CompletionStage;
  *
  * <p>Create reserves the name, then the token, each with a lightweight transaction ({@code IF NOT
  * EXISTS}, serial consistency from the driver config), and writes the device row last, so a
- * conflicting create never overwrites anything; if the token is taken the name is released again.
- * A create interrupted by a crash, or whose timed-out lightweight transaction was applied after
- * all, can leave a reserved name or token pointing at no device: reads treat those as absent, and
- * the next create of that name finishes the interrupted one (same id) instead of failing on the
- * name for ever; the devices row of a finished create is then written with {@code IF NOT EXISTS},
- * so of two creates finishing the same one only the first writes it (the other gets that device
- * if it asked for the same token, else a conflict). Delete removes all three rows in one logged
- * batch.
+ * conflicting create never overwrites anything; if the token is taken the name is released again. A
+ * create interrupted by a crash, or whose timed-out lightweight transaction was applied after all,
+ * can leave a reserved name or token pointing at no device: reads treat those as absent, and the
+ * next create of that name finishes the interrupted one (same id) instead of failing on the name
+ * for ever; the devices row of a finished create is then written with {@code IF NOT EXISTS}, so of
+ * two creates finishing the same one only the first writes it (the other gets that device if it
+ * asked for the same token, else a conflict). Delete removes all three rows in one logged batch.
  *
  * <p>Thread-safe; stages complete on driver I/O threads and fail with {@link
  * io.fieldline.common.StoreException} or {@link DeviceConflictException}.
@@ -71,17 +70,23 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
     String ks = config.keyspace();
     reserveName =
         session.prepare(
-            "INSERT INTO " + ks + ".device_by_name (bucket, name, device_id) VALUES (0, ?, ?)"
+            "INSERT INTO "
+                + ks
+                + ".device_by_name (bucket, name, device_id) VALUES (0, ?, ?)"
                 + " IF NOT EXISTS");
     releaseName =
         session.prepare(
             "DELETE FROM " + ks + ".device_by_name WHERE bucket = 0 AND name = ? IF device_id = ?");
     reserveToken =
         session.prepare(
-            "INSERT INTO " + ks + ".device_by_token (access_token, device_id) VALUES (?, ?)"
+            "INSERT INTO "
+                + ks
+                + ".device_by_token (access_token, device_id) VALUES (?, ?)"
                 + " IF NOT EXISTS");
     String insert =
-        "INSERT INTO " + ks + ".devices (id, name, type, access_token, created_time)"
+        "INSERT INTO "
+            + ks
+            + ".devices (id, name, type, access_token, created_time)"
             + " VALUES (?, ?, ?, ?, ?)";
     insertDevice = session.prepare(insert);
     insertDeviceIfAbsent = session.prepare(insert + " IF NOT EXISTS");
@@ -89,14 +94,16 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
         session.prepare("SELECT device_id FROM " + ks + ".device_by_token WHERE access_token = ?");
     selectById =
         session.prepare(
-            "SELECT id, name, type, access_token, created_time FROM " + ks
+            "SELECT id, name, type, access_token, created_time FROM "
+                + ks
                 + ".devices WHERE id = ?");
     listFirst =
         session.prepare(
             "SELECT name, device_id FROM " + ks + ".device_by_name WHERE bucket = 0 LIMIT ?");
     listAfter =
         session.prepare(
-            "SELECT name, device_id FROM " + ks
+            "SELECT name, device_id FROM "
+                + ks
                 + ".device_by_name WHERE bucket = 0 AND name > ? LIMIT ?");
     deleteDevice = session.prepare("DELETE FROM " + ks + ".devices WHERE id = ?");
     deleteToken = session.prepare("DELETE FROM " + ks + ".device_by_token WHERE access_token = ?");
@@ -174,10 +181,12 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
                             rs -> {
                               boolean ours =
                                   rs.wasApplied()
-                                      || id.equals(Objects.requireNonNull(rs.one()).getUuid("device_id"));
+                                      || id.equals(
+                                          Objects.requireNonNull(rs.one()).getUuid("device_id"));
                               if (ours) {
                                 Device device =
-                                    new Device(new DeviceId(id), name, deviceType, token, createdTime);
+                                    new Device(
+                                        new DeviceId(id), name, deviceType, token, createdTime);
                                 return id.equals(fresh)
                                     ? session
                                         .executeAsync(
@@ -203,7 +212,11 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
     return session
         .executeAsync(
             insertDeviceIfAbsent.bind(
-                device.id().value(), device.name(), device.type(), device.accessToken(), device.createdTime()))
+                device.id().value(),
+                device.name(),
+                device.type(),
+                device.accessToken(),
+                device.createdTime()))
         .thenApply(
             rs -> {
               if (rs.wasApplied()) {
@@ -251,8 +264,10 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
                   return CompletableFuture.allOf(loads.toArray(new CompletableFuture<?>[0]))
                       .thenApply(
                           done ->
-                              loads.stream().map(CompletableFuture::join)
-                                  .flatMap(Optional::stream).toList());
+                              loads.stream()
+                                  .map(CompletableFuture::join)
+                                  .flatMap(Optional::stream)
+                                  .toList());
                 }));
   }
 
@@ -309,9 +324,10 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
             result.complete(value);
             return;
           }
-          Throwable cause = error instanceof CompletionException && error.getCause() != null
-              ? error.getCause()
-              : error;
+          Throwable cause =
+              error instanceof CompletionException && error.getCause() != null
+                  ? error.getCause()
+                  : error;
           result.completeExceptionally(
               cause instanceof DeviceConflictException ? cause : StoreErrors.translate(cause));
         });

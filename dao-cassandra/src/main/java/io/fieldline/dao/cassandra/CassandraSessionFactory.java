@@ -82,7 +82,9 @@ public final class CassandraSessionFactory {
     List<InetSocketAddress> out = new ArrayList<>(points.size());
     for (InetSocketAddress point : points) {
       out.add(
-          point.isUnresolved() ? new InetSocketAddress(point.getHostString(), point.getPort()) : point);
+          point.isUnresolved()
+              ? new InetSocketAddress(point.getHostString(), point.getPort())
+              : point);
     }
     return out;
   }

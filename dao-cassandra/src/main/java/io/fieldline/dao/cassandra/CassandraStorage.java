@@ -15,9 +15,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Everything the server needs from Cassandra, built in one call: the session, the schema, one shared
- * {@link WriteLimiter}, and the stores. This is the module's composition root; the server wires the
- * ports it exposes into the actors and the transport.
+ * Everything the server needs from Cassandra, built in one call: the session, the schema, one
+ * shared {@link WriteLimiter}, and the stores. This is the module's composition root; the server
+ * wires the ports it exposes into the actors and the transport.
  *
  * <p>{@link #start} blocks (connecting, migrating, preparing) and belongs in {@code main}. The
  * getters are thread-safe. {@link #close} drains in-flight writes, then closes the session.
@@ -47,20 +47,19 @@ public final class CassandraStorage implements AutoCloseable {
   }
 
   /**
-   * Reads {@code fieldline.cassandra}, connects, migrates the schema (unless {@code create-schema
-   * = false}) and prepares every store. Blocks; call from {@code main}.
+   * Reads {@code fieldline.cassandra}, connects, migrates the schema (unless {@code create-schema =
+   * false}) and prepares every store. Blocks; call from {@code main}.
    *
    * @param root the resolved application configuration
    * @param registry where store and driver metrics go
-   * @param defaultContactPoints used when {@code fieldline.cassandra.contact-points} is empty
-   *     (the embedded node's CQL address)
+   * @param defaultContactPoints used when {@code fieldline.cassandra.contact-points} is empty (the
+   *     embedded node's CQL address)
    * @throws IllegalArgumentException for invalid configuration, listing every problem
    */
   public static CassandraStorage start(
       Config root, MeterRegistry registry, List<InetSocketAddress> defaultContactPoints) {
     CassandraConfig config = CassandraConfig.from(root);
-    CqlSession session =
-        CassandraSessionFactory.open(root, config, defaultContactPoints, registry);
+    CqlSession session = CassandraSessionFactory.open(root, config, defaultContactPoints, registry);
     try {
       if (config.createSchema()) {
         List<Integer> applied =
@@ -69,8 +68,11 @@ public final class CassandraStorage implements AutoCloseable {
                     config.replication(),
                     config.deadLetterTtl().getSeconds(),
                     KeyIndexBackfill.dataSteps(session, config));
-        LOG.info("[cql] keyspace {} at schema version {} (applied now: {})", config.keyspace(),
-            SchemaMigrator.latestVersion(), applied);
+        LOG.info(
+            "[cql] keyspace {} at schema version {} (applied now: {})",
+            config.keyspace(),
+            SchemaMigrator.latestVersion(),
+            applied);
       }
       return new CassandraStorage(session, config, registry);
     } catch (RuntimeException e) {
@@ -143,7 +145,8 @@ public final class CassandraStorage implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (Exception e) {
-      LOG.warn("[cql] closing with {} writes still in flight", limiter.inflight() + limiter.queued());
+      LOG.warn(
+          "[cql] closing with {} writes still in flight", limiter.inflight() + limiter.queued());
     }
     session.close();
   }

@@ -28,10 +28,10 @@ import org.jspecify.annotations.Nullable;
  * Read side for the REST API, with ThingsBoard's semantics (keys, latest values, history with
  * aggregation, attributes). Not a port: the server module uses it directly.
  *
- * <p>History reads the partitions that exist for the device in the range ({@code
- * ts_kv_partitions}; none for {@link TsPartitioning#INDEFINITE}) and, per key, walks them newest
- * first (or oldest first for {@link SortOrder#ASC}) until {@code limit} values are found. Aggregates
- * fold every value of the range in Java (see {@link Aggregation}): one paged range query per key and
+ * <p>History reads the partitions that exist for the device in the range ({@code ts_kv_partitions};
+ * none for {@link TsPartitioning#INDEFINITE}) and, per key, walks them newest first (or oldest
+ * first for {@link SortOrder#ASC}) until {@code limit} values are found. Aggregates fold every
+ * value of the range in Java (see {@link Aggregation}): one paged range query per key and
  * partition, instead of ThingsBoard's one CQL aggregate query per bucket and partition.
  *
  * <p>Reads use the driver's default consistency ({@code basic.request.consistency}) and do not take
@@ -58,14 +58,23 @@ public final class CassandraTelemetryQueries {
     this.session = session;
     this.partitioning = config.tsPartitioning();
     String ks = config.keyspace();
-    String range = "SELECT ts, " + ValueColumns.SELECT + " FROM " + ks
-        + ".ts_kv WHERE device_id = ? AND part = ? AND key = ? AND ts >= ? AND ts < ?";
-    String attributes = "SELECT key, last_update_ts, " + ValueColumns.SELECT_WITH_WRITETIME
-        + " FROM " + ks + ".attributes_kv WHERE device_id = ? AND scope = ?";
+    String range =
+        "SELECT ts, "
+            + ValueColumns.SELECT
+            + " FROM "
+            + ks
+            + ".ts_kv WHERE device_id = ? AND part = ? AND key = ? AND ts >= ? AND ts < ?";
+    String attributes =
+        "SELECT key, last_update_ts, "
+            + ValueColumns.SELECT_WITH_WRITETIME
+            + " FROM "
+            + ks
+            + ".attributes_kv WHERE device_id = ? AND scope = ?";
     latestReader = new LatestValuesReader(session, config);
     selectParts =
         session.prepare(
-            "SELECT part FROM " + ks
+            "SELECT part FROM "
+                + ks
                 + ".ts_kv_partitions WHERE device_id = ? AND part >= ? AND part <= ?");
     selectNewest = session.prepare(range + " LIMIT ?");
     // Clustering is (key ASC, ts DESC): reading oldest first is the full reverse order.
@@ -179,7 +188,11 @@ public final class CassandraTelemetryQueries {
 
   // Walks the partitions one after the other until the limit is reached.
   private CompletionStage<List<TsKvEntry>> raw(
-      UUID device, String key, List<Long> parts, int index, HistoryQuery query,
+      UUID device,
+      String key,
+      List<Long> parts,
+      int index,
+      HistoryQuery query,
       List<TsKvEntry> out) {
     int remaining = query.limit() - out.size();
     if (index >= parts.size() || remaining <= 0) {
@@ -202,8 +215,7 @@ public final class CassandraTelemetryQueries {
   private CompletionStage<List<TsKvEntry>> aggregated(
       UUID device, String key, List<Long> parts, HistoryQuery query) {
     BucketAggregator aggregator =
-        new BucketAggregator(
-            query.aggregation(), query.startTs(), query.endTs(), query.interval());
+        new BucketAggregator(query.aggregation(), query.startTs(), query.endTs(), query.interval());
     CompletionStage<Void> chain = CompletableFuture.completedFuture(null);
     for (long part : parts) {
       chain =

@@ -39,12 +39,12 @@ import org.jspecify.annotations.Nullable;
  * ts_kv_keys} row. Latest values are read from the newest rows ({@link LatestValuesReader}), so
  * nothing else is written per message, unless time-series rows expire ({@code ts-ttl}): then each
  * message also upserts one {@code ts_kv_latest} row per key, written {@code USING TIMESTAMP
- * ts*1000} so that an older value arriving late never replaces a newer one.
- * Batches hold at most {@code max-batch-statements} statements; longer messages are split, and the
- * write succeeds only if every batch does. Every statement is prepared at construction, idempotent
- * (retransmissions overwrite the same rows) and runs with {@code write-consistency} through the
- * shared {@link WriteLimiter}. {@link #readLatest} (actors restoring state after a restart or a
- * rebalance, possibly thousands at once) takes limiter slots too.
+ * ts*1000} so that an older value arriving late never replaces a newer one. Batches hold at most
+ * {@code max-batch-statements} statements; longer messages are split, and the write succeeds only
+ * if every batch does. Every statement is prepared at construction, idempotent (retransmissions
+ * overwrite the same rows) and runs with {@code write-consistency} through the shared {@link
+ * WriteLimiter}. {@link #readLatest} (actors restoring state after a restart or a rebalance,
+ * possibly thousands at once) takes limiter slots too.
  *
  * <p>Thread-safe. Stages complete on driver I/O threads, with {@link
  * io.fieldline.common.StoreException} on failure.
@@ -85,22 +85,35 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     this.config = config;
     StoreMetrics metrics = new StoreMetrics(registry, limiter);
     CassandraConfig.CoalesceConfig coalesce = config.coalesce();
-    this.coalescer = coalesce.enabled()
-        ? new WriteCoalescer(session, limiter, metrics, config.writeConsistency(),
-            coalesce.maxBatchStatements(), coalesce.maxBatchBytes(),
-            coalesce.maxBatchesInFlight(), coalesce.maxQueuedWrites())
-        : null;
+    this.coalescer =
+        coalesce.enabled()
+            ? new WriteCoalescer(
+                session,
+                limiter,
+                metrics,
+                config.writeConsistency(),
+                coalesce.maxBatchStatements(),
+                coalesce.maxBatchBytes(),
+                coalesce.maxBatchesInFlight(),
+                coalesce.maxQueuedWrites())
+            : null;
     this.runner = new WriteRunner(session, limiter, metrics, "telemetry writes", coalescer);
     this.seenIndexRows = new SeenIndexRows(config.partitionsCacheSize());
     this.latestReader = new LatestValuesReader(session, config);
     String ks = config.keyspace();
     insertTs =
         session.prepare(
-            "INSERT INTO " + ks + ".ts_kv (device_id, part, key, ts, " + ValueColumns.COLUMNS
+            "INSERT INTO "
+                + ks
+                + ".ts_kv (device_id, part, key, ts, "
+                + ValueColumns.COLUMNS
                 + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?");
     upsertLatest =
         session.prepare(
-            "INSERT INTO " + ks + ".ts_kv_latest (device_id, key, ts, " + ValueColumns.COLUMNS
+            "INSERT INTO "
+                + ks
+                + ".ts_kv_latest (device_id, key, ts, "
+                + ValueColumns.COLUMNS
                 + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?");
     insertPartition =
         session.prepare("INSERT INTO " + ks + ".ts_kv_partitions (device_id, part) VALUES (?, ?)");
@@ -109,8 +122,11 @@ public final class CassandraTelemetryStore implements TelemetryStore {
             "INSERT INTO " + ks + ".ts_kv_keys (device_id, key, part) VALUES (?, ?, ?)");
     upsertAttribute =
         session.prepare(
-            "INSERT INTO " + ks + ".attributes_kv (device_id, scope, key, last_update_ts, "
-                + ValueColumns.COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?");
+            "INSERT INTO "
+                + ks
+                + ".attributes_kv (device_id, scope, key, last_update_ts, "
+                + ValueColumns.COLUMNS
+                + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?");
   }
 
   @Override
@@ -134,7 +150,8 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     Set<Object> indexRows = new LinkedHashSet<>();
     for (TsKvEntry entry : entries) {
       // Refused in both modes alike (it is needed as a write time only with ts-ttl): a timestamp
-      // beyond year 292,000 is a device bug, and stored it would be the key's latest value for ever.
+      // beyond year 292,000 is a device bug, and stored it would be the key's latest value for
+      // ever.
       writeTimestamp(entry.ts());
       long part = partitioning.partitionOf(entry.ts());
       if (!parts.contains(part)) {
@@ -163,8 +180,7 @@ public final class CassandraTelemetryStore implements TelemetryStore {
       if (row instanceof SeenIndexRows.Partition partition) {
         newPartitions = true;
         statements.add(
-            new SizedStatement(
-                insertPartition.bind(device, partition.part()), STATEMENT_OVERHEAD));
+            new SizedStatement(insertPartition.bind(device, partition.part()), STATEMENT_OVERHEAD));
       } else if (row instanceof SeenIndexRows.KeyPartition keyPartition) {
         newKeys = true;
         statements.add(
@@ -179,7 +195,10 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     // ts_kv partitions touched, plus the device's ts_kv_latest partition when it is written, plus
     // its ts_kv_partitions and ts_kv_keys partitions when new index rows are recorded.
     int partitionUpdates =
-        parts.size() + (config.derivedLatest() ? 0 : 1) + (newPartitions ? 1 : 0) + (newKeys ? 1 : 0);
+        parts.size()
+            + (config.derivedLatest() ? 0 : 1)
+            + (newPartitions ? 1 : 0)
+            + (newKeys ? 1 : 0);
     CompletionStage<Void> write =
         runner.runCoalesced(
             StoreMetrics.Op.TELEMETRY,
@@ -276,7 +295,8 @@ public final class CassandraTelemetryStore implements TelemetryStore {
   }
 
   // Consecutive statements up to max-batch-statements and max-batch-bytes per batch; a statement
-  // bigger than the byte budget goes alone (a one-partition batch is not size-checked by Cassandra).
+  // bigger than the byte budget goes alone (a one-partition batch is not size-checked by
+  // Cassandra).
   private List<BatchStatement> batches(List<SizedStatement> statements) {
     List<BatchStatement> batches = new ArrayList<>(1);
     BatchStatementBuilder batch = null;
@@ -308,7 +328,8 @@ public final class CassandraTelemetryStore implements TelemetryStore {
   }
 
   private static SizedStatement sized(KvEntry kv, BoundStatementBuilder bound) {
-    return new SizedStatement(bound.build(), STATEMENT_OVERHEAD + 2 * kv.key().length() + valueBytes(kv));
+    return new SizedStatement(
+        bound.build(), STATEMENT_OVERHEAD + 2 * kv.key().length() + valueBytes(kv));
   }
 
   // Upper estimate of a value's serialized size (UTF-16 length x 2 covers most UTF-8 text).

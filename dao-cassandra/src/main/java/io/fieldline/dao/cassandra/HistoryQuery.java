@@ -25,7 +25,9 @@ public record HistoryQuery(
     Aggregation aggregation,
     SortOrder order) {
 
-  /** ThingsBoard's {@code DATABASE_TS_MAX_INTERVALS}: most buckets one aggregated query may ask for. */
+  /**
+   * ThingsBoard's {@code DATABASE_TS_MAX_INTERVALS}: most buckets one aggregated query may ask for.
+   */
   public static final int MAX_BUCKETS = 700;
 
   /** ThingsBoard's default {@code limit}. */

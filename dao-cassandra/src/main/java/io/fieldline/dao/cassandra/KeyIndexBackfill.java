@@ -11,10 +11,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Fills {@code ts_kv_keys} (schema version 2) from {@code ts_kv_latest} for data written before it
- * existed, so that keys and latest values stay readable after the upgrade. The data step of
- * version 2 ({@link #dataSteps}): the migrator records version 2 only after it completed, so a
- * failed or interrupted fill runs again at the next start. Idempotent; blocks (startup only); reads
- * {@code ts_kv_latest} in pages, so its cost grows with devices x keys, not with history.
+ * existed, so that keys and latest values stay readable after the upgrade. The data step of version
+ * 2 ({@link #dataSteps}): the migrator records version 2 only after it completed, so a failed or
+ * interrupted fill runs again at the next start. Idempotent; blocks (startup only); reads {@code
+ * ts_kv_latest} in pages, so its cost grows with devices x keys, not with history.
  */
 public final class KeyIndexBackfill {
 

@@ -31,9 +31,9 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  *   <li>derived (time-series rows never expire, the default): for each key, the newest row of its
  *       newest bucket in {@code ts_kv} ({@code LIMIT 1}: the clustering order is {@code ts DESC}),
- *       one small read per key, at most {@value #READS_AT_ONCE} at once per device; the index
- *       read returns one row per key ({@code GROUP BY key}). Nothing is written per message for latest values:
- *       a message's rows are its latest values, in the same write.
+ *       one small read per key, at most {@value #READS_AT_ONCE} at once per device; the index read
+ *       returns one row per key ({@code GROUP BY key}). Nothing is written per message for latest
+ *       values: a message's rows are its latest values, in the same write.
  *   <li>table ({@code ts-ttl} set): {@code ts_kv_latest}, upserted with every message, so that a
  *       latest value outlives the expiry of its row, as in ThingsBoard.
  * </ul>
@@ -61,16 +61,22 @@ final class LatestValuesReader {
     String ks = config.keyspace();
     // GROUP BY without an aggregate returns each key's first row: its newest bucket.
     String keyParts = "SELECT key, part FROM " + ks + ".ts_kv_keys WHERE device_id = ?";
-    String table = "SELECT key, ts, " + ValueColumns.SELECT_WITH_WRITETIME + " FROM " + ks
-        + ".ts_kv_latest WHERE device_id = ?";
+    String table =
+        "SELECT key, ts, "
+            + ValueColumns.SELECT_WITH_WRITETIME
+            + " FROM "
+            + ks
+            + ".ts_kv_latest WHERE device_id = ?";
     selectKeyParts = session.prepare(keyParts + " GROUP BY key");
     selectKeyPartsOf = session.prepare(keyParts + " AND key IN ? GROUP BY key");
     selectPartsOfKey =
-        session.prepare(
-            "SELECT part FROM " + ks + ".ts_kv_keys WHERE device_id = ? AND key = ?");
+        session.prepare("SELECT part FROM " + ks + ".ts_kv_keys WHERE device_id = ? AND key = ?");
     selectNewestRow =
         session.prepare(
-            "SELECT ts, " + ValueColumns.SELECT + " FROM " + ks
+            "SELECT ts, "
+                + ValueColumns.SELECT
+                + " FROM "
+                + ks
                 + ".ts_kv WHERE device_id = ? AND part = ? AND key = ? LIMIT 1");
     selectLatestTable = session.prepare(table);
     selectLatestTableOf = session.prepare(table + " AND key IN ?");
@@ -142,8 +148,7 @@ final class LatestValuesReader {
                             session.executeAsync(selectPartsOfKey.bind(device, key)),
                             row -> row.getLong(0),
                             Integer.MAX_VALUE)
-                        .thenCompose(
-                            partsDesc -> firstRowIn(device, key, partsDesc, 0, newest)));
+                        .thenCompose(partsDesc -> firstRowIn(device, key, partsDesc, 0, newest)));
   }
 
   private CompletableFuture<@Nullable TsKvEntry> firstRowIn(

@@ -1,6 +1,8 @@
 package io.fieldline.dao.cassandra;
 
-/** Order of history results by timestamp; ThingsBoard's {@code orderBy}, newest first by default. */
+/**
+ * Order of history results by timestamp; ThingsBoard's {@code orderBy}, newest first by default.
+ */
 public enum SortOrder {
   ASC,
   DESC

@@ -64,7 +64,8 @@ public final class StoreMetrics {
   }
 
   private final Map<Op, Timer> latency = new EnumMap<>(Op.class);
-  private final Map<StoreException.Kind, Counter> failures = new EnumMap<>(StoreException.Kind.class);
+  private final Map<StoreException.Kind, Counter> failures =
+      new EnumMap<>(StoreException.Kind.class);
   private final Counter rowsWritten;
   private final Counter mutations;
   private final Counter requests;
@@ -90,12 +91,13 @@ public final class StoreMetrics {
               .tag(TAG_CAUSE, kind.name().toLowerCase(Locale.ROOT))
               .register(registry));
     }
-    rowsWritten =
-        Counter.builder(ROWS_WRITTEN).description("Values written").register(registry);
+    rowsWritten = Counter.builder(ROWS_WRITTEN).description("Values written").register(registry);
     mutations =
         Counter.builder(MUTATIONS).description("Partition updates issued").register(registry);
     requests =
-        Counter.builder(REQUESTS).description("Write requests sent to Cassandra").register(registry);
+        Counter.builder(REQUESTS)
+            .description("Write requests sent to Cassandra")
+            .register(registry);
     writesPerRequest =
         DistributionSummary.builder(WRITES_PER_REQUEST)
             .description("Writes (device messages) carried by one coalesced request")

@@ -15,17 +15,17 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Group commit for the write path: merges the writes (device messages: telemetry and attributes)
- * of many devices into shared unlogged batches, with at most {@code maxBatchesInFlight} batches
+ * Group commit for the write path: merges the writes (device messages: telemetry and attributes) of
+ * many devices into shared unlogged batches, with at most {@code maxBatchesInFlight} batches
  * outstanding at once.
  *
  * <p>A write joins a FIFO queue. While fewer than {@code maxBatchesInFlight} batches are out, the
  * queue's head leaves at once as a batch holding every queued write that fits ({@code
- * maxStatements}, {@code maxBytes}); when all batch slots are busy, writes wait, and the next
- * batch to leave takes them together. The batch size therefore follows the load with no timer: a
- * lone write on an idle server goes out alone and immediately; at 10,000 messages per second the
- * same few slots carry dozens of messages per request, which is what makes Cassandra's CPU per
- * message fall (one request's parsing, dispatch and response shared by many mutations).
+ * maxStatements}, {@code maxBytes}); when all batch slots are busy, writes wait, and the next batch
+ * to leave takes them together. The batch size therefore follows the load with no timer: a lone
+ * write on an idle server goes out alone and immediately; at 10,000 messages per second the same
+ * few slots carry dozens of messages per request, which is what makes Cassandra's CPU per message
+ * fall (one request's parsing, dispatch and response shared by many mutations).
  *
  * <p>Bounds: at most {@code maxQueued} writes wait; beyond that a write fails at once with {@link
  * StoreException.Kind#OVERLOADED}. The {@link #pressure() gauge} counts writes not yet completed
@@ -41,7 +41,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class WriteCoalescer {
 
   /** One write waiting for a batch. */
-  private record Pending(List<SizedStatement> statements, int bytes, CompletableFuture<Void> done) {}
+  private record Pending(
+      List<SizedStatement> statements, int bytes, CompletableFuture<Void> done) {}
 
   private final CqlSession session;
   private final WriteLimiter limiter;
@@ -151,9 +152,10 @@ final class WriteCoalescer {
       int bytes = 0;
       Pending next;
       while ((next = queue.peekFirst()) != null) {
-        boolean full = !taken.isEmpty()
-            && (statements + next.statements().size() > maxStatements
-                || bytes + next.bytes() > maxBytes);
+        boolean full =
+            !taken.isEmpty()
+                && (statements + next.statements().size() > maxStatements
+                    || bytes + next.bytes() > maxBytes);
         if (full) {
           break;
         }
@@ -170,37 +172,41 @@ final class WriteCoalescer {
   private void send(List<Pending> taken) {
     CompletionStage<?> sent;
     try {
-      BatchStatementBuilder batch = BatchStatement.builder(BatchType.UNLOGGED)
-          .setIdempotence(true)
-          .setConsistencyLevel(consistency);
+      BatchStatementBuilder batch =
+          BatchStatement.builder(BatchType.UNLOGGED)
+              .setIdempotence(true)
+              .setConsistencyLevel(consistency);
       for (Pending pending : taken) {
         for (SizedStatement statement : pending.statements()) {
           batch.addStatement(statement.statement());
         }
       }
       BatchStatement request = batch.build();
-      sent = limiter.submit(() -> {
-        metrics.coalesced(taken.size());
-        return session.executeAsync(request);
-      });
+      sent =
+          limiter.submit(
+              () -> {
+                metrics.coalesced(taken.size());
+                return session.executeAsync(request);
+              });
     } catch (RuntimeException e) {
       // Never leave the slot taken or the writes hanging, whatever went wrong building the batch.
       sent = CompletableFuture.failedFuture(e);
     }
-    sent.whenComplete((result, error) -> {
-      synchronized (lock) {
-        batchesInFlight--;
-      }
-      pump(); // the next batch leaves before this one's callbacks run
-      for (Pending pending : taken) {
-        pressure.decrement();
-        if (error == null) {
-          pending.done().complete(null);
-        } else {
-          pending.done().completeExceptionally(error);
-        }
-      }
-    });
+    sent.whenComplete(
+        (result, error) -> {
+          synchronized (lock) {
+            batchesInFlight--;
+          }
+          pump(); // the next batch leaves before this one's callbacks run
+          for (Pending pending : taken) {
+            pressure.decrement();
+            if (error == null) {
+              pending.done().complete(null);
+            } else {
+              pending.done().completeExceptionally(error);
+            }
+          }
+        });
   }
 
   private static int bytes(List<SizedStatement> statements) {

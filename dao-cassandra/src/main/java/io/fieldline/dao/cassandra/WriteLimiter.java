@@ -12,8 +12,8 @@ import java.util.function.Supplier;
 /**
  * The global bound on requests outstanding to Cassandra: at most {@code maxInflight} run at once,
  * up to {@code maxQueued} more wait in FIFO order, and anything beyond fails at once with {@link
- * StoreException.Kind#OVERLOADED}. Nothing blocks: a request starts either on the submitting
- * thread or on the thread that completed an earlier request.
+ * StoreException.Kind#OVERLOADED}. Nothing blocks: a request starts either on the submitting thread
+ * or on the thread that completed an earlier request.
  *
  * <p>It owns a {@link PressureGauge} of in-flight plus queued requests, overloaded at {@code
  * maxInflight + maxQueued / 2} and relieved at {@code maxInflight / 2}; the transport subscribes to
@@ -71,7 +71,10 @@ public final class WriteLimiter {
       return CompletableFuture.failedFuture(
           new StoreException(
               StoreException.Kind.OVERLOADED,
-              "more than " + maxInflight + " Cassandra requests in flight and " + maxQueued
+              "more than "
+                  + maxInflight
+                  + " Cassandra requests in flight and "
+                  + maxQueued
                   + " queued"));
     }
     pressure.increment();

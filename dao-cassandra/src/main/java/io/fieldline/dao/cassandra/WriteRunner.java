@@ -16,9 +16,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Sends the requests of one store write through the {@link WriteLimiter} and turns their outcome
- * into the store's: success only when every request succeeded, otherwise one {@link
- * StoreException} (translated here, counted, logged once per failure episode, never logged again).
- * Thread-safe; completions run on driver I/O threads.
+ * into the store's: success only when every request succeeded, otherwise one {@link StoreException}
+ * (translated here, counted, logged once per failure episode, never logged again). Thread-safe;
+ * completions run on driver I/O threads.
  */
 final class WriteRunner {
 
@@ -34,7 +34,9 @@ final class WriteRunner {
     this(session, limiter, metrics, what, null);
   }
 
-  /** @param coalescer merges concurrent writes into shared requests, or null for none */
+  /**
+   * @param coalescer merges concurrent writes into shared requests, or null for none
+   */
   WriteRunner(
       CqlSession session,
       WriteLimiter limiter,
@@ -60,7 +62,9 @@ final class WriteRunner {
     return run(op, requests, rows, partitionUpdates, () -> {});
   }
 
-  /** Like {@link #run(StoreMetrics.Op, List, int, int)}, calling {@code onSuccess} first on success. */
+  /**
+   * Like {@link #run(StoreMetrics.Op, List, int, int)}, calling {@code onSuccess} first on success.
+   */
   CompletionStage<Void> run(
       StoreMetrics.Op op,
       List<? extends Statement<?>> requests,

@@ -64,8 +64,7 @@ class CachingDeviceRegistryTest {
   private final FakeRegistry backend = new FakeRegistry();
   private final AtomicLong now = new AtomicLong(1_000);
   private final CachingDeviceRegistry cache =
-      new CachingDeviceRegistry(
-          backend, Duration.ofNanos(100), Duration.ofNanos(10), 3, now::get);
+      new CachingDeviceRegistry(backend, Duration.ofNanos(100), Duration.ofNanos(10), 3, now::get);
 
   private Optional<Device> find(String token) {
     return cache.findByToken(token).toCompletableFuture().join();

@@ -13,7 +13,9 @@ import org.junit.jupiter.api.Test;
 class CassandraConfigTest {
 
   private static Config config(String hocon) {
-    return ConfigFactory.parseString(hocon).withFallback(ConfigFactory.defaultReference()).resolve();
+    return ConfigFactory.parseString(hocon)
+        .withFallback(ConfigFactory.defaultReference())
+        .resolve();
   }
 
   @Test

@@ -23,11 +23,15 @@ class CassandraDeadLetterStoreIT extends CassandraTestBase {
     DeviceId device = DeviceId.random();
     byte[] garbage = {'{', 0, (byte) 0xff, 'x'};
 
-    await(store.write(new DeadLetter(device, 1_000, "v1/devices/me/telemetry", "not JSON", garbage)));
+    await(
+        store.write(new DeadLetter(device, 1_000, "v1/devices/me/telemetry", "not JSON", garbage)));
     await(
         store.write(
             new DeadLetter(
-                device, 2_000, "v1/devices/me/attributes", "not an object",
+                device,
+                2_000,
+                "v1/devices/me/attributes",
+                "not an object",
                 "[1]".getBytes(StandardCharsets.UTF_8))));
 
     List<StoredDeadLetter> letters = await(store.list(device, 10));

@@ -86,10 +86,12 @@ class CassandraDeviceRegistryIT extends CassandraTestBase {
     UUID orphan = UUID.randomUUID();
     session.execute(
         "INSERT INTO " + keyspace + ".device_by_name (bucket, name, device_id) VALUES (0, ?, ?)",
-        "pump-7", orphan);
+        "pump-7",
+        orphan);
     session.execute(
         "INSERT INTO " + keyspace + ".device_by_token (access_token, device_id) VALUES (?, ?)",
-        "token-7", orphan);
+        "token-7",
+        orphan);
 
     Device device = create("pump-7", Optional.of("token-7"));
 

@@ -33,9 +33,13 @@ class CassandraStorageIT {
     try (CassandraStorage storage =
         CassandraStorage.start(root, registry, List.of(cassandra.cqlAddress()))) {
       Device device =
-          storage.deviceRegistry().create("d1", "default", Optional.empty())
-              .toCompletableFuture().get(60, TimeUnit.SECONDS);
-      storage.telemetryStore()
+          storage
+              .deviceRegistry()
+              .create("d1", "default", Optional.empty())
+              .toCompletableFuture()
+              .get(60, TimeUnit.SECONDS);
+      storage
+          .telemetryStore()
           .writeTelemetry(device.id(), List.of(new TsKvEntry(1L, KvEntry.of("t", 1L))))
           .toCompletableFuture()
           .get(60, TimeUnit.SECONDS);
@@ -53,7 +57,10 @@ class CassandraStorageIT {
                   .migrate(again.config().replication(), 60))
           .isEmpty();
       assertThat(
-              again.deviceRegistry().list(10, Optional.empty()).toCompletableFuture()
+              again
+                  .deviceRegistry()
+                  .list(10, Optional.empty())
+                  .toCompletableFuture()
                   .get(60, TimeUnit.SECONDS))
           .extracting(Device::name)
           .containsExactly("d1");

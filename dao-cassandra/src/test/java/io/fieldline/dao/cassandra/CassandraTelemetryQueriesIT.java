@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
 class CassandraTelemetryQueriesIT extends CassandraTestBase {
 
   private static final long DAY = 86_400_000L;
+
   /** 2024-01-01T00:00:00Z. */
   private static final long T0 = 1_704_067_200_000L;
 
@@ -106,7 +107,8 @@ class CassandraTelemetryQueriesIT extends CassandraTestBase {
 
   @Test
   void should_aggregate_per_day_at_bucket_midpoints_when_interval_is_a_day() {
-    HistoryQuery query = HistoryQuery.aggregated(Set.of("n"), T0, T0 + 3 * DAY, DAY, Aggregation.AVG);
+    HistoryQuery query =
+        HistoryQuery.aggregated(Set.of("n"), T0, T0 + 3 * DAY, DAY, Aggregation.AVG);
 
     assertThat(history(query).get("n"))
         .containsExactly(
@@ -127,8 +129,10 @@ class CassandraTelemetryQueriesIT extends CassandraTestBase {
 
   @Test
   void should_count_strings_but_skip_them_in_numeric_aggregates_when_mixed() {
-    HistoryQuery count = HistoryQuery.aggregated(Set.of("s", "d"), T0, T0 + DAY, DAY, Aggregation.COUNT);
-    HistoryQuery max = HistoryQuery.aggregated(Set.of("s", "d"), T0, T0 + DAY, DAY, Aggregation.MAX);
+    HistoryQuery count =
+        HistoryQuery.aggregated(Set.of("s", "d"), T0, T0 + DAY, DAY, Aggregation.COUNT);
+    HistoryQuery max =
+        HistoryQuery.aggregated(Set.of("s", "d"), T0, T0 + DAY, DAY, Aggregation.MAX);
 
     assertThat(history(count).get("s")).extracting(e -> e.kv().value()).containsExactly(1L);
     assertThat(history(max)).containsOnlyKeys("d");
@@ -170,7 +174,9 @@ class CassandraTelemetryQueriesIT extends CassandraTestBase {
 
     PreparedStatement cqlAvg =
         session.prepare(
-            "SELECT sum(dbl_v), count(dbl_v) FROM " + keyspace + ".ts_kv WHERE device_id = ?"
+            "SELECT sum(dbl_v), count(dbl_v) FROM "
+                + keyspace
+                + ".ts_kv WHERE device_id = ?"
                 + " AND part = ? AND key = 'v' AND ts >= ? AND ts < ?");
     List<TsKvEntry> folded = List.of();
     List<Double> cql = List.of();
@@ -190,8 +196,7 @@ class CassandraTelemetryQueriesIT extends CassandraTestBase {
         values, folded.size(), javaNanos / 1e6, cqlNanos / 1e6);
     assertThat(folded).hasSize(cql.size());
     for (int i = 0; i < cql.size(); i++) {
-      assertThat((Double) folded.get(i).kv().value())
-          .isCloseTo(cql.get(i), Offset.offset(1e-9));
+      assertThat((Double) folded.get(i).kv().value()).isCloseTo(cql.get(i), Offset.offset(1e-9));
     }
   }
 

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
 
 class CassandraTelemetryStoreIT extends CassandraTestBase {
 
-  private static final long LAST_MS_OF_JANUARY = Instant.parse("2024-01-31T23:59:59.999Z").toEpochMilli();
+  private static final long LAST_MS_OF_JANUARY =
+      Instant.parse("2024-01-31T23:59:59.999Z").toEpochMilli();
   private static final long FIRST_MS_OF_FEBRUARY = LAST_MS_OF_JANUARY + 1;
 
   private WriteLimiter limiter;
@@ -157,11 +158,18 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
     // What a schema-version-1 build left: rows and ts_kv_latest, no ts_kv_keys.
     long part = TsPartitioning.MONTHS.partitionOf(LAST_MS_OF_JANUARY);
     session.execute(
-        "INSERT INTO " + keyspace + ".ts_kv (device_id, part, key, ts, long_v) VALUES (?, ?, 'old', ?, 7)",
-        device.value(), part, LAST_MS_OF_JANUARY);
+        "INSERT INTO "
+            + keyspace
+            + ".ts_kv (device_id, part, key, ts, long_v) VALUES (?, ?, 'old', ?, 7)",
+        device.value(),
+        part,
+        LAST_MS_OF_JANUARY);
     session.execute(
-        "INSERT INTO " + keyspace + ".ts_kv_latest (device_id, key, ts, long_v) VALUES (?, 'old', ?, 7)",
-        device.value(), LAST_MS_OF_JANUARY);
+        "INSERT INTO "
+            + keyspace
+            + ".ts_kv_latest (device_id, key, ts, long_v) VALUES (?, 'old', ?, 7)",
+        device.value(),
+        LAST_MS_OF_JANUARY);
     assertThat(await(queries.keys(device))).as("not indexed yet").isEmpty();
 
     long written = KeyIndexBackfill.run(session, config);
@@ -178,7 +186,8 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
     // What a batch that timed out half-applied can leave: February's index row, no February row.
     session.execute(
         "INSERT INTO " + keyspace + ".ts_kv_keys (device_id, key, part) VALUES (?, 't', ?)",
-        device.value(), TsPartitioning.MONTHS.partitionOf(FIRST_MS_OF_FEBRUARY));
+        device.value(),
+        TsPartitioning.MONTHS.partitionOf(FIRST_MS_OF_FEBRUARY));
 
     assertThat(await(store.readLatest(device)))
         .containsExactly(at(LAST_MS_OF_JANUARY, KvEntry.of("t", 1L)));
@@ -194,7 +203,8 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
 
   @Test
   void should_not_duplicate_rows_when_the_same_message_is_retransmitted() {
-    List<TsKvEntry> message = List.of(at(5_000, KvEntry.of("a", 1L)), at(5_000, KvEntry.of("b", 2.0)));
+    List<TsKvEntry> message =
+        List.of(at(5_000, KvEntry.of("a", 1L)), at(5_000, KvEntry.of("b", 2.0)));
 
     await(store.writeTelemetry(device, message));
     await(store.writeTelemetry(device, message));
@@ -223,7 +233,8 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
 
       assertThat(failure)
           .isInstanceOfSatisfying(
-              StoreException.class, e -> assertThat(e.kind()).isEqualTo(StoreException.Kind.FAILED));
+              StoreException.class,
+              e -> assertThat(e.kind()).isEqualTo(StoreException.Kind.FAILED));
     }
     assertThat(await(store.readLatest(device))).isEmpty();
   }
@@ -240,9 +251,7 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
   @Test
   void should_send_a_large_message_as_one_coalesced_batch_when_it_fits() {
     List<TsKvEntry> many =
-        IntStream.range(0, 120)
-            .mapToObj(i -> at(7_000, KvEntry.of("k" + i, (long) i)))
-            .toList();
+        IntStream.range(0, 120).mapToObj(i -> at(7_000, KvEntry.of("k" + i, (long) i))).toList();
     double before = counter(StoreMetrics.REQUESTS);
 
     await(store.writeTelemetry(device, many));
@@ -256,9 +265,7 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
   @Test
   void should_split_into_several_batches_when_a_message_exceeds_a_coalesced_batch() {
     List<TsKvEntry> many =
-        IntStream.range(0, 300)
-            .mapToObj(i -> at(7_000, KvEntry.of("k" + i, (long) i)))
-            .toList();
+        IntStream.range(0, 300).mapToObj(i -> at(7_000, KvEntry.of("k" + i, (long) i))).toList();
     double before = counter(StoreMetrics.REQUESTS);
 
     await(store.writeTelemetry(device, many));
@@ -324,7 +331,8 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
         .until(() -> history(Set.of("t"), now, now + 1).isEmpty());
     // With a TTL, latest values live in ts_kv_latest and outlive their rows.
     assertThat(await(ttlStore.readLatest(device))).containsExactly(at(now, KvEntry.of("t", 1L)));
-    assertThat(await(new CassandraTelemetryQueries(session, withTtl).keys(device))).containsExactly("t");
+    assertThat(await(new CassandraTelemetryQueries(session, withTtl).keys(device)))
+        .containsExactly("t");
   }
 
   @Test
@@ -356,13 +364,18 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
 
     cassandra.kill();
     Throwable failure =
-        store.writeTelemetry(device, message(1, 2_000)).handle((ok, error) -> error)
-            .toCompletableFuture().join();
+        store
+            .writeTelemetry(device, message(1, 2_000))
+            .handle((ok, error) -> error)
+            .toCompletableFuture()
+            .join();
 
     assertThat(failure)
         .isInstanceOfSatisfying(
             StoreException.class,
-            e -> assertThat(e.kind()).isIn(StoreException.Kind.UNAVAILABLE, StoreException.Kind.TIMEOUT));
+            e ->
+                assertThat(e.kind())
+                    .isIn(StoreException.Kind.UNAVAILABLE, StoreException.Kind.TIMEOUT));
     assertThat(counter(StoreMetrics.WRITE_FAILURES)).isEqualTo(failuresBefore + 1);
 
     SharedCassandra.get(); // restarts the node on the same port
@@ -380,8 +393,6 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
   }
 
   private static List<TsKvEntry> message(int keys, long ts) {
-    return IntStream.range(0, keys)
-        .mapToObj(i -> at(ts, KvEntry.of("key" + i, 20.0 + i)))
-        .toList();
+    return IntStream.range(0, keys).mapToObj(i -> at(ts, KvEntry.of("key" + i, 20.0 + i))).toList();
   }
 }

@@ -43,17 +43,19 @@ abstract class CassandraTestBase {
     keyspace = "it_" + getClass().getSimpleName().toLowerCase(Locale.ROOT);
     root =
         ConfigFactory.parseString(
-                "fieldline.cassandra.keyspace = " + keyspace + "\n"
+                "fieldline.cassandra.keyspace = "
+                    + keyspace
+                    + "\n"
                     // The test node shares two cores with the build: be patient.
                     + "datastax-java-driver.basic.request.timeout = 30 seconds\n"
                     + "datastax-java-driver.basic.load-balancing-policy.local-datacenter = "
-                    + cassandra.localDatacenter() + "\n"
+                    + cassandra.localDatacenter()
+                    + "\n"
                     + extraConfig())
             .withFallback(ConfigFactory.defaultReference())
             .resolve();
     config = CassandraConfig.from(root);
-    session =
-        CassandraSessionFactory.open(root, config, List.of(cassandra.cqlAddress()), registry);
+    session = CassandraSessionFactory.open(root, config, List.of(cassandra.cqlAddress()), registry);
     new SchemaMigrator(session, keyspace)
         .migrate(config.replication(), config.deadLetterTtl().getSeconds());
   }

@@ -27,7 +27,12 @@ final class LoadGenerator {
    * @param failures messages that failed
    */
   record Result(
-      String mode, int keys, long messages, long failures, double seconds, double p50Ms,
+      String mode,
+      int keys,
+      long messages,
+      long failures,
+      double seconds,
+      double p50Ms,
       double p99Ms) {
 
     double messagesPerSecond() {
@@ -41,7 +46,8 @@ final class LoadGenerator {
     @Override
     public String toString() {
       return String.format(
-          "%-42s K=%2d: %8.0f msg/s %9.0f rows/s  p50 %6.1f ms  p99 %6.1f ms  (%d messages, %d failed)",
+          "%-42s K=%2d: %8.0f msg/s %9.0f rows/s  p50 %6.1f ms  p99 %6.1f ms  (%d messages, %d"
+              + " failed)",
           mode, keys, messagesPerSecond(), rowsPerSecond(), p50Ms, p99Ms, messages, failures);
     }
   }
@@ -79,7 +85,8 @@ final class LoadGenerator {
         message.add(new TsKvEntry(clock, KvEntry.of("key" + k, 20.0 + k)));
       }
       long sent = System.nanoTime();
-      write.apply(device, message)
+      write
+          .apply(device, message)
           .whenComplete(
               (ok, error) -> {
                 if (error != null) {

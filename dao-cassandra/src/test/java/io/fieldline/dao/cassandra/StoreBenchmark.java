@@ -23,8 +23,8 @@ import java.util.List;
  *   io.fieldline.dao.cassandra.StoreBenchmark [devices] [warmup-seconds] [run-seconds] [sweep]
  * </pre>
  *
- * <p>With {@code sweep}, it runs K = 5 with 64, 256, 1024 and 2048 messages outstanding, twice,
- * to see how the in-flight bound trades latency for throughput.
+ * <p>With {@code sweep}, it runs K = 5 with 64, 256, 1024 and 2048 messages outstanding, twice, to
+ * see how the in-flight bound trades latency for throughput.
  */
 public final class StoreBenchmark {
 
@@ -73,7 +73,8 @@ public final class StoreBenchmark {
     for (int round = 0; round < 2; round++) {
       for (int window : new int[] {64, 256, 1024, 2048}) {
         System.out.println(
-            load.run("batched, " + window + " outstanding", 5, runMs, window, store::writeTelemetry));
+            load.run(
+                "batched, " + window + " outstanding", 5, runMs, window, store::writeTelemetry));
       }
     }
   }

@@ -15,10 +15,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A small throughput measurement (about 18 s) on the shared test node: 200 devices send K-key
- * messages as fast as the store takes them, the limiter at 1024 in flight; prints messages/s, rows/s
- * and latency, and the same load written one statement per row (ThingsBoard's shape without its
- * partition-row write) for comparison. The longer, steadier run on a server-profile node is {@link
- * StoreBenchmark}. Asserts only that nothing failed.
+ * messages as fast as the store takes them, the limiter at 1024 in flight; prints messages/s,
+ * rows/s and latency, and the same load written one statement per row (ThingsBoard's shape without
+ * its partition-row write) for comparison. The longer, steadier run on a server-profile node is
+ * {@link StoreBenchmark}. Asserts only that nothing failed.
  */
 class StoreThroughputIT extends CassandraTestBase {
 
@@ -47,10 +47,12 @@ class StoreThroughputIT extends CassandraTestBase {
     List<LoadGenerator.Result> results = new ArrayList<>();
     load.run("warm-up", 5, warmupMs, 2048, store::writeTelemetry);
     for (int keys : new int[] {1, 5, 10}) {
-      results.add(load.run("batched: one batch per message", keys, runMs, 2048, store::writeTelemetry));
+      results.add(
+          load.run("batched: one batch per message", keys, runMs, 2048, store::writeTelemetry));
     }
     // Fewer messages outstanding: less queueing latency, how much throughput is lost?
-    results.add(load.run("batched, 256 messages outstanding", 5, runMs, 256, store::writeTelemetry));
+    results.add(
+        load.run("batched, 256 messages outstanding", 5, runMs, 256, store::writeTelemetry));
     // About 1024 statements in flight, as many requests as the limiter lets the store run.
     results.add(load.run("per-row: 2 statements per value", 5, runMs, 1024 / 10, perRow::write));
     return results;
@@ -69,10 +71,14 @@ class StoreThroughputIT extends CassandraTestBase {
       String ks = config.keyspace();
       insertTs =
           session.prepare(
-              "INSERT INTO " + ks + ".ts_kv (device_id, part, key, ts, dbl_v) VALUES (?, ?, ?, ?, ?)");
+              "INSERT INTO "
+                  + ks
+                  + ".ts_kv (device_id, part, key, ts, dbl_v) VALUES (?, ?, ?, ?, ?)");
       upsertLatest =
           session.prepare(
-              "INSERT INTO " + ks + ".ts_kv_latest (device_id, key, ts, dbl_v) VALUES (?, ?, ?, ?)"
+              "INSERT INTO "
+                  + ks
+                  + ".ts_kv_latest (device_id, key, ts, dbl_v) VALUES (?, ?, ?, ?)"
                   + " USING TIMESTAMP ?");
     }
 

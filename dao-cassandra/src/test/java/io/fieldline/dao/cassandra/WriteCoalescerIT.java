@@ -28,15 +28,19 @@ class WriteCoalescerIT extends CassandraTestBase {
   private long storedRows(List<DeviceId> devices) {
     long rows = 0;
     for (DeviceId device : devices) {
-      rows += session.execute("SELECT count(*) FROM " + keyspace + ".ts_kv WHERE device_id = ? ALLOW FILTERING",
-          device.value()).one().getLong(0);
+      rows +=
+          session
+              .execute(
+                  "SELECT count(*) FROM " + keyspace + ".ts_kv WHERE device_id = ? ALLOW FILTERING",
+                  device.value())
+              .one()
+              .getLong(0);
     }
     return rows;
   }
 
   private CassandraConfig configWith(String settings) {
-    return CassandraConfig.from(
-        ConfigFactory.parseString(settings).withFallback(root).resolve());
+    return CassandraConfig.from(ConfigFactory.parseString(settings).withFallback(root).resolve());
   }
 
   // Takes the limiter's only slot until the returned future is completed.
@@ -53,8 +57,10 @@ class WriteCoalescerIT extends CassandraTestBase {
       DeviceId device = DeviceId.random();
       devices.add(device);
       writes.add(
-          store.writeTelemetry(device, List.of(new TsKvEntry(1_700_000_000_000L + i,
-              KvEntry.of("t", 21.5)))).toCompletableFuture());
+          store
+              .writeTelemetry(
+                  device, List.of(new TsKvEntry(1_700_000_000_000L + i, KvEntry.of("t", 21.5))))
+              .toCompletableFuture());
     }
     return writes;
   }
@@ -66,14 +72,16 @@ class WriteCoalescerIT extends CassandraTestBase {
     CassandraConfig oneSlot = configWith("fieldline.cassandra.coalesce.max-batches-in-flight = 1");
     WriteLimiter limiter = new WriteLimiter(1, 1000);
     CompletableFuture<Void> blocker = occupy(limiter);
-    CassandraTelemetryStore store = new CassandraTelemetryStore(session, oneSlot, limiter, registry);
+    CassandraTelemetryStore store =
+        new CassandraTelemetryStore(session, oneSlot, limiter, registry);
     double requestsBefore = counter(StoreMetrics.REQUESTS);
     List<DeviceId> devices = new ArrayList<>();
     List<CompletableFuture<Void>> writes = new ArrayList<>();
     for (int i = 0; i < 60; i++) {
       DeviceId device = DeviceId.random();
       devices.add(device);
-      writes.add(store.writeTelemetry(device, message(1_700_000_000_000L + i)).toCompletableFuture());
+      writes.add(
+          store.writeTelemetry(device, message(1_700_000_000_000L + i)).toCompletableFuture());
     }
     blocker.complete(null);
     CompletableFuture.allOf(writes.toArray(new CompletableFuture<?>[0])).join();
@@ -111,19 +119,24 @@ class WriteCoalescerIT extends CassandraTestBase {
     List<CompletableFuture<Void>> writes = writeMany(store, devices, 10);
     blocker.complete(null);
     CompletableFuture.allOf(writes.toArray(new CompletableFuture<?>[0]))
-        .exceptionally(error -> null).join();
+        .exceptionally(error -> null)
+        .join();
 
-    assertThat(writes).allSatisfy(write -> assertThat(kindOf(write)).isEqualTo(StoreException.Kind.OVERLOADED));
+    assertThat(writes)
+        .allSatisfy(write -> assertThat(kindOf(write)).isEqualTo(StoreException.Kind.OVERLOADED));
     assertThat(storedRows(devices)).isZero();
   }
 
   @Test
   void should_refuse_writes_beyond_the_queue_bound_and_keep_the_rest() {
-    // One batch slot, held up in the limiter: the first write takes the slot, 8 wait, 5 are refused.
-    CassandraConfig small = configWith("""
-        fieldline.cassandra.coalesce.max-batches-in-flight = 1
-        fieldline.cassandra.coalesce.max-queued-writes = 8
-        """);
+    // One batch slot, held up in the limiter: the first write takes the slot, 8 wait, 5 are
+    // refused.
+    CassandraConfig small =
+        configWith(
+            """
+            fieldline.cassandra.coalesce.max-batches-in-flight = 1
+            fieldline.cassandra.coalesce.max-queued-writes = 8
+            """);
     WriteLimiter limiter = new WriteLimiter(1, 10);
     CompletableFuture<Void> blocker = occupy(limiter);
     CassandraTelemetryStore store = new CassandraTelemetryStore(session, small, limiter, registry);

@@ -3,8 +3,8 @@ package io.fieldline.perf.mqtt;
 import java.util.Arrays;
 
 /**
- * Which messages of one connection were acknowledged: the connection numbers its PUBLISHes 0, 1,
- * 2, ... and the device timestamp of message {@code n} is {@code baseTs + n}, so the rows of an
+ * Which messages of one connection were acknowledged: the connection numbers its PUBLISHes 0, 1, 2,
+ * ... and the device timestamp of message {@code n} is {@code baseTs + n}, so the rows of an
  * acknowledged message can be looked up in storage exactly. Acknowledged sequence numbers are kept
  * as inclusive ranges (PUBACKs arrive in order, so there is one range unless some timed out).
  *

@@ -21,8 +21,8 @@ public final class AwaitMessageActionBuilder implements ActionBuilder {
   }
 
   /**
-   * Stores the message in the session: {@code <name>} = payload as UTF-8 text, {@code
-   * <name>.topic} = its topic.
+   * Stores the message in the session: {@code <name>} = payload as UTF-8 text, {@code <name>.topic}
+   * = its topic.
    */
   public AwaitMessageActionBuilder saveAs(String attribute) {
     return new AwaitMessageActionBuilder(requestName, timeout, attribute);

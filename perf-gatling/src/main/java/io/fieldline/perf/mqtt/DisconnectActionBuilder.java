@@ -15,6 +15,8 @@ public final class DisconnectActionBuilder implements ActionBuilder {
   public io.gatling.core.action.builder.ActionBuilder asScala() {
     return (ctx, next) ->
         new DisconnectAction(
-            requestName, next, ctx.protocolComponentsRegistry().components(MqttProtocolKey.INSTANCE));
+            requestName,
+            next,
+            ctx.protocolComponentsRegistry().components(MqttProtocolKey.INSTANCE));
   }
 }

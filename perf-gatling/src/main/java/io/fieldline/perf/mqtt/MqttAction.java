@@ -17,11 +17,11 @@ import scala.Function1;
 import scala.Option;
 
 /**
- * Base of the MQTT actions, in plain Java. Gatling's {@code ExitableAction}/{@code
- * ChainableAction} stack their behaviour with Scala {@code abstract override}, whose super
- * accessors javac cannot call, so this class implements {@link Action} directly and redoes what
- * they add: leave a block when the session must exit it ({@code during} time up, {@code tryMax},
- * {@code exitBlockOnFail}), and on an unexpected exception log it and pass the user on, failed.
+ * Base of the MQTT actions, in plain Java. Gatling's {@code ExitableAction}/{@code ChainableAction}
+ * stack their behaviour with Scala {@code abstract override}, whose super accessors javac cannot
+ * call, so this class implements {@link Action} directly and redoes what they add: leave a block
+ * when the session must exit it ({@code during} time up, {@code tryMax}, {@code exitBlockOnFail}),
+ * and on an unexpected exception log it and pass the user on, failed.
  *
  * <p>{@link #execute} runs on the virtual user's event loop ({@code Action.!} hops there).
  */
@@ -71,8 +71,11 @@ abstract class MqttAction implements Action {
     try {
       send(session);
     } catch (RuntimeException e) {
-      LOG.error("'{}' crashed for user {}, forwarding to the next action", requestName,
-          session.userId(), e);
+      LOG.error(
+          "'{}' crashed for user {}, forwarding to the next action",
+          requestName,
+          session.userId(),
+          e);
       next.$bang(session.markAsFailed());
     }
   }
@@ -81,14 +84,28 @@ abstract class MqttAction implements Action {
   protected abstract void send(Session session);
 
   protected final void ok(Session session, long startMillis, long endMillis) {
-    statsEngine.logResponse(session.scenario(), session.groups(), requestName, startMillis,
-        endMillis, OK$.MODULE$, Option.empty(), Option.empty());
+    statsEngine.logResponse(
+        session.scenario(),
+        session.groups(),
+        requestName,
+        startMillis,
+        endMillis,
+        OK$.MODULE$,
+        Option.empty(),
+        Option.empty());
     next.$bang(session.logGroupRequestTimings(startMillis, endMillis));
   }
 
   protected final void ko(Session session, long startMillis, long endMillis, String message) {
-    statsEngine.logResponse(session.scenario(), session.groups(), requestName, startMillis,
-        endMillis, KO$.MODULE$, Option.empty(), Option.apply(message));
+    statsEngine.logResponse(
+        session.scenario(),
+        session.groups(),
+        requestName,
+        startMillis,
+        endMillis,
+        KO$.MODULE$,
+        Option.empty(),
+        Option.apply(message));
     next.$bang(session.logGroupRequestTimings(startMillis, endMillis).markAsFailed());
   }
 

@@ -16,8 +16,8 @@ import io.netty.handler.timeout.IdleStateEvent;
 
 /**
  * The last stage of a client pipeline: turns the broker's packets into calls on the {@link
- * MqttConnection}, answers inbound QoS 1/2 PUBLISHes, sends PINGREQ when nothing was written for
- * a keep-alive period, and reports the channel's close. Runs on the user's event loop.
+ * MqttConnection}, answers inbound QoS 1/2 PUBLISHes, sends PINGREQ when nothing was written for a
+ * keep-alive period, and reports the channel's close. Runs on the user's event loop.
  */
 final class MqttClientHandler extends SimpleChannelInboundHandler<MqttMessage> {
 
@@ -47,7 +47,8 @@ final class MqttClientHandler extends SimpleChannelInboundHandler<MqttMessage> {
         ctx.writeAndFlush(MqttConnection.ackOf(MqttMessageType.PUBREL, packetId(msg)));
       }
       case PUBLISH -> inbound(ctx, (MqttPublishMessage) msg);
-      case PUBREL -> ctx.writeAndFlush(MqttConnection.ackOf(MqttMessageType.PUBCOMP, packetId(msg)));
+      case PUBREL ->
+          ctx.writeAndFlush(MqttConnection.ackOf(MqttMessageType.PUBCOMP, packetId(msg)));
       case PINGRESP -> {
         // keep-alive answered; nothing to do
       }
@@ -63,10 +64,10 @@ final class MqttClientHandler extends SimpleChannelInboundHandler<MqttMessage> {
     int packetId = publish.variableHeader().packetId();
     // MQTT 3.1.1 §4.3.2 / §4.3.3: QoS 1 is answered with PUBACK, QoS 2 with PUBREC.
     switch (publish.fixedHeader().qosLevel()) {
-      case AT_LEAST_ONCE -> ctx.writeAndFlush(
-          MqttConnection.ackOf(MqttMessageType.PUBACK, packetId));
-      case EXACTLY_ONCE -> ctx.writeAndFlush(
-          MqttConnection.ackOf(MqttMessageType.PUBREC, packetId));
+      case AT_LEAST_ONCE ->
+          ctx.writeAndFlush(MqttConnection.ackOf(MqttMessageType.PUBACK, packetId));
+      case EXACTLY_ONCE ->
+          ctx.writeAndFlush(MqttConnection.ackOf(MqttMessageType.PUBREC, packetId));
       default -> {
         // QoS 0: nothing to answer
       }

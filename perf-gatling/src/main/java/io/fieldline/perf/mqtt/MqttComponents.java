@@ -15,9 +15,9 @@ import scala.runtime.BoxedUnit;
 
 /**
  * Per-simulation state of the MQTT protocol: the settings, Gatling's core components, the broker
- * addresses (resolved once, one per port) and a {@link Bootstrap} template whose channel type matches Gatling's
- * event loops (epoll, io_uring or NIO, as Gatling itself is configured). On a user's exit its
- * connection is closed.
+ * addresses (resolved once, one per port) and a {@link Bootstrap} template whose channel type
+ * matches Gatling's event loops (epoll, io_uring or NIO, as Gatling itself is configured). On a
+ * user's exit its connection is closed.
  */
 final class MqttComponents implements ProtocolComponents {
 
@@ -30,7 +30,9 @@ final class MqttComponents implements ProtocolComponents {
     this.protocol = protocol;
     this.core = core;
     this.brokers =
-        protocol.ports().stream().map(port -> new InetSocketAddress(protocol.host(), port)).toList();
+        protocol.ports().stream()
+            .map(port -> new InetSocketAddress(protocol.host(), port))
+            .toList();
     ChannelFactory<? extends SocketChannel> channels =
         Transports.newSocketChannelFactory(
             core.configuration().netty().useNativeTransport(),

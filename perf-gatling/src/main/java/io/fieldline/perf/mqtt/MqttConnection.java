@@ -32,9 +32,9 @@ import org.jspecify.annotations.Nullable;
 import scala.Option;
 
 /**
- * One virtual user's MQTT 3.1.1 connection: CONNECT/CONNACK, PUBLISH QoS 0/1 with PUBACK
- * tracking by packet id, SUBSCRIBE/SUBACK, inbound PUBLISHes for {@code awaitMessage}, PINGREQ
- * on writer idle, and DISCONNECT. Stored in the Gatling session under {@link #ATTRIBUTE}.
+ * One virtual user's MQTT 3.1.1 connection: CONNECT/CONNACK, PUBLISH QoS 0/1 with PUBACK tracking
+ * by packet id, SUBSCRIBE/SUBACK, inbound PUBLISHes for {@code awaitMessage}, PINGREQ on writer
+ * idle, and DISCONNECT. Stored in the Gatling session under {@link #ATTRIBUTE}.
  *
  * <p>Confined to the user's event loop: the channel is registered on {@code session.eventLoop()}
  * and Gatling runs the user's actions there, so no field needs synchronization.
@@ -134,8 +134,9 @@ final class MqttConnection {
     connection.connectStartNanos = System.nanoTime();
     connection.connectTimeout =
         loop.schedule(
-            () -> connection.failConnect(Failure.TIMEOUT, "no CONNACK within "
-                + protocol.connectTimeout()),
+            () ->
+                connection.failConnect(
+                    Failure.TIMEOUT, "no CONNACK within " + protocol.connectTimeout()),
             protocol.connectTimeout().toNanos(),
             TimeUnit.NANOSECONDS);
     int keepAlive = (int) protocol.keepAlive().toSeconds();
@@ -193,8 +194,8 @@ final class MqttConnection {
   }
 
   /**
-   * Sends a PUBLISH. QoS 1 completes on its PUBACK (KO on timeout or close), QoS 0 when the
-   * bytes are written.
+   * Sends a PUBLISH. QoS 1 completes on its PUBACK (KO on timeout or close), QoS 0 when the bytes
+   * are written.
    */
   void publish(String topic, MqttQoS qos, byte[] payload, long sequence, AckCallback callback) {
     assert loop.inEventLoop();
@@ -220,8 +221,11 @@ final class MqttConnection {
                   long latency = System.nanoTime() - start;
                   ledger.acked(sequence);
                   stats.acked(latency);
-                  callback.acked(new MqttMessage(new MqttFixedHeader(
-                      MqttMessageType.PUBACK, false, MqttQoS.AT_MOST_ONCE, false, 0)), latency);
+                  callback.acked(
+                      new MqttMessage(
+                          new MqttFixedHeader(
+                              MqttMessageType.PUBACK, false, MqttQoS.AT_MOST_ONCE, false, 0)),
+                      latency);
                 } else {
                   stats.failed(Failure.WRITE_FAILED);
                   callback.failed(Failure.WRITE_FAILED, "write failed: " + f.cause());
@@ -298,8 +302,10 @@ final class MqttConnection {
     }
     Channel ch = channel;
     if (state == State.CONNECTED && ch != null && ch.isActive()) {
-      ch.writeAndFlush(new MqttMessage(new MqttFixedHeader(
-              MqttMessageType.DISCONNECT, false, MqttQoS.AT_MOST_ONCE, false, 0)))
+      ch.writeAndFlush(
+              new MqttMessage(
+                  new MqttFixedHeader(
+                      MqttMessageType.DISCONNECT, false, MqttQoS.AT_MOST_ONCE, false, 0)))
           .addListener(f -> ch.close());
     } else if (ch != null) {
       ch.close();
@@ -442,8 +448,12 @@ final class MqttConnection {
 
   static MqttMessage ackOf(MqttMessageType type, int packetId) {
     return new MqttMessage(
-        new MqttFixedHeader(type, false, type == MqttMessageType.PUBREL
-            ? MqttQoS.AT_LEAST_ONCE : MqttQoS.AT_MOST_ONCE, false, 2),
+        new MqttFixedHeader(
+            type,
+            false,
+            type == MqttMessageType.PUBREL ? MqttQoS.AT_LEAST_ONCE : MqttQoS.AT_MOST_ONCE,
+            false,
+            2),
         MqttMessageIdVariableHeader.from(packetId));
   }
 

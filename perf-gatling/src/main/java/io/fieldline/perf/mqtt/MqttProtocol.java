@@ -9,8 +9,8 @@ import java.util.Objects;
  * The MQTT protocol settings of a simulation: immutable, built by {@link MqttProtocolBuilder}.
  *
  * @param host broker address (resolved once per simulation)
- * @param ports broker TCP ports, at least one: user {@code i} connects to {@code
- *     ports[i mod n]}, so that devices spread evenly over the nodes of a cluster
+ * @param ports broker TCP ports, at least one: user {@code i} connects to {@code ports[i mod n]},
+ *     so that devices spread evenly over the nodes of a cluster
  * @param keepAlive MQTT keep-alive sent in CONNECT; a PINGREQ goes out after this long without a
  *     write. Zero disables it
  * @param cleanSession the CONNECT CleanSession flag
@@ -18,8 +18,8 @@ import java.util.Objects;
  * @param ackTimeout longest time from PUBLISH to PUBACK (or SUBSCRIBE to SUBACK) before the request
  *     is KO
  * @param clientIdPrefix client ids are this prefix plus the Gatling user id
- * @param maxInboundQueue inbound PUBLISHes kept per connection for {@code awaitMessage}; older
- *     ones are dropped beyond it
+ * @param maxInboundQueue inbound PUBLISHes kept per connection for {@code awaitMessage}; older ones
+ *     are dropped beyond it
  * @param stats where every connection and acknowledgement of the run is recorded
  */
 public record MqttProtocol(

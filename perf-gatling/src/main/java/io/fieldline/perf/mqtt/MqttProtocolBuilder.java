@@ -6,9 +6,9 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * Java DSL for {@link MqttProtocol}: {@code mqtt().host("127.0.0.1").port(1883).keepAlive(60)}
- * (or {@code .ports(List.of(1883, 1884))} to spread the users over several listeners).
- * Immutable: every method returns a new builder.
+ * Java DSL for {@link MqttProtocol}: {@code mqtt().host("127.0.0.1").port(1883).keepAlive(60)} (or
+ * {@code .ports(List.of(1883, 1884))} to spread the users over several listeners). Immutable: every
+ * method returns a new builder.
  */
 public final class MqttProtocolBuilder implements ProtocolBuilder {
 
@@ -19,9 +19,17 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
   }
 
   public MqttProtocolBuilder host(String host) {
-    return with(new MqttProtocol(host, p().ports(), p().keepAlive(), p().cleanSession(),
-        p().connectTimeout(), p().ackTimeout(), p().clientIdPrefix(), p().maxInboundQueue(),
-        p().stats()));
+    return with(
+        new MqttProtocol(
+            host,
+            p().ports(),
+            p().keepAlive(),
+            p().cleanSession(),
+            p().connectTimeout(),
+            p().ackTimeout(),
+            p().clientIdPrefix(),
+            p().maxInboundQueue(),
+            p().stats()));
   }
 
   /** One broker port for every user. */
@@ -30,53 +38,121 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
   }
 
   /**
-   * Several ports of one host, e.g. the MQTT listeners of the nodes of a local cluster: user
-   * {@code i} connects to {@code ports[i mod n]}.
+   * Several ports of one host, e.g. the MQTT listeners of the nodes of a local cluster: user {@code
+   * i} connects to {@code ports[i mod n]}.
    */
   public MqttProtocolBuilder ports(List<Integer> ports) {
-    return with(new MqttProtocol(p().host(), ports, p().keepAlive(), p().cleanSession(),
-        p().connectTimeout(), p().ackTimeout(), p().clientIdPrefix(), p().maxInboundQueue(),
-        p().stats()));
+    return with(
+        new MqttProtocol(
+            p().host(),
+            ports,
+            p().keepAlive(),
+            p().cleanSession(),
+            p().connectTimeout(),
+            p().ackTimeout(),
+            p().clientIdPrefix(),
+            p().maxInboundQueue(),
+            p().stats()));
   }
 
   /** Keep-alive in seconds (0 disables it). */
   public MqttProtocolBuilder keepAlive(int seconds) {
-    return with(new MqttProtocol(p().host(), p().ports(), Duration.ofSeconds(seconds),
-        p().cleanSession(), p().connectTimeout(), p().ackTimeout(), p().clientIdPrefix(),
-        p().maxInboundQueue(), p().stats()));
+    return with(
+        new MqttProtocol(
+            p().host(),
+            p().ports(),
+            Duration.ofSeconds(seconds),
+            p().cleanSession(),
+            p().connectTimeout(),
+            p().ackTimeout(),
+            p().clientIdPrefix(),
+            p().maxInboundQueue(),
+            p().stats()));
   }
 
   public MqttProtocolBuilder cleanSession(boolean cleanSession) {
-    return with(new MqttProtocol(p().host(), p().ports(), p().keepAlive(), cleanSession,
-        p().connectTimeout(), p().ackTimeout(), p().clientIdPrefix(), p().maxInboundQueue(),
-        p().stats()));
+    return with(
+        new MqttProtocol(
+            p().host(),
+            p().ports(),
+            p().keepAlive(),
+            cleanSession,
+            p().connectTimeout(),
+            p().ackTimeout(),
+            p().clientIdPrefix(),
+            p().maxInboundQueue(),
+            p().stats()));
   }
 
   public MqttProtocolBuilder connectTimeout(Duration timeout) {
-    return with(new MqttProtocol(p().host(), p().ports(), p().keepAlive(), p().cleanSession(),
-        timeout, p().ackTimeout(), p().clientIdPrefix(), p().maxInboundQueue(), p().stats()));
+    return with(
+        new MqttProtocol(
+            p().host(),
+            p().ports(),
+            p().keepAlive(),
+            p().cleanSession(),
+            timeout,
+            p().ackTimeout(),
+            p().clientIdPrefix(),
+            p().maxInboundQueue(),
+            p().stats()));
   }
 
   public MqttProtocolBuilder ackTimeout(Duration timeout) {
-    return with(new MqttProtocol(p().host(), p().ports(), p().keepAlive(), p().cleanSession(),
-        p().connectTimeout(), timeout, p().clientIdPrefix(), p().maxInboundQueue(), p().stats()));
+    return with(
+        new MqttProtocol(
+            p().host(),
+            p().ports(),
+            p().keepAlive(),
+            p().cleanSession(),
+            p().connectTimeout(),
+            timeout,
+            p().clientIdPrefix(),
+            p().maxInboundQueue(),
+            p().stats()));
   }
 
   public MqttProtocolBuilder clientIdPrefix(String prefix) {
-    return with(new MqttProtocol(p().host(), p().ports(), p().keepAlive(), p().cleanSession(),
-        p().connectTimeout(), p().ackTimeout(), prefix, p().maxInboundQueue(), p().stats()));
+    return with(
+        new MqttProtocol(
+            p().host(),
+            p().ports(),
+            p().keepAlive(),
+            p().cleanSession(),
+            p().connectTimeout(),
+            p().ackTimeout(),
+            prefix,
+            p().maxInboundQueue(),
+            p().stats()));
   }
 
   public MqttProtocolBuilder maxInboundQueue(int messages) {
-    return with(new MqttProtocol(p().host(), p().ports(), p().keepAlive(), p().cleanSession(),
-        p().connectTimeout(), p().ackTimeout(), p().clientIdPrefix(), messages, p().stats()));
+    return with(
+        new MqttProtocol(
+            p().host(),
+            p().ports(),
+            p().keepAlive(),
+            p().cleanSession(),
+            p().connectTimeout(),
+            p().ackTimeout(),
+            p().clientIdPrefix(),
+            messages,
+            p().stats()));
   }
 
   /** Where the run's latencies, counters and acknowledgement ledger go (read it in after()). */
   public MqttProtocolBuilder stats(MqttRunStats stats) {
-    return with(new MqttProtocol(p().host(), p().ports(), p().keepAlive(), p().cleanSession(),
-        p().connectTimeout(), p().ackTimeout(), p().clientIdPrefix(), p().maxInboundQueue(),
-        stats));
+    return with(
+        new MqttProtocol(
+            p().host(),
+            p().ports(),
+            p().keepAlive(),
+            p().cleanSession(),
+            p().connectTimeout(),
+            p().ackTimeout(),
+            p().clientIdPrefix(),
+            p().maxInboundQueue(),
+            stats));
   }
 
   /** The settings as built so far. */

@@ -7,8 +7,8 @@ import io.gatling.core.protocol.ProtocolKey;
 import scala.Function1;
 
 /**
- * How Gatling finds the MQTT protocol of a scenario and builds its components once per
- * simulation. The registry indexes protocols by their exact class, hence {@link #protocolClass()}.
+ * How Gatling finds the MQTT protocol of a scenario and builds its components once per simulation.
+ * The registry indexes protocols by their exact class, hence {@link #protocolClass()}.
  */
 final class MqttProtocolKey implements ProtocolKey<MqttProtocol, MqttComponents> {
 

@@ -41,25 +41,28 @@ public final class MqttRunStats {
   }
 
   /** Upper bounds (exclusive, µs) of the latency buckets; the last bucket is open. */
-  static final long[] BUCKET_BOUNDS_MICROS = {
-    10_000, 50_000, 100_000, 250_000, 500_000, 1_000_000
-  };
+  static final long[] BUCKET_BOUNDS_MICROS = {10_000, 50_000, 100_000, 250_000, 500_000, 1_000_000};
 
   public static final List<String> BUCKET_LABELS =
-      List.of("< 10 ms", "10-50 ms", "50-100 ms", "100-250 ms", "250-500 ms", "500 ms-1 s", "> 1 s");
+      List.of(
+          "< 10 ms", "10-50 ms", "50-100 ms", "100-250 ms", "250-500 ms", "500 ms-1 s", "> 1 s");
 
   private static final long MAX_TRACKED_MICROS = 3_600_000_000L;
   private static final long SLOW_MICROS = 100_000;
   private static final int MAX_SECONDS = 6 * 3600;
 
   private final long startMillis = System.currentTimeMillis();
+
   /** When the first connection was attempted: second 0 of the per-second series. */
   private final AtomicLong originMillis = new AtomicLong();
+
   private final AtomicHistogram ackMicros = new AtomicHistogram(1, MAX_TRACKED_MICROS, 3);
   private final AtomicHistogram connectMicros = new AtomicHistogram(1, MAX_TRACKED_MICROS, 3);
   private final LongAdder[] buckets = new LongAdder[BUCKET_BOUNDS_MICROS.length + 1];
+
   /** The same, for acknowledgements inside the steady window only (see {@link #steadyWindow}). */
   private final AtomicHistogram steadyAckMicros = new AtomicHistogram(1, MAX_TRACKED_MICROS, 3);
+
   private final LongAdder[] steadyBuckets = new LongAdder[BUCKET_BOUNDS_MICROS.length + 1];
   private volatile int steadyFrom = Integer.MAX_VALUE;
   private volatile int steadyTo = Integer.MAX_VALUE;
@@ -70,8 +73,10 @@ public final class MqttRunStats {
   private final EnumMap<Failure, LongAdder> failures = new EnumMap<>(Failure.class);
   private final AtomicLongArray ackedPerSecond = new AtomicLongArray(MAX_SECONDS);
   private final AtomicLongArray sentPerSecond = new AtomicLongArray(MAX_SECONDS);
+
   /** Acknowledgements that took 100 ms or more, per second: shows when the tail happened. */
   private final AtomicLongArray slowAckedPerSecond = new AtomicLongArray(MAX_SECONDS);
+
   private final ConcurrentLinkedQueue<AckLedger> ledgers = new ConcurrentLinkedQueue<>();
 
   public MqttRunStats() {
@@ -85,9 +90,9 @@ public final class MqttRunStats {
   }
 
   /**
-   * Seconds {@code [from, to)} (counted from the first connection attempt) whose
-   * acknowledgements also go into the steady-window latency figures: all devices connected and
-   * warmed up, none finished yet.
+   * Seconds {@code [from, to)} (counted from the first connection attempt) whose acknowledgements
+   * also go into the steady-window latency figures: all devices connected and warmed up, none
+   * finished yet.
    */
   public void steadyWindow(int from, int to) {
     steadyFrom = from;

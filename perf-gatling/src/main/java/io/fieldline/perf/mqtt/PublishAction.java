@@ -49,8 +49,9 @@ final class PublishAction extends MqttAction {
     byte[] bytes =
         sequence < 0
             ? new byte[0]
-            : payload.payload(new MessageContext(
-                session.userId(), sequence, connection.ledger().baseTs() + sequence));
+            : payload.payload(
+                new MessageContext(
+                    session.userId(), sequence, connection.ledger().baseTs() + sequence));
     connection.publish(
         resolvedTopic,
         qos,

@@ -24,8 +24,8 @@ import org.jspecify.annotations.Nullable;
  * Gatling feeder {@code name,id,token}. Devices are created in chunks of {@code chunk} (chunk
  * {@code c} is named {@code <prefix>c-<i>} with token {@code <tokenPrefix>c-<i>}), each call well
  * inside the server's request timeout (a 503, a storage timeout, is retried up to 5 times); the
- * bulk call returns existing devices instead of
- * duplicating them, so a rerun with the same arguments yields the same feeder.
+ * bulk call returns existing devices instead of duplicating them, so a rerun with the same
+ * arguments yields the same feeder.
  *
  * <pre>
  * java -cp ... io.fieldline.perf.provision.DeviceProvisioner --url http://127.0.0.1:8080 \
@@ -151,12 +151,9 @@ public final class DeviceProvisioner {
         http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     // 503 is the server's answer to a storage timeout (a cold Cassandra right after start, say):
     // the bulk call is rerunnable, so try again a few times before giving up.
-    for (int retry = 1;
-        response.statusCode() == 503 && retry <= MAX_RETRIES_ON_503;
-        retry++) {
+    for (int retry = 1; response.statusCode() == 503 && retry <= MAX_RETRIES_ON_503; retry++) {
       System.err.printf(
-          "POST %s answered 503, retry %d of %d in %d s%n",
-          path, retry, MAX_RETRIES_ON_503, retry);
+          "POST %s answered 503, retry %d of %d in %d s%n", path, retry, MAX_RETRIES_ON_503, retry);
       Thread.sleep(1000L * retry);
       response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }

@@ -40,10 +40,10 @@ import org.HdrHistogram.Histogram;
  *
  * <p>Modes: {@code rows} = one INSERT per row (what a server that forwards one insert per data
  * point costs); {@code batch} = one UNLOGGED batch per message holding its K {@code ts_kv} rows
- * (the shape of a Fieldline message once its key index rows are written). Rate: {@code --rate} messages per
- * second per device (open loop, paced; it falls behind when the bound is reached), or 0 for as
- * fast as the in-flight bound allows (closed loop). The first {@code --warmup} seconds are written
- * but not counted.
+ * (the shape of a Fieldline message once its key index rows are written). Rate: {@code --rate}
+ * messages per second per device (open loop, paced; it falls behind when the bound is reached), or
+ * 0 for as fast as the in-flight bound allows (closed loop). The first {@code --warmup} seconds are
+ * written but not counted.
  *
  * <pre>
  * java -cp ... io.fieldline.perf.raw.RawDriverWriter --cql 127.0.0.1:9042 --devices 2000 \
@@ -97,7 +97,8 @@ public final class RawDriverWriter {
       Map<String, Object> result = writer.run();
       String out = line.optional("out");
       if (out != null) {
-        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
+        new ObjectMapper()
+            .enable(SerializationFeature.INDENT_OUTPUT)
             .writeValue(Path.of(out).toFile(), result);
       }
       System.out.printf("raw writer: %s%n", result.get("summary"));
@@ -107,16 +108,20 @@ public final class RawDriverWriter {
   /** The keyspace and a copy of Fieldline's ts_kv. */
   void createSchema() {
     session.execute(
-        "CREATE KEYSPACE IF NOT EXISTS " + keyspace
+        "CREATE KEYSPACE IF NOT EXISTS "
+            + keyspace
             + " WITH replication = {'class':'SimpleStrategy','replication_factor':1}");
     session.execute(
-        "CREATE TABLE IF NOT EXISTS " + keyspace + ".ts_kv ("
-            + " device_id uuid, part bigint, key text, ts bigint,"
-            + " bool_v boolean, long_v bigint, dbl_v double, str_v text, json_v text,"
-            + " PRIMARY KEY ((device_id, part), key, ts)) WITH CLUSTERING ORDER BY (key ASC, ts DESC)");
+        "CREATE TABLE IF NOT EXISTS "
+            + keyspace
+            + ".ts_kv ( device_id uuid, part bigint, key text, ts bigint, bool_v boolean, long_v"
+            + " bigint, dbl_v double, str_v text, json_v text, PRIMARY KEY ((device_id, part), key,"
+            + " ts)) WITH CLUSTERING ORDER BY (key ASC, ts DESC)");
     insertTs =
         session.prepare(
-            "INSERT INTO " + keyspace + ".ts_kv (device_id, part, key, ts, long_v, dbl_v)"
+            "INSERT INTO "
+                + keyspace
+                + ".ts_kv (device_id, part, key, ts, long_v, dbl_v)"
                 + " VALUES (?, ?, ?, ?, ?, ?)");
   }
 
@@ -158,13 +163,24 @@ public final class RawDriverWriter {
       String key = TelemetryPayload.KEYS.get(k);
       long mix = user * 31L + sequence + k;
       boolean integral = k >= 3;
-      rows.add(bind(insertTs.boundStatementBuilder().setUuid(0, device).setLong(1, part)
-          .setString(2, key).setLong(3, ts), 4, integral, mix).build());
+      rows.add(
+          bind(
+                  insertTs
+                      .boundStatementBuilder()
+                      .setUuid(0, device)
+                      .setLong(1, part)
+                      .setString(2, key)
+                      .setLong(3, ts),
+                  4,
+                  integral,
+                  mix)
+              .build());
     }
     if (batch) {
       BatchStatementBuilder builder = BatchStatement.builder(BatchType.UNLOGGED);
       rows.forEach(builder::addStatement);
-      send(builder.setIdempotence(true).setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM).build(),
+      send(
+          builder.setIdempotence(true).setConsistencyLevel(ConsistencyLevel.LOCAL_QUORUM).build(),
           keys);
     } else {
       for (BoundStatement row : rows) {
@@ -200,7 +216,8 @@ public final class RawDriverWriter {
                 }
                 return;
               }
-              latencyMicros.recordValue(Math.max(1, Math.min(3_600_000_000L, (now - start) / 1000)));
+              latencyMicros.recordValue(
+                  Math.max(1, Math.min(3_600_000_000L, (now - start) / 1000)));
               rowsOk.add(rows);
               int second = (int) Math.min(MAX_SECONDS - 1, (now - originNanos) / 1_000_000_000L);
               rowsPerSecond.addAndGet(second, rows);
@@ -235,7 +252,8 @@ public final class RawDriverWriter {
     Histogram latency = latencyMicros.copy();
     Map<String, Object> millis = new LinkedHashMap<>();
     for (double p : new double[] {50, 95, 99, 99.9}) {
-      millis.put("p" + (p == 99.9 ? "999" : String.valueOf((int) p)),
+      millis.put(
+          "p" + (p == 99.9 ? "999" : String.valueOf((int) p)),
           latency.getValueAtPercentile(p) / 1000.0);
     }
     millis.put("max", latency.getMaxValue() / 1000.0);
@@ -245,8 +263,11 @@ public final class RawDriverWriter {
       series.add(rowsPerSecond.get(s));
     }
     out.put("rowsPerSecond", series);
-    out.put("summary", String.format("%s mode: %.0f rows/s (%.0f msgs/s) in the window, %d failed",
-        batch ? "batch" : "rows", rowsPerSec, rowsPerSec / keys, requestsFailed.sum()));
+    out.put(
+        "summary",
+        String.format(
+            "%s mode: %.0f rows/s (%.0f msgs/s) in the window, %d failed",
+            batch ? "batch" : "rows", rowsPerSec, rowsPerSec / keys, requestsFailed.sum()));
     return out;
   }
 

@@ -18,12 +18,12 @@ import org.jspecify.annotations.Nullable;
  * Renders one bench/run.sh run directory as the Markdown section of docs/performance.md: the
  * command and machine, offered and achieved rates, PUBACK latency, the latency buckets, CPU and
  * memory per component, acked/stored/missing, and the ratios Fieldline ÷ Mosquitto, Fieldline ÷
- * raw-driver ceiling and the CPU cost per persisted message against the raw writer's per row;
- * when the run had a cluster phase, the single node next to the cluster and the cost of forwarding
+ * raw-driver ceiling and the CPU cost per persisted message against the raw writer's per row; when
+ * the run had a cluster phase, the single node next to the cluster and the cost of forwarding
  * ({@link ClusterComparison}).
  *
- * <p>Rates and CPU are taken over each phase's steady window (all devices connected; the raw
- * writer after its warm-up), so ramp-up, JVM start and report generation are not counted.
+ * <p>Rates and CPU are taken over each phase's steady window (all devices connected; the raw writer
+ * after its warm-up), so ramp-up, JVM start and report generation are not counted.
  *
  * <pre>
  * java -cp ... io.fieldline.perf.report.BenchReport --run-dir bench/results/... [--append docs/performance.md]
@@ -43,31 +43,50 @@ public final class BenchReport {
       meta.load(in);
     }
     double ticks = Double.parseDouble(meta.getProperty("clkTck", "100"));
-    fieldline = PhaseResult.mqtt(dir.resolve("fieldline-summary.json"),
-        dir.resolve("cpu-fieldline.txt"), ticks);
-    mosquitto = PhaseResult.mqtt(dir.resolve("mosquitto-summary.json"),
-        dir.resolve("cpu-mosquitto.txt"), ticks);
+    fieldline =
+        PhaseResult.mqtt(
+            dir.resolve("fieldline-summary.json"), dir.resolve("cpu-fieldline.txt"), ticks);
+    mosquitto =
+        PhaseResult.mqtt(
+            dir.resolve("mosquitto-summary.json"), dir.resolve("cpu-mosquitto.txt"), ticks);
     raw = PhaseResult.raw(dir.resolve("raw.json"), dir.resolve("cpu-raw.txt"), ticks);
     check = readJson(dir.resolve("fieldline-check.json"));
-    PhaseResult clusterPhase = PhaseResult.mqtt(dir.resolve("cluster-summary.json"),
-        dir.resolve("cpu-cluster.txt"), ticks);
+    PhaseResult clusterPhase =
+        PhaseResult.mqtt(
+            dir.resolve("cluster-summary.json"), dir.resolve("cpu-cluster.txt"), ticks);
     if (clusterPhase == null) {
       cluster = null;
     } else {
       int nodes = Integer.parseInt(meta.getProperty("clusterNodes", "2"));
       PrometheusText gained = PrometheusText.parse("");
       for (int i = 1; i <= nodes; i++) {
-        gained = gained.plus(PrometheusText.read(dir.resolve("cluster-metrics-node-" + i + ".txt"))
-            .minus(PrometheusText.read(dir.resolve("cluster-metrics-before-node-" + i + ".txt"))));
+        gained =
+            gained.plus(
+                PrometheusText.read(dir.resolve("cluster-metrics-node-" + i + ".txt"))
+                    .minus(
+                        PrometheusText.read(
+                            dir.resolve("cluster-metrics-before-node-" + i + ".txt"))));
       }
       PrometheusText steady = PrometheusText.parse("");
       for (int i = 1; i <= nodes; i++) {
-        steady = steady.plus(PrometheusText.gainedOver(dir.resolve("cluster-metrics"), "node-" + i,
-            clusterPhase.fromMillis(), clusterPhase.toMillis()));
+        steady =
+            steady.plus(
+                PrometheusText.gainedOver(
+                    dir.resolve("cluster-metrics"),
+                    "node-" + i,
+                    clusterPhase.fromMillis(),
+                    clusterPhase.toMillis()));
       }
-      cluster = new ClusterComparison(fieldline, check,
-          PrometheusText.read(dir.resolve("fieldline-metrics.txt")), clusterPhase,
-          readJson(dir.resolve("cluster-check.json")), gained, steady, nodes);
+      cluster =
+          new ClusterComparison(
+              fieldline,
+              check,
+              PrometheusText.read(dir.resolve("fieldline-metrics.txt")),
+              clusterPhase,
+              readJson(dir.resolve("cluster-check.json")),
+              gained,
+              steady,
+              nodes);
     }
   }
 
@@ -81,21 +100,32 @@ public final class BenchReport {
     System.out.println(markdown);
     String append = line.optional("append");
     if (append != null) {
-      Files.writeString(Path.of(append), "\n" + markdown, StandardCharsets.UTF_8,
-          StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+      Files.writeString(
+          Path.of(append),
+          "\n" + markdown,
+          StandardCharsets.UTF_8,
+          StandardOpenOption.CREATE,
+          StandardOpenOption.APPEND);
     }
   }
 
   String render() {
     StringBuilder md = new StringBuilder();
     int keys = Integer.parseInt(meta.getProperty("keys", "4"));
-    md.append("### ").append(meta.getProperty("scenario")).append(": ")
-        .append(meta.getProperty("describe")).append(" (").append(meta.getProperty("date"))
+    md.append("### ")
+        .append(meta.getProperty("scenario"))
+        .append(": ")
+        .append(meta.getProperty("describe"))
+        .append(" (")
+        .append(meta.getProperty("date"))
         .append(")\n\n");
     md.append("- Command: `").append(meta.getProperty("command")).append("`\n");
     md.append("- Machine: ").append(meta.getProperty("machine")).append("\n");
-    md.append("- Load average before / after: ").append(meta.getProperty("loadBefore", "?"))
-        .append(" / ").append(meta.getProperty("loadAfter", "?")).append("\n");
+    md.append("- Load average before / after: ")
+        .append(meta.getProperty("loadBefore", "?"))
+        .append(" / ")
+        .append(meta.getProperty("loadAfter", "?"))
+        .append("\n");
     md.append("- Steady windows: ");
     appendWindow(md, "Fieldline", fieldline);
     appendWindow(md, "Mosquitto", mosquitto);
@@ -103,72 +133,143 @@ public final class BenchReport {
     if (cluster != null) {
       appendWindow(md, cluster.nodes() + "-node cluster", cluster.cluster());
     }
-    md.append("\n- Gatling reports: `").append(meta.getProperty("runDir")).append("/gatling-*`\n\n");
+    md.append("\n- Gatling reports: `")
+        .append(meta.getProperty("runDir"))
+        .append("/gatling-*`\n\n");
 
     md.append("| | Fieldline (PUBACK after the Cassandra write) | Mosquitto ")
-        .append(meta.getProperty("mosquittoVersion", "")).append(" (no storage) | raw driver writer, ")
-        .append(raw == null ? "-" : raw.json().path("mode").asText()).append(" mode (ceiling) |\n");
+        .append(meta.getProperty("mosquittoVersion", ""))
+        .append(" (no storage) | raw driver writer, ")
+        .append(raw == null ? "-" : raw.json().path("mode").asText())
+        .append(" mode (ceiling) |\n");
     md.append("| --- | ---: | ---: | ---: |\n");
-    row(md, "msgs/s offered", offered(fieldline), offered(mosquitto),
+    row(
+        md,
+        "msgs/s offered",
+        offered(fieldline),
+        offered(mosquitto),
         raw == null ? "-" : offeredRaw(raw));
-    row(md, "msgs/s achieved (steady window)", rate(fieldline), rate(mosquitto),
+    row(
+        md,
+        "msgs/s achieved (steady window)",
+        rate(fieldline),
+        rate(mosquitto),
         raw == null ? "-" : fmt(raw.rate() / keys, 0) + " (" + fmt(raw.rate(), 0) + " rows/s)");
-    row(md, "requests sent / acked / KO", counts(fieldline), counts(mosquitto),
-        raw == null ? "-" : raw.json().path("rowsWritten").asLong() + " rows / "
-            + raw.json().path("requestsFailed").asLong() + " failed");
+    row(
+        md,
+        "requests sent / acked / KO",
+        counts(fieldline),
+        counts(mosquitto),
+        raw == null
+            ? "-"
+            : raw.json().path("rowsWritten").asLong()
+                + " rows / "
+                + raw.json().path("requestsFailed").asLong()
+                + " failed");
     row(md, "acked / stored / missing (partial)", storedLine(), "nothing stored", "-");
-    row(md, "PUBACK p50 / p95 / p99 / p99.9 / max ms, steady window",
-        latency(fieldline, "steadyAckLatencyMillis"), latency(mosquitto, "steadyAckLatencyMillis"),
-        raw == null ? "-" : latencyOf(raw.json().path("requestLatencyMillis"))
-            + " (per request, after warm-up)");
-    row(md, "PUBACK p50 / p95 / p99 / p99.9 / max ms, whole run (ramp and warm-up included)",
-        latency(fieldline, "ackLatencyMillis"), latency(mosquitto, "ackLatencyMillis"), "-");
-    row(md, "connects OK; TCP connect → CONNACK p50 / p95 / p99 / p99.9 / max ms",
-        connects(fieldline), connects(mosquitto), "-");
-    row(md, "CPU cores: broker / server", cores(fieldline, "server"), cores(mosquitto, "mosquitto"),
+    row(
+        md,
+        "PUBACK p50 / p95 / p99 / p99.9 / max ms, steady window",
+        latency(fieldline, "steadyAckLatencyMillis"),
+        latency(mosquitto, "steadyAckLatencyMillis"),
+        raw == null
+            ? "-"
+            : latencyOf(raw.json().path("requestLatencyMillis")) + " (per request, after warm-up)");
+    row(
+        md,
+        "PUBACK p50 / p95 / p99 / p99.9 / max ms, whole run (ramp and warm-up included)",
+        latency(fieldline, "ackLatencyMillis"),
+        latency(mosquitto, "ackLatencyMillis"),
+        "-");
+    row(
+        md,
+        "connects OK; TCP connect → CONNACK p50 / p95 / p99 / p99.9 / max ms",
+        connects(fieldline),
+        connects(mosquitto),
+        "-");
+    row(
+        md,
+        "CPU cores: broker / server",
+        cores(fieldline, "server"),
+        cores(mosquitto, "mosquitto"),
         cores(raw, "server") + " (idle server)");
     row(md, "CPU cores: Cassandra", cores(fieldline, "cassandra"), "-", cores(raw, "cassandra"));
-    row(md, "CPU cores: load generator", cores(fieldline, "generator"),
-        cores(mosquitto, "generator"), cores(raw, "writer"));
-    row(md, "CPU cores: other processes on the machine", others(fieldline), others(mosquitto),
+    row(
+        md,
+        "CPU cores: load generator",
+        cores(fieldline, "generator"),
+        cores(mosquitto, "generator"),
+        cores(raw, "writer"));
+    row(
+        md,
+        "CPU cores: other processes on the machine",
+        others(fieldline),
+        others(mosquitto),
         others(raw));
-    row(md, "max RSS MiB: broker / Cassandra / generator",
-        rss(fieldline, "server") + " / " + rss(fieldline, "cassandra") + " / "
+    row(
+        md,
+        "max RSS MiB: broker / Cassandra / generator",
+        rss(fieldline, "server")
+            + " / "
+            + rss(fieldline, "cassandra")
+            + " / "
             + rss(fieldline, "generator"),
         rss(mosquitto, "mosquitto") + " / - / " + rss(mosquitto, "generator"),
         "- / " + rss(raw, "cassandra") + " / " + rss(raw, "writer"));
-    double fieldlinePerMsg = fieldline == null ? Double.NaN
-        : fieldline.cpuMicrosPerUnit("server", "cassandra");
+    double fieldlinePerMsg =
+        fieldline == null ? Double.NaN : fieldline.cpuMicrosPerUnit("server", "cassandra");
     double rawPerRow = raw == null ? Double.NaN : raw.cpuMicrosPerUnit("writer", "cassandra");
-    row(md, "CPU µs per persisted message (server + Cassandra) / per row (writer + Cassandra)",
+    row(
+        md,
+        "CPU µs per persisted message (server + Cassandra) / per row (writer + Cassandra)",
         fmt(fieldlinePerMsg, 0) + " per message",
-        mosquitto == null ? "-" : fmt(mosquitto.cpuMicrosPerUnit("mosquitto"), 0)
-            + " per message (broker only)",
-        fmt(rawPerRow, 0) + " per row (" + fmt(rawPerRow * keys, 0) + " per " + keys
+        mosquitto == null
+            ? "-"
+            : fmt(mosquitto.cpuMicrosPerUnit("mosquitto"), 0) + " per message (broker only)",
+        fmt(rawPerRow, 0)
+            + " per row ("
+            + fmt(rawPerRow * keys, 0)
+            + " per "
+            + keys
             + "-row message)");
-    row(md, "CPU µs per message: load generator", perUnit(fieldline, "generator"),
-        perUnit(mosquitto, "generator"), raw == null ? "-"
-            : fmt(raw.cpuMicrosPerUnit("writer") * keys, 0) + " per message");
+    row(
+        md,
+        "CPU µs per message: load generator",
+        perUnit(fieldline, "generator"),
+        perUnit(mosquitto, "generator"),
+        raw == null ? "-" : fmt(raw.cpuMicrosPerUnit("writer") * keys, 0) + " per message");
     md.append("\n");
 
     md.append("PUBACK latency buckets (share of acknowledged messages):\n\n");
-    md.append("| bucket | Fieldline, steady window | Fieldline, whole run | Mosquitto, steady window |"
-        + "\n| --- | ---: | ---: | ---: |\n");
+    md.append(
+        "| bucket | Fieldline, steady window | Fieldline, whole run | Mosquitto, steady window |"
+            + "\n| --- | ---: | ---: | ---: |\n");
     for (String bucket : MqttRunStats.BUCKET_LABELS) {
-      md.append("| ").append(bucket)
-          .append(" | ").append(bucket(fieldline, "steadyAckLatencyBuckets", bucket))
-          .append(" | ").append(bucket(fieldline, "ackLatencyBuckets", bucket))
-          .append(" | ").append(bucket(mosquitto, "steadyAckLatencyBuckets", bucket)).append(" |\n");
+      md.append("| ")
+          .append(bucket)
+          .append(" | ")
+          .append(bucket(fieldline, "steadyAckLatencyBuckets", bucket))
+          .append(" | ")
+          .append(bucket(fieldline, "ackLatencyBuckets", bucket))
+          .append(" | ")
+          .append(bucket(mosquitto, "steadyAckLatencyBuckets", bucket))
+          .append(" |\n");
     }
     md.append("\n");
 
     md.append("Ratios (steady windows):\n\n");
-    md.append("- Fieldline ÷ Mosquitto, msgs/s: ").append(ratio(rateOf(fieldline), rateOf(mosquitto)))
+    md.append("- Fieldline ÷ Mosquitto, msgs/s: ")
+        .append(ratio(rateOf(fieldline), rateOf(mosquitto)))
         .append("\n");
-    md.append("- Fieldline ÷ raw-driver ceiling, msgs/s (raw rows/s ÷ ").append(keys).append("): ")
-        .append(ratio(rateOf(fieldline), raw == null ? Double.NaN : raw.rate() / keys)).append("\n");
-    md.append("- CPU per persisted message (Fieldline + Cassandra) ÷ CPU per row (raw writer +"
-            + " Cassandra): ").append(ratio(fieldlinePerMsg, rawPerRow))
+    md.append("- Fieldline ÷ raw-driver ceiling, msgs/s (raw rows/s ÷ ")
+        .append(keys)
+        .append("): ")
+        .append(ratio(rateOf(fieldline), raw == null ? Double.NaN : raw.rate() / keys))
+        .append("\n");
+    md.append(
+            "- CPU per persisted message (Fieldline + Cassandra) ÷ CPU per row (raw writer +"
+                + " Cassandra): ")
+        .append(ratio(fieldlinePerMsg, rawPerRow))
         .append(" (target ≤ 1.0)\n");
     if (cluster != null) {
       md.append("\n");
@@ -184,8 +285,15 @@ public final class BenchReport {
   }
 
   private static void row(StringBuilder md, String name, String a, String b, String c) {
-    md.append("| ").append(name).append(" | ").append(a).append(" | ").append(b).append(" | ")
-        .append(c).append(" |\n");
+    md.append("| ")
+        .append(name)
+        .append(" | ")
+        .append(a)
+        .append(" | ")
+        .append(b)
+        .append(" | ")
+        .append(c)
+        .append(" |\n");
   }
 
   static String offered(@Nullable PhaseResult phase) {
@@ -193,14 +301,16 @@ public final class BenchReport {
       return "-";
     }
     double offered = phase.json().path("offeredPerSecond").asDouble();
-    return offered > 0 ? fmt(offered, 0) : "closed loop, " + phase.json().path("devices").asInt()
-        + " devices × 1 in flight";
+    return offered > 0
+        ? fmt(offered, 0)
+        : "closed loop, " + phase.json().path("devices").asInt() + " devices × 1 in flight";
   }
 
   private static String offeredRaw(PhaseResult raw) {
     double offered = raw.json().path("offeredMessagesPerSecond").asDouble();
-    return offered > 0 ? fmt(offered, 0) : "closed loop, " + raw.json().path("inflight").asInt()
-        + " requests in flight";
+    return offered > 0
+        ? fmt(offered, 0)
+        : "closed loop, " + raw.json().path("inflight").asInt() + " requests in flight";
   }
 
   private static double rateOf(@Nullable PhaseResult phase) {
@@ -219,7 +329,10 @@ public final class BenchReport {
     for (JsonNode count : phase.json().path("failures")) {
       ko += count.asLong();
     }
-    return phase.json().path("sent").asLong() + " / " + phase.json().path("acked").asLong() + " / "
+    return phase.json().path("sent").asLong()
+        + " / "
+        + phase.json().path("acked").asLong()
+        + " / "
         + ko;
   }
 
@@ -227,14 +340,24 @@ public final class BenchReport {
     if (check == null) {
       return "not checked";
     }
-    return check.path("acked").asLong() + " / " + check.path("storedAcked").asLong() + " / "
-        + check.path("missing").asLong() + " (" + check.path("partial").asLong() + "); "
-        + check.path("storedNotAcked").asLong() + " stored but not acked";
+    return check.path("acked").asLong()
+        + " / "
+        + check.path("storedAcked").asLong()
+        + " / "
+        + check.path("missing").asLong()
+        + " ("
+        + check.path("partial").asLong()
+        + "); "
+        + check.path("storedNotAcked").asLong()
+        + " stored but not acked";
   }
 
   static String connects(@Nullable PhaseResult phase) {
-    return phase == null ? "-" : phase.json().path("connects").asLong() + "; "
-        + latencyOf(phase.json().path("connectLatencyMillis"));
+    return phase == null
+        ? "-"
+        : phase.json().path("connects").asLong()
+            + "; "
+            + latencyOf(phase.json().path("connectLatencyMillis"));
   }
 
   static String latency(@Nullable PhaseResult phase, String field) {
@@ -244,9 +367,15 @@ public final class BenchReport {
   }
 
   static String latencyOf(JsonNode millis) {
-    return fmt(millis.path("p50").asDouble(), 1) + " / " + fmt(millis.path("p95").asDouble(), 1)
-        + " / " + fmt(millis.path("p99").asDouble(), 1) + " / "
-        + fmt(millis.path("p999").asDouble(), 1) + " / " + fmt(millis.path("max").asDouble(), 0);
+    return fmt(millis.path("p50").asDouble(), 1)
+        + " / "
+        + fmt(millis.path("p95").asDouble(), 1)
+        + " / "
+        + fmt(millis.path("p99").asDouble(), 1)
+        + " / "
+        + fmt(millis.path("p999").asDouble(), 1)
+        + " / "
+        + fmt(millis.path("max").asDouble(), 0);
   }
 
   private static String cores(@Nullable PhaseResult phase, String label) {

@@ -87,8 +87,8 @@ record ClusterComparison(
 
   /**
    * Extra CPU µs per forwarded message: (cluster µs per message − single node µs per message) ÷
-   * forwarded share. Everything the cluster costs more is charged to forwarding, including a
-   * second JVM's fixed costs and the smaller write batches of two stores sharing the load.
+   * forwarded share. Everything the cluster costs more is charged to forwarding, including a second
+   * JVM's fixed costs and the smaller write batches of two stores sharing the load.
    */
   double extraMicrosPerForwarded() {
     return (clusterMicrosPerMessage() - singleMicrosPerMessage()) / forwardedShare();
@@ -122,31 +122,56 @@ record ClusterComparison(
   void render(StringBuilder md) {
     String clusterName = nodes + "-node cluster";
     md.append("#### Single node and ").append(clusterName).append(": the cost of forwarding\n\n");
-    md.append("The cluster: scripts/local-cluster.sh (one ZooKeeper, one Cassandra, ").append(nodes)
+    md.append("The cluster: scripts/local-cluster.sh (one ZooKeeper, one Cassandra, ")
+        .append(nodes)
         .append(" nodes with the single node's JVM options); Gatling user *i* connects to node")
-        .append(" (*i* mod ").append(nodes).append(") + 1 and the ring picks the owner, so about ")
-        .append(nodes - 1).append('/').append(nodes)
-        .append(" of the messages are forwarded over gRPC before they are stored. Steady windows:"
-            + " single node ")
+        .append(" (*i* mod ")
+        .append(nodes)
+        .append(") + 1 and the ring picks the owner, so about ")
+        .append(nodes - 1)
+        .append('/')
+        .append(nodes)
+        .append(
+            " of the messages are forwarded over gRPC before they are stored. Steady windows:"
+                + " single node ")
         .append(single == null ? "-" : fmt(single.windowSeconds(), 0) + " s")
-        .append(", cluster ").append(fmt(cluster.windowSeconds(), 0)).append(" s.\n\n");
+        .append(", cluster ")
+        .append(fmt(cluster.windowSeconds(), 0))
+        .append(" s.\n\n");
     md.append("| | single node | ").append(clusterName).append(" | cluster − single |\n");
     md.append("| --- | ---: | ---: | ---: |\n");
     row(md, "msgs/s offered", BenchReport.offered(single), BenchReport.offered(cluster), "");
-    row(md, "msgs/s achieved (steady window)", BenchReport.rate(single),
-        BenchReport.rate(cluster), "");
-    row(md, "requests sent / acked / KO", BenchReport.counts(single),
-        BenchReport.counts(cluster), "");
+    row(
+        md,
+        "msgs/s achieved (steady window)",
+        BenchReport.rate(single),
+        BenchReport.rate(cluster),
+        "");
+    row(
+        md,
+        "requests sent / acked / KO",
+        BenchReport.counts(single),
+        BenchReport.counts(cluster),
+        "");
     row(md, "acked / stored / missing (partial)", stored(singleCheck), stored(clusterCheck), "");
-    row(md, "PUBACK p50 / p95 / p99 / p99.9 / max ms, steady window",
+    row(
+        md,
+        "PUBACK p50 / p95 / p99 / p99.9 / max ms, steady window",
         BenchReport.latency(single, "steadyAckLatencyMillis"),
         BenchReport.latency(cluster, "steadyAckLatencyMillis"),
         "p50 " + signed(steadyDelta("p50"), 1) + ", p99 " + signed(steadyDelta("p99"), 1));
-    row(md, "PUBACK p50 / p95 / p99 / p99.9 / max ms, whole run",
+    row(
+        md,
+        "PUBACK p50 / p95 / p99 / p99.9 / max ms, whole run",
         BenchReport.latency(single, "ackLatencyMillis"),
-        BenchReport.latency(cluster, "ackLatencyMillis"), "");
-    row(md, "connects OK; TCP connect → CONNACK p50 / p95 / p99 / p99.9 / max ms",
-        BenchReport.connects(single), BenchReport.connects(cluster), "");
+        BenchReport.latency(cluster, "ackLatencyMillis"),
+        "");
+    row(
+        md,
+        "connects OK; TCP connect → CONNACK p50 / p95 / p99 / p99.9 / max ms",
+        BenchReport.connects(single),
+        BenchReport.connects(cluster),
+        "");
     double singleServerCores = single == null ? Double.NaN : single.cores("server");
     double nodeCores = 0;
     List<String> perNode = new ArrayList<>();
@@ -154,55 +179,104 @@ record ClusterComparison(
       nodeCores += cluster.cores(label);
       perNode.add(fmt(cluster.cores(label), 2));
     }
-    row(md, "CPU cores: Fieldline (server; sum of the nodes)", fmt(singleServerCores, 2),
+    row(
+        md,
+        "CPU cores: Fieldline (server; sum of the nodes)",
+        fmt(singleServerCores, 2),
         fmt(nodeCores, 2) + " (" + String.join(" + ", perNode) + ")",
         signed(nodeCores - singleServerCores, 2));
     double singleCassandra = single == null ? Double.NaN : single.cores("cassandra");
-    row(md, "CPU cores: Cassandra", fmt(singleCassandra, 2), fmt(cluster.cores("cassandra"), 2),
+    row(
+        md,
+        "CPU cores: Cassandra",
+        fmt(singleCassandra, 2),
+        fmt(cluster.cores("cassandra"), 2),
         signed(cluster.cores("cassandra") - singleCassandra, 2));
     row(md, "CPU cores: ZooKeeper", "-", fmt(cluster.cores("zookeeper"), 2), "");
-    row(md, "CPU cores: load generator",
+    row(
+        md,
+        "CPU cores: load generator",
         single == null ? "-" : fmt(single.cores("generator"), 2),
-        fmt(cluster.cores("generator"), 2), "");
+        fmt(cluster.cores("generator"), 2),
+        "");
     row(md, "CPU cores: other processes on the machine", others(single), others(cluster), "");
     double singlePerMessage = singleMicrosPerMessage();
     double clusterPerMessage = clusterMicrosPerMessage();
-    row(md, "CPU µs per persisted message: Fieldline + Cassandra", fmt(singlePerMessage, 0),
-        fmt(clusterPerMessage, 0), signed(clusterPerMessage - singlePerMessage, 0));
-    double singleServerPerMessage =
-        single == null ? Double.NaN : single.cpuMicrosPerUnit("server");
+    row(
+        md,
+        "CPU µs per persisted message: Fieldline + Cassandra",
+        fmt(singlePerMessage, 0),
+        fmt(clusterPerMessage, 0),
+        signed(clusterPerMessage - singlePerMessage, 0));
+    double singleServerPerMessage = single == null ? Double.NaN : single.cpuMicrosPerUnit("server");
     double singleCassandraPerMessage =
         single == null ? Double.NaN : single.cpuMicrosPerUnit("cassandra");
     double nodesPerMessage = cluster.cpuMicrosPerUnit(nodeLabels());
     double cassandraPerMessage = cluster.cpuMicrosPerUnit("cassandra");
-    row(md, "… of which Fieldline / Cassandra",
+    row(
+        md,
+        "… of which Fieldline / Cassandra",
         fmt(singleServerPerMessage, 0) + " / " + fmt(singleCassandraPerMessage, 0),
         fmt(nodesPerMessage, 0) + " / " + fmt(cassandraPerMessage, 0),
-        signed(nodesPerMessage - singleServerPerMessage, 0) + " / "
+        signed(nodesPerMessage - singleServerPerMessage, 0)
+            + " / "
             + signed(cassandraPerMessage - singleCassandraPerMessage, 0));
-    row(md, "messages per Cassandra write request (whole phase)",
-        writesPerRequest(singleMetrics), writesPerRequest(clusterMetrics), "");
-    row(md, "messages forwarded to their owner over gRPC, whole phase (share of acked)", "-",
-        fmt(forwarded(), 0) + " (" + fmt(100 * forwardedShareWholePhase(), 1) + " %)", "");
-    row(md, "… steady window (share of the messages the nodes wrote)", "-",
-        fmt(steadyMetrics.sum(FORWARDED), 0) + " (" + fmt(100 * forwardedShare(), 1) + " %)", "");
-    row(md, "forward latency, sent → owner's \"stored\" (owner's write included), steady window:"
-        + " mean / p50 ≤ / p99 ≤ / p99.9 ≤ ms", "-", forwardLatency(steadyMetrics), "");
+    row(
+        md,
+        "messages per Cassandra write request (whole phase)",
+        writesPerRequest(singleMetrics),
+        writesPerRequest(clusterMetrics),
+        "");
+    row(
+        md,
+        "messages forwarded to their owner over gRPC, whole phase (share of acked)",
+        "-",
+        fmt(forwarded(), 0) + " (" + fmt(100 * forwardedShareWholePhase(), 1) + " %)",
+        "");
+    row(
+        md,
+        "… steady window (share of the messages the nodes wrote)",
+        "-",
+        fmt(steadyMetrics.sum(FORWARDED), 0) + " (" + fmt(100 * forwardedShare(), 1) + " %)",
+        "");
+    row(
+        md,
+        "forward latency, sent → owner's \"stored\" (owner's write included), steady window:"
+            + " mean / p50 ≤ / p99 ≤ / p99.9 ≤ ms",
+        "-",
+        forwardLatency(steadyMetrics),
+        "");
     row(md, "… whole phase", "-", forwardLatency(clusterMetrics), "");
-    row(md, "forwarded messages not stored (timeout, broken stream, overloaded, rejected)", "-",
-        fmt(clusterMetrics.sum(FORWARD_FAILURES), 0), "");
+    row(
+        md,
+        "forwarded messages not stored (timeout, broken stream, overloaded, rejected)",
+        "-",
+        fmt(clusterMetrics.sum(FORWARD_FAILURES), 0),
+        "");
     md.append("\n");
-    md.append("Forwarding cost (everything the cluster costs more than the single node, charged to"
-        + " the forwarded messages):\n\n");
-    md.append("- CPU per forwarded message: ").append(signed(extraMicrosPerForwarded(), 0))
-        .append(" µs (Fieldline nodes ").append(signed(extraNodeMicrosPerForwarded(), 0))
-        .append(" µs, Cassandra ").append(signed(extraCassandraMicrosPerForwarded(), 0))
-        .append(" µs) = (").append(fmt(clusterPerMessage, 0)).append(" − ")
-        .append(fmt(singlePerMessage, 0)).append(" µs per message) ÷ ")
-        .append(fmt(forwardedShare(), 3)).append(" forwarded share (steady window)\n");
-    md.append("- PUBACK, steady window: p50 ").append(signed(steadyDelta("p50"), 1))
-        .append(" ms, p99 ").append(signed(steadyDelta("p99"), 1)).append(" ms, p99.9 ")
-        .append(signed(steadyDelta("p999"), 1)).append(" ms\n");
+    md.append(
+        "Forwarding cost (everything the cluster costs more than the single node, charged to"
+            + " the forwarded messages):\n\n");
+    md.append("- CPU per forwarded message: ")
+        .append(signed(extraMicrosPerForwarded(), 0))
+        .append(" µs (Fieldline nodes ")
+        .append(signed(extraNodeMicrosPerForwarded(), 0))
+        .append(" µs, Cassandra ")
+        .append(signed(extraCassandraMicrosPerForwarded(), 0))
+        .append(" µs) = (")
+        .append(fmt(clusterPerMessage, 0))
+        .append(" − ")
+        .append(fmt(singlePerMessage, 0))
+        .append(" µs per message) ÷ ")
+        .append(fmt(forwardedShare(), 3))
+        .append(" forwarded share (steady window)\n");
+    md.append("- PUBACK, steady window: p50 ")
+        .append(signed(steadyDelta("p50"), 1))
+        .append(" ms, p99 ")
+        .append(signed(steadyDelta("p99"), 1))
+        .append(" ms, p99.9 ")
+        .append(signed(steadyDelta("p999"), 1))
+        .append(" ms\n");
   }
 
   private static String forwardLatency(PrometheusText metrics) {
@@ -211,11 +285,16 @@ record ClusterComparison(
       return "-";
     }
     double meanMillis = 1000 * metrics.sum(FORWARD_LATENCY + "_sum") / count;
-    return fmt(meanMillis, 1) + " / "
-        + fmt(1000 * metrics.quantileUpperBound(FORWARD_LATENCY, 0.50), 1) + " / "
-        + fmt(1000 * metrics.quantileUpperBound(FORWARD_LATENCY, 0.99), 1) + " / "
+    return fmt(meanMillis, 1)
+        + " / "
+        + fmt(1000 * metrics.quantileUpperBound(FORWARD_LATENCY, 0.50), 1)
+        + " / "
+        + fmt(1000 * metrics.quantileUpperBound(FORWARD_LATENCY, 0.99), 1)
+        + " / "
         + fmt(1000 * metrics.quantileUpperBound(FORWARD_LATENCY, 0.999), 1)
-        + " (" + fmt(count, 0) + " messages)";
+        + " ("
+        + fmt(count, 0)
+        + " messages)";
   }
 
   private static String writesPerRequest(PrometheusText metrics) {
@@ -227,8 +306,14 @@ record ClusterComparison(
     if (check == null) {
       return "not checked";
     }
-    return check.path("acked").asLong() + " / " + check.path("storedAcked").asLong() + " / "
-        + check.path("missing").asLong() + " (" + check.path("partial").asLong() + ")";
+    return check.path("acked").asLong()
+        + " / "
+        + check.path("storedAcked").asLong()
+        + " / "
+        + check.path("missing").asLong()
+        + " ("
+        + check.path("partial").asLong()
+        + ")";
   }
 
   /** Busy cores of the whole machine minus the phase's own processes. */
@@ -257,7 +342,14 @@ record ClusterComparison(
   }
 
   private static void row(StringBuilder md, String name, String a, String b, String delta) {
-    md.append("| ").append(name).append(" | ").append(a).append(" | ").append(b).append(" | ")
-        .append(delta).append(" |\n");
+    md.append("| ")
+        .append(name)
+        .append(" | ")
+        .append(a)
+        .append(" | ")
+        .append(b)
+        .append(" | ")
+        .append(delta)
+        .append(" |\n");
   }
 }

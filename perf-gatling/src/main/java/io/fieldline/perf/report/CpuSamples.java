@@ -36,10 +36,12 @@ final class CpuSamples {
         if (parts.length < 5) {
           continue;
         }
-        samples.byLabel
+        samples
+            .byLabel
             .computeIfAbsent(parts[1], label -> new ArrayList<>())
-            .add(new Sample(Long.parseLong(parts[0]), Long.parseLong(parts[3]),
-                Long.parseLong(parts[4])));
+            .add(
+                new Sample(
+                    Long.parseLong(parts[0]), Long.parseLong(parts[3]), Long.parseLong(parts[4])));
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);

@@ -52,7 +52,10 @@ record PhaseResult(JsonNode json, CpuSamples cpu, long fromMillis, long toMillis
       units += perSecond.get(s).asDouble();
     }
     return new PhaseResult(
-        json, CpuSamples.read(samples, ticksPerSecond), start + from * 1000L, start + to * 1000L,
+        json,
+        CpuSamples.read(samples, ticksPerSecond),
+        start + from * 1000L,
+        start + to * 1000L,
         units);
   }
 

@@ -12,8 +12,8 @@ import java.util.stream.Stream;
 
 /**
  * A {@code /metrics} scrape in the Prometheus text format, as bench/run.sh saved it: sample lines
- * {@code name{labels} value}, comments skipped. Counters and histograms of several nodes, or of
- * two scrapes, are combined by adding or subtracting whole scrapes. Not thread-safe; one per file.
+ * {@code name{labels} value}, comments skipped. Counters and histograms of several nodes, or of two
+ * scrapes, are combined by adding or subtracting whole scrapes. Not thread-safe; one per file.
  */
 final class PrometheusText {
 
@@ -40,22 +40,23 @@ final class PrometheusText {
   /**
    * What the meters of one node gained over a window, from the periodic scrapes {@code
    * <prefix>-<epochMillis>.txt} in {@code dir}: the last scrape at or before {@code fromMillis}
-   * (else the first) to the first at or after {@code toMillis} (else the last), so the span
-   * covers the window plus at most one scrape interval on each side. Empty without scrapes.
+   * (else the first) to the first at or after {@code toMillis} (else the last), so the span covers
+   * the window plus at most one scrape interval on each side. Empty without scrapes.
    */
   static PrometheusText gainedOver(Path dir, String prefix, long fromMillis, long toMillis) {
     TreeMap<Long, Path> byMillis = new TreeMap<>();
     if (Files.isDirectory(dir)) {
       try (Stream<Path> files = Files.list(dir)) {
-        files.forEach(file -> {
-          String name = file.getFileName().toString();
-          if (name.startsWith(prefix + "-") && name.endsWith(".txt")) {
-            String millis = name.substring(prefix.length() + 1, name.length() - 4);
-            if (millis.chars().allMatch(Character::isDigit) && !millis.isEmpty()) {
-              byMillis.put(Long.parseLong(millis), file);
-            }
-          }
-        });
+        files.forEach(
+            file -> {
+              String name = file.getFileName().toString();
+              if (name.startsWith(prefix + "-") && name.endsWith(".txt")) {
+                String millis = name.substring(prefix.length() + 1, name.length() - 4);
+                if (millis.chars().allMatch(Character::isDigit) && !millis.isEmpty()) {
+                  byMillis.put(Long.parseLong(millis), file);
+                }
+              }
+            });
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
@@ -145,8 +146,8 @@ final class PrometheusText {
 
   /**
    * Upper bound of the bucket of histogram {@code name} (the {@code _bucket} series, summed over
-   * other labels) that holds quantile {@code q}: "at most this" as a histogram can say it. NaN
-   * when the histogram counted nothing.
+   * other labels) that holds quantile {@code q}: "at most this" as a histogram can say it. NaN when
+   * the histogram counted nothing.
    */
   double quantileUpperBound(String name, double q) {
     Map<Double, Double> cumulative = new TreeMap<>();

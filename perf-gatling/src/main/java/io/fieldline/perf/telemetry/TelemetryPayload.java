@@ -6,8 +6,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
- * ThingsBoard telemetry with the device's own timestamp, about 100 bytes:
- * {@code {"ts":1763791234567,"values":{"temperature":21.53,"humidity":43.7,"pressure":1013.2,"battery":87}}}.
+ * ThingsBoard telemetry with the device's own timestamp, about 100 bytes: {@code
+ * {"ts":1763791234567,"values":{"temperature":21.53,"humidity":43.7,"pressure":1013.2,"battery":87}}}.
  *
  * <p>Every message carries the same {@code keys} (3 to 5), so a stored message is exactly {@code
  * keys} rows of {@code ts_kv} with {@code ts = deviceTs}; values vary with the user and sequence

@@ -24,10 +24,10 @@ import java.util.concurrent.Semaphore;
 
 /**
  * Counts, for every acknowledged message of a run, its rows in {@code <keyspace>.ts_kv}: message
- * {@code n} of a connection is stored when each of the payload's {@code keys} has a row with
- * {@code ts = baseTs + n} in one of the device's partitions. Reads the feeder (token → device id)
- * and the ledger the simulation wrote; the device's partitions are found with {@code SELECT
- * DISTINCT} on {@code ts_kv} itself, not through Fieldline's partition index.
+ * {@code n} of a connection is stored when each of the payload's {@code keys} has a row with {@code
+ * ts = baseTs + n} in one of the device's partitions. Reads the feeder (token → device id) and the
+ * ledger the simulation wrote; the device's partitions are found with {@code SELECT DISTINCT} on
+ * {@code ts_kv} itself, not through Fieldline's partition index.
  *
  * <pre>
  * java -cp ... io.fieldline.perf.verify.StoredRowsCheck --cql 127.0.0.1:9042 --keyspace fieldline \
@@ -60,11 +60,17 @@ public final class StoredRowsCheck {
     }
     System.out.printf(
         "acked=%d stored=%d missing=%d partial=%d stored_not_acked=%d rows=%d (%.1f s)%n",
-        result.acked(), result.storedAcked(), result.missing(), result.partial(),
-        result.storedNotAcked(), result.rows(), (System.nanoTime() - start) / 1e9);
+        result.acked(),
+        result.storedAcked(),
+        result.missing(),
+        result.partial(),
+        result.storedNotAcked(),
+        result.rows(),
+        (System.nanoTime() - start) / 1e9);
     String out = line.optional("out");
     if (out != null) {
-      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
+      new ObjectMapper()
+          .enable(SerializationFeature.INDENT_OUTPUT)
           .writeValue(Path.of(out).toFile(), result);
     }
   }
@@ -79,7 +85,9 @@ public final class StoredRowsCheck {
     Map<UUID, List<Long>> partitions = partitions();
     PreparedStatement select =
         session.prepare(
-            "SELECT ts FROM " + keyspace + ".ts_kv"
+            "SELECT ts FROM "
+                + keyspace
+                + ".ts_kv"
                 + " WHERE device_id = ? AND part = ? AND key = ? AND ts >= ? AND ts < ?");
     List<String> keyNames = TelemetryPayload.KEYS.subList(0, keys);
     Semaphore inFlight = new Semaphore(MAX_IN_FLIGHT);
@@ -109,7 +117,11 @@ public final class StoredRowsCheck {
           done.whenComplete((ok, error) -> inFlight.release());
           collect(
               session.executeAsync(
-                  select.bind(device, part, keyNames.get(k), entry.baseTs(),
+                  select.bind(
+                      device,
+                      part,
+                      keyNames.get(k),
+                      entry.baseTs(),
                       entry.baseTs() + entry.sent())),
               entry.baseTs(),
               rows,
@@ -165,7 +177,15 @@ public final class StoredRowsCheck {
       storedNotAcked += notAcked.cardinality();
     }
     return new StorageCheck(
-        ledger.size(), sent, acked, storedAcked, missing, partial, storedNotAcked, rows, keys,
+        ledger.size(),
+        sent,
+        acked,
+        storedAcked,
+        missing,
+        partial,
+        storedNotAcked,
+        rows,
+        keys,
         unknown);
   }
 
@@ -180,7 +200,10 @@ public final class StoredRowsCheck {
 
   /** Sets bit {@code ts - baseTs} for every row of every page; rows are only touched here. */
   private static void collect(
-      CompletionStage<AsyncResultSet> page, long baseTs, BitSet rows, CompletableFuture<Void> done) {
+      CompletionStage<AsyncResultSet> page,
+      long baseTs,
+      BitSet rows,
+      CompletableFuture<Void> done) {
     page.whenComplete(
         (result, error) -> {
           if (error != null) {

@@ -11,8 +11,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A run directory as bench/run.sh leaves it, with made-up numbers chosen so that every derived
- * figure of the cluster comparison can be checked by hand: 1,000 messages in a 10 s window in
- * each phase, the single node using 0.5 + 0.5 CPU seconds, the cluster 0.4 + 0.4 (nodes) + 0.6
+ * figure of the cluster comparison can be checked by hand: 1,000 messages in a 10 s window in each
+ * phase, the single node using 0.5 + 0.5 CPU seconds, the cluster 0.4 + 0.4 (nodes) + 0.6
  * (Cassandra), half of the cluster's messages forwarded.
  */
 class BenchReportTest {
@@ -23,7 +23,9 @@ class BenchReportTest {
 
   @BeforeEach
   void writeRun() throws IOException {
-    Files.writeString(run.resolve("bench.properties"), """
+    Files.writeString(
+        run.resolve("bench.properties"),
+        """
         scenario=DevicesAtRate
         describe=100 devices × 1 msg/s
         command=bench/run.sh DevicesAtRate
@@ -35,11 +37,16 @@ class BenchReportTest {
         """);
     Files.writeString(run.resolve("fieldline-summary.json"), summary(2.0, 10.0, 20.0));
     Files.writeString(run.resolve("cluster-summary.json"), summary(3.0, 12.5, 30.0));
-    Files.writeString(run.resolve("cpu-fieldline.txt"),
+    Files.writeString(
+        run.resolve("cpu-fieldline.txt"),
         cpu("server", 0, 50) + cpu("cassandra", 0, 50) + cpu("generator", 0, 10));
-    Files.writeString(run.resolve("cpu-cluster.txt"),
-        cpu("node-1", 100, 140) + cpu("node-2", 0, 40) + cpu("cassandra", 0, 60)
-            + cpu("zookeeper", 0, 1) + cpu("generator", 0, 10));
+    Files.writeString(
+        run.resolve("cpu-cluster.txt"),
+        cpu("node-1", 100, 140)
+            + cpu("node-2", 0, 40)
+            + cpu("cassandra", 0, 60)
+            + cpu("zookeeper", 0, 1)
+            + cpu("generator", 0, 10));
     Path scrapes = Files.createDirectories(run.resolve("cluster-metrics"));
     for (String node : new String[] {"node-1", "node-2"}) {
       Files.writeString(scrapes.resolve(node + "-" + (START - 1_000) + ".txt"), metrics(10, 20));
@@ -61,7 +68,8 @@ class BenchReportTest {
         .contains("| CPU cores: Fieldline (server; sum of the nodes) | 0.05 | 0.08 (0.04 + 0.04)")
         .contains("600 (60.0 %)")
         .contains("500 (50.0 %)")
-        .contains("- CPU per forwarded message: +800 µs (Fieldline nodes +600 µs, Cassandra +200 µs)")
+        .contains(
+            "- CPU per forwarded message: +800 µs (Fieldline nodes +600 µs, Cassandra +200 µs)")
         .contains("÷ 0.500 forwarded share")
         .contains("- PUBACK, steady window: p50 +1.0 ms, p99 +2.5 ms, p99.9 +10.0 ms");
   }
@@ -75,23 +83,40 @@ class BenchReportTest {
 
   private static String summary(double p50, double p99, double p999) {
     return """
-        {"startEpochMillis": %d, "steadyWindowSeconds": [0, 10], "offeredPerSecond": 100,
-         "sent": 1000, "acked": 1000, "failures": {},
-         "ackedPerSecond": [100, 100, 100, 100, 100, 100, 100, 100, 100, 100],
-         "steadyAckLatencyMillis": {"count": 1000, "p50": %s, "p95": 5, "p99": %s, "p999": %s,
-           "max": 40}}
-        """.formatted(START, p50, p99, p999);
+    {"startEpochMillis": %d, "steadyWindowSeconds": [0, 10], "offeredPerSecond": 100,
+     "sent": 1000, "acked": 1000, "failures": {},
+     "ackedPerSecond": [100, 100, 100, 100, 100, 100, 100, 100, 100, 100],
+     "steadyAckLatencyMillis": {"count": 1000, "p50": %s, "p95": 5, "p99": %s, "p999": %s,
+       "max": 40}}
+    """
+        .formatted(START, p50, p99, p999);
   }
 
   /** Two samples of one process bracketing the window: ticks at its start and at its end. */
   private static String cpu(String label, long fromTicks, long toTicks) {
-    return START + " " + label + " 1 " + fromTicks + " 1024\n"
-        + (START + 10_000) + " " + label + " 1 " + toTicks + " 1024\n";
+    return START
+        + " "
+        + label
+        + " 1 "
+        + fromTicks
+        + " 1024\n"
+        + (START + 10_000)
+        + " "
+        + label
+        + " 1 "
+        + toTicks
+        + " 1024\n";
   }
 
   private static String metrics(long forwarded, long written) {
-    return "fieldline_cluster_forwarded_total " + forwarded + "\n"
-        + "fieldline_store_request_writes_count " + written + "\n"
-        + "fieldline_store_request_writes_sum " + written + "\n";
+    return "fieldline_cluster_forwarded_total "
+        + forwarded
+        + "\n"
+        + "fieldline_store_request_writes_count "
+        + written
+        + "\n"
+        + "fieldline_store_request_writes_sum "
+        + written
+        + "\n";
   }
 }

@@ -48,9 +48,10 @@ class PrometheusTextTest {
 
   @Test
   void should_add_nodes_and_subtract_an_earlier_scrape_series_by_series() {
-    PrometheusText before = PrometheusText.parse(
-        "fieldline_cluster_forwarded_total 20.0\n"
-            + "fieldline_cluster_forward_failures_total{reason=\"timeout\"} 1.0\n");
+    PrometheusText before =
+        PrometheusText.parse(
+            "fieldline_cluster_forwarded_total 20.0\n"
+                + "fieldline_cluster_forward_failures_total{reason=\"timeout\"} 1.0\n");
     PrometheusText after = PrometheusText.parse(SCRAPE);
 
     PrometheusText gained = after.minus(before);

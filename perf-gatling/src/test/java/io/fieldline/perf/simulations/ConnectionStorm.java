@@ -9,8 +9,8 @@ import java.time.Duration;
 
 /**
  * Devices connecting at a fixed rate ({@code rampConnectionsPerSec}, EMQX measured 5,000/s): each
- * connects (token lookup, CONNACK), publishes one message, stays connected for {@code hold}
- * seconds and disconnects. The "connect" request is TCP connect → CONNACK.
+ * connects (token lookup, CONNACK), publishes one message, stays connected for {@code hold} seconds
+ * and disconnects. The "connect" request is TCP connect → CONNACK.
  *
  * <pre>
  * mvn -pl perf-gatling gatling:test -Dgatling.simulationClass=io.fieldline.perf.simulations.ConnectionStorm \
@@ -27,8 +27,9 @@ public class ConnectionStorm extends MqttSimulation {
             .exec(publish())
             .pause(settings.hold())
             .exec(disconnect());
-    setUp(devices.injectOpen(
-            constantUsersPerSec(settings.rampConnectionsPerSec()).during(settings.ramp())))
+    setUp(
+            devices.injectOpen(
+                constantUsersPerSec(settings.rampConnectionsPerSec()).during(settings.ramp())))
         .protocols(protocol)
         .maxDuration(settings.ramp().plus(settings.hold()).plus(Duration.ofSeconds(60)))
         .assertions(global().failedRequests().count().is(0L));

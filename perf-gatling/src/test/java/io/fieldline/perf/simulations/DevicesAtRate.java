@@ -36,7 +36,6 @@ public class DevicesAtRate extends MqttSimulation {
         .assertions(global().failedRequests().count().is(0L));
   }
 
-
   @Override
   double offeredPerSecond() {
     return settings.devices() * settings.ratePerDevice();

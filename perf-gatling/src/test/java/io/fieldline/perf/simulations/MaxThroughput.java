@@ -33,7 +33,6 @@ public class MaxThroughput extends MqttSimulation {
         .assertions(global().failedRequests().count().is(0L));
   }
 
-
   @Override
   double offeredPerSecond() {
     return 0;

@@ -15,9 +15,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What every Fieldline simulation shares: settings from system properties, the protocol, the
- * token feeder, the ThingsBoard payload, the connect/publish steps, and {@link #after()} writing
- * the run's summary and acknowledgement ledger for bench/run.sh and GatlingSmokeIT.
+ * What every Fieldline simulation shares: settings from system properties, the protocol, the token
+ * feeder, the ThingsBoard payload, the connect/publish steps, and {@link #after()} writing the
+ * run's summary and acknowledgement ledger for bench/run.sh and GatlingSmokeIT.
  */
 abstract class MqttSimulation extends Simulation {
 
@@ -88,7 +88,10 @@ abstract class MqttSimulation extends Simulation {
     }
     System.out.printf(
         "%s: connects=%d sent=%d acked=%d failed=%d%n",
-        getClass().getSimpleName(), stats.connectCount(), stats.sentCount(), stats.ackedCount(),
+        getClass().getSimpleName(),
+        stats.connectCount(),
+        stats.sentCount(),
+        stats.ackedCount(),
         stats.failureCount());
   }
 }

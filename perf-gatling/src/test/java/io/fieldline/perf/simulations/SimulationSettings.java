@@ -13,20 +13,20 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The parameters of every simulation, from system properties ({@code mvn gatling:test -Dx=y}
- * passes them on to the Gatling JVM). All are validated at once; a bad value fails the run
- * before any connection is opened.
+ * The parameters of every simulation, from system properties ({@code mvn gatling:test -Dx=y} passes
+ * them on to the Gatling JVM). All are validated at once; a bad value fails the run before any
+ * connection is opened.
  *
  * @param host broker address ({@code host}, default 127.0.0.1)
- * @param ports broker MQTT ports: {@code ports}, a comma-separated list such as {@code
- *     1883,1884} (the nodes of a local cluster; Gatling user {@code i} connects to {@code
- *     ports[i mod n]}), or else the single {@code port} (default 1883). Giving both is an error
+ * @param ports broker MQTT ports: {@code ports}, a comma-separated list such as {@code 1883,1884}
+ *     (the nodes of a local cluster; Gatling user {@code i} connects to {@code ports[i mod n]}), or
+ *     else the single {@code port} (default 1883). Giving both is an error
  * @param devices virtual devices, one connection each ({@code devices}, default 100)
- * @param ratePerDevice messages per second per device ({@code ratePerDevice}, default 1; ignored
- *     by MaxThroughput)
+ * @param ratePerDevice messages per second per device ({@code ratePerDevice}, default 1; ignored by
+ *     MaxThroughput)
  * @param duration how long each device publishes ({@code duration}, seconds, default 60)
- * @param rampConnectionsPerSec new connections per second ({@code rampConnectionsPerSec},
- *     default 500)
+ * @param rampConnectionsPerSec new connections per second ({@code rampConnectionsPerSec}, default
+ *     500)
  * @param keys telemetry keys per message, 3 to 5 ({@code keys}, default 4)
  * @param qos 0 or 1 ({@code qos}, default 1)
  * @param feeder CSV of {@code name,id,token} written by DeviceProvisioner ({@code feeder},
@@ -65,8 +65,10 @@ public record SimulationSettings(
     String feederValue = System.getProperty("feeder", "");
     Path feeder = Path.of(feederValue.isBlank() ? "devices.csv" : feederValue);
     if (!Files.isRegularFile(feeder)) {
-      errors.add("feeder: no such file " + feeder.toAbsolutePath()
-          + " (run DeviceProvisioner first, pass -Dfeeder=...)");
+      errors.add(
+          "feeder: no such file "
+              + feeder.toAbsolutePath()
+              + " (run DeviceProvisioner first, pass -Dfeeder=...)");
     }
     SimulationSettings settings =
         new SimulationSettings(
@@ -87,9 +89,14 @@ public record SimulationSettings(
             pathProperty("ledger"));
     long maxFds = maxFileDescriptors();
     if (maxFds > 0 && settings.devices() + FD_MARGIN > maxFds) {
-      errors.add("devices: " + settings.devices() + " sockets need more than the " + maxFds
-          + " open files this JVM may have (ulimit -n; keep devices <= " + (maxFds - FD_MARGIN)
-          + ")");
+      errors.add(
+          "devices: "
+              + settings.devices()
+              + " sockets need more than the "
+              + maxFds
+              + " open files this JVM may have (ulimit -n; keep devices <= "
+              + (maxFds - FD_MARGIN)
+              + ")");
     }
     if (!errors.isEmpty()) {
       throw new IllegalArgumentException("bad simulation settings: " + String.join("; ", errors));
@@ -98,16 +105,16 @@ public record SimulationSettings(
   }
 
   /**
-   * Time over which connections are opened, in whole seconds and at least one: Gatling 3.15
-   * injects nobody at all from a {@code rampUsers(n).during(d)} with {@code d} under a second.
+   * Time over which connections are opened, in whole seconds and at least one: Gatling 3.15 injects
+   * nobody at all from a {@code rampUsers(n).during(d)} with {@code d} under a second.
    */
   public Duration ramp() {
     return Duration.ofSeconds(Math.max(1, (long) Math.ceil(devices / rampConnectionsPerSec)));
   }
 
   /**
-   * Seconds (from the first connection attempt) over which rates, CPU and steady latency are
-   * taken: after the ramp and the warm-up, before the first device stops. Falls back to the whole
+   * Seconds (from the first connection attempt) over which rates, CPU and steady latency are taken:
+   * after the ramp and the warm-up, before the first device stops. Falls back to the whole
    * publishing time when the run is too short for a window of at least 10 s.
    */
   public int[] steadyWindow() {
@@ -177,7 +184,8 @@ public record SimulationSettings(
     return os instanceof UnixOperatingSystemMXBean unix ? unix.getMaxFileDescriptorCount() : -1;
   }
 
-  private static int intProperty(String name, int defaultValue, int min, int max, List<String> errors) {
+  private static int intProperty(
+      String name, int defaultValue, int min, int max, List<String> errors) {
     String value = System.getProperty(name);
     if (value == null || value.isBlank()) {
       return defaultValue;

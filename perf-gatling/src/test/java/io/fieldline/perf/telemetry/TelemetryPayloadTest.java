@@ -30,7 +30,8 @@ class TelemetryPayloadTest {
     for (int keys = 3; keys <= 5; keys++) {
       for (long sequence = 0; sequence < 2000; sequence += 37) {
         byte[] bytes =
-            new TelemetryPayload(keys).payload(new MessageContext(sequence, sequence, 1_763_791_234_567L));
+            new TelemetryPayload(keys)
+                .payload(new MessageContext(sequence, sequence, 1_763_791_234_567L));
         assertThat(bytes.length).isBetween(70, 125);
       }
     }

@@ -31,21 +31,30 @@ final class AuthRoutes extends AllDirectives {
 
   Route routes() {
     return concat(
-        path(PathMatchers.segment("login"),
+        path(
+            PathMatchers.segment("login"),
             () -> post(() -> entity(Unmarshaller.entityToString(), body -> complete(login(body))))),
-        path(PathMatchers.segment("token"),
-            () -> post(() -> entity(Unmarshaller.entityToString(), body -> complete(refresh(body))))));
+        path(
+            PathMatchers.segment("token"),
+            () ->
+                post(
+                    () -> entity(Unmarshaller.entityToString(), body -> complete(refresh(body))))));
   }
 
   /** Runs {@code inner} with the authenticated user, or answers 401. */
   Route authenticated(Function<String, Route> inner) {
-    return optionalHeaderValueByName("X-Authorization", custom ->
-        optionalHeaderValueByName("Authorization", standard -> {
-          Optional<String> user = bearer(custom.or(() -> standard))
-              .flatMap(token -> tokens.verify(token, JwtTokens.Kind.ACCESS));
-          return user.map(inner)
-              .orElseGet(() -> complete(HttpJson.error(401, "Authentication failed")));
-        }));
+    return optionalHeaderValueByName(
+        "X-Authorization",
+        custom ->
+            optionalHeaderValueByName(
+                "Authorization",
+                standard -> {
+                  Optional<String> user =
+                      bearer(custom.or(() -> standard))
+                          .flatMap(token -> tokens.verify(token, JwtTokens.Kind.ACCESS));
+                  return user.map(inner)
+                      .orElseGet(() -> complete(HttpJson.error(401, "Authentication failed")));
+                }));
   }
 
   private org.apache.pekko.http.javadsl.model.HttpResponse login(String body) {
@@ -63,8 +72,7 @@ final class AuthRoutes extends AllDirectives {
   private org.apache.pekko.http.javadsl.model.HttpResponse refresh(String body) {
     Optional<String> user =
         tokens.verify(parse(body).path("refreshToken").asText(""), JwtTokens.Kind.REFRESH);
-    return user.map(this::tokenPair)
-        .orElseGet(() -> HttpJson.error(401, "Invalid refresh token"));
+    return user.map(this::tokenPair).orElseGet(() -> HttpJson.error(401, "Invalid refresh token"));
   }
 
   private org.apache.pekko.http.javadsl.model.HttpResponse tokenPair(String user) {

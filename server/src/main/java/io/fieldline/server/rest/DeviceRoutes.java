@@ -23,8 +23,8 @@ import org.apache.pekko.http.javadsl.unmarshalling.StringUnmarshallers;
 import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
 
 /**
- * Device provisioning, ThingsBoard-shaped: {@code POST /api/device[?accessToken=]}, {@code GET|DELETE
- * /api/device/{id}}, {@code GET /api/device/{id}/credentials}, {@code GET
+ * Device provisioning, ThingsBoard-shaped: {@code POST /api/device[?accessToken=]}, {@code
+ * GET|DELETE /api/device/{id}}, {@code GET /api/device/{id}/credentials}, {@code GET
  * /api/tenant/devices?pageSize=&page=}, and Fieldline's bulk call for load tests {@code POST
  * /api/fieldline/devices/bulk}.
  */
@@ -46,30 +46,86 @@ final class DeviceRoutes extends AllDirectives {
   /** Routes under {@code /api}. */
   Route routes() {
     return concat(
-        path(PathMatchers.segment("device"), () -> post(() ->
-            parameterOptional("accessToken", token ->
-                entity(Unmarshaller.entityToString(), body -> reply(() -> create(body, token)))))),
-        pathPrefix(PathMatchers.segment("device").slash(PathMatchers.uuidSegment()), uuid -> {
-          DeviceId id = new DeviceId(uuid);
-          return concat(
-              pathEnd(() -> concat(
-                  get(() -> reply(registry.findById(id).thenApply(found -> found
-                      .map(device -> HttpJson.ok(JsonViews.device(device)))
-                      .orElseGet(() -> HttpJson.notFound("device"))))),
-                  delete(() -> reply(registry.delete(id).thenApply(deleted -> deleted
-                      ? HttpJson.ok(JsonViews.MAPPER.createObjectNode())
-                      : HttpJson.notFound("device")))))),
-              path(PathMatchers.segment("credentials"), () -> get(() ->
-                  reply(registry.findById(id).thenApply(found -> found
-                      .map(device -> HttpJson.ok(JsonViews.credentials(device)))
-                      .orElseGet(() -> HttpJson.notFound("device")))))));
-        }),
-        path(PathMatchers.segment("tenant").slash("devices"), () -> get(() ->
-            parameter(StringUnmarshallers.INTEGER, "pageSize", pageSize ->
-                parameterOptional(StringUnmarshallers.INTEGER, "page", page ->
-                    reply(page(pageSize, page.orElse(0))))))),
-        path(PathMatchers.segment("fieldline").slash("devices").slash("bulk"), () -> post(() ->
-            entity(Unmarshaller.entityToString(), body -> reply(() -> bulk(body))))));
+        path(
+            PathMatchers.segment("device"),
+            () ->
+                post(
+                    () ->
+                        parameterOptional(
+                            "accessToken",
+                            token ->
+                                entity(
+                                    Unmarshaller.entityToString(),
+                                    body -> reply(() -> create(body, token)))))),
+        pathPrefix(
+            PathMatchers.segment("device").slash(PathMatchers.uuidSegment()),
+            uuid -> {
+              DeviceId id = new DeviceId(uuid);
+              return concat(
+                  pathEnd(
+                      () ->
+                          concat(
+                              get(
+                                  () ->
+                                      reply(
+                                          registry
+                                              .findById(id)
+                                              .thenApply(
+                                                  found ->
+                                                      found
+                                                          .map(
+                                                              device ->
+                                                                  HttpJson.ok(
+                                                                      JsonViews.device(device)))
+                                                          .orElseGet(
+                                                              () -> HttpJson.notFound("device"))))),
+                              delete(
+                                  () ->
+                                      reply(
+                                          registry
+                                              .delete(id)
+                                              .thenApply(
+                                                  deleted ->
+                                                      deleted
+                                                          ? HttpJson.ok(
+                                                              JsonViews.MAPPER.createObjectNode())
+                                                          : HttpJson.notFound("device")))))),
+                  path(
+                      PathMatchers.segment("credentials"),
+                      () ->
+                          get(
+                              () ->
+                                  reply(
+                                      registry
+                                          .findById(id)
+                                          .thenApply(
+                                              found ->
+                                                  found
+                                                      .map(
+                                                          device ->
+                                                              HttpJson.ok(
+                                                                  JsonViews.credentials(device)))
+                                                      .orElseGet(
+                                                          () -> HttpJson.notFound("device")))))));
+            }),
+        path(
+            PathMatchers.segment("tenant").slash("devices"),
+            () ->
+                get(
+                    () ->
+                        parameter(
+                            StringUnmarshallers.INTEGER,
+                            "pageSize",
+                            pageSize ->
+                                parameterOptional(
+                                    StringUnmarshallers.INTEGER,
+                                    "page",
+                                    page -> reply(page(pageSize, page.orElse(0))))))),
+        path(
+            PathMatchers.segment("fieldline").slash("devices").slash("bulk"),
+            () ->
+                post(
+                    () -> entity(Unmarshaller.entityToString(), body -> reply(() -> bulk(body))))));
   }
 
   private Route reply(CompletionStage<HttpResponse> response) {
@@ -93,7 +149,8 @@ final class DeviceRoutes extends AllDirectives {
       return CompletableFuture.completedFuture(HttpJson.error(400, "device name is required"));
     }
     String type = json.path("type").asText("default");
-    return registry.create(name, type.isBlank() ? "default" : type, accessToken.filter(t -> !t.isBlank()))
+    return registry
+        .create(name, type.isBlank() ? "default" : type, accessToken.filter(t -> !t.isBlank()))
         .thenApply(device -> HttpJson.ok(JsonViews.device(device)));
   }
 
@@ -108,16 +165,21 @@ final class DeviceRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> walk(int pageSize, int remaining, Optional<String> after) {
-    return registry.list(pageSize + 1, after).thenCompose(devices -> {
-      boolean hasNext = devices.size() > pageSize;
-      List<Device> pageDevices = devices.subList(0, Math.min(pageSize, devices.size()));
-      if (remaining == 0 || !hasNext) {
-        return CompletableFuture.completedFuture(remaining == 0
-            ? HttpJson.ok(JsonViews.page(pageDevices, hasNext))
-            : HttpJson.ok(JsonViews.page(List.of(), false)));
-      }
-      return walk(pageSize, remaining - 1, Optional.of(pageDevices.get(pageSize - 1).name()));
-    });
+    return registry
+        .list(pageSize + 1, after)
+        .thenCompose(
+            devices -> {
+              boolean hasNext = devices.size() > pageSize;
+              List<Device> pageDevices = devices.subList(0, Math.min(pageSize, devices.size()));
+              if (remaining == 0 || !hasNext) {
+                return CompletableFuture.completedFuture(
+                    remaining == 0
+                        ? HttpJson.ok(JsonViews.page(pageDevices, hasNext))
+                        : HttpJson.ok(JsonViews.page(List.of(), false)));
+              }
+              return walk(
+                  pageSize, remaining - 1, Optional.of(pageDevices.get(pageSize - 1).name()));
+            });
   }
 
   /**
@@ -132,8 +194,8 @@ final class DeviceRoutes extends AllDirectives {
     int count = json.path("count").asInt(0);
     String type = json.path("type").asText("default");
     if (prefix.isBlank() || count < 1 || count > MAX_BULK) {
-      return CompletableFuture.completedFuture(HttpJson.error(400,
-          "namePrefix is required and count must be 1.." + MAX_BULK));
+      return CompletableFuture.completedFuture(
+          HttpJson.error(400, "namePrefix is required and count must be 1.." + MAX_BULK));
     }
     List<CompletableFuture<Device>> results = new ArrayList<>(count);
     // BULK_PARALLELISM sequential chains: bounded concurrency without blocking a thread.
@@ -146,45 +208,65 @@ final class DeviceRoutes extends AllDirectives {
       CompletableFuture<Device> result = new CompletableFuture<>();
       results.add(result);
       int lane = i % chains.size();
-      chains.set(lane, chains.get(lane).thenCompose(ignored ->
-          createOrGet(prefix + index, tokenPrefix + index, type)
-              .handle((device, error) -> {
-                if (error != null) {
-                  result.completeExceptionally(error);
-                } else {
-                  result.complete(device);
-                }
-                return null;
-              })));
+      chains.set(
+          lane,
+          chains
+              .get(lane)
+              .thenCompose(
+                  ignored ->
+                      createOrGet(prefix + index, tokenPrefix + index, type)
+                          .handle(
+                              (device, error) -> {
+                                if (error != null) {
+                                  result.completeExceptionally(error);
+                                } else {
+                                  result.complete(device);
+                                }
+                                return null;
+                              })));
     }
-    return CompletableFuture.allOf(results.toArray(new CompletableFuture<?>[0])).thenApply(done -> {
-      ArrayNode array = JsonViews.MAPPER.createArrayNode();
-      for (CompletableFuture<Device> result : results) {
-        Device device = result.join();
-        ObjectNode node = array.addObject();
-        node.put("name", device.name());
-        node.put("id", device.id().toString());
-        node.put("accessToken", device.accessToken());
-      }
-      return HttpJson.ok(array);
-    });
+    return CompletableFuture.allOf(results.toArray(new CompletableFuture<?>[0]))
+        .thenApply(
+            done -> {
+              ArrayNode array = JsonViews.MAPPER.createArrayNode();
+              for (CompletableFuture<Device> result : results) {
+                Device device = result.join();
+                ObjectNode node = array.addObject();
+                node.put("name", device.name());
+                node.put("id", device.id().toString());
+                node.put("accessToken", device.accessToken());
+              }
+              return HttpJson.ok(array);
+            });
   }
 
   private CompletionStage<Device> createOrGet(String name, String token, String type) {
-    return registry.create(name, type, Optional.of(token))
-        .handle((device, error) -> {
-          if (error == null) {
-            return CompletableFuture.completedFuture(device);
-          }
-          Throwable cause = error instanceof CompletionException ? error.getCause() : error;
-          if (cause instanceof DeviceConflictException) {
-            return registry.findByToken(token).thenApply(found -> found
-                .filter(existing -> existing.name().equals(name))
-                .orElseThrow(() -> new DeviceConflictException(
-                    "device " + name + " or token " + token + " belongs to another device")));
-          }
-          return CompletableFuture.<Device>failedFuture(cause);
-        })
+    return registry
+        .create(name, type, Optional.of(token))
+        .handle(
+            (device, error) -> {
+              if (error == null) {
+                return CompletableFuture.completedFuture(device);
+              }
+              Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+              if (cause instanceof DeviceConflictException) {
+                return registry
+                    .findByToken(token)
+                    .thenApply(
+                        found ->
+                            found
+                                .filter(existing -> existing.name().equals(name))
+                                .orElseThrow(
+                                    () ->
+                                        new DeviceConflictException(
+                                            "device "
+                                                + name
+                                                + " or token "
+                                                + token
+                                                + " belongs to another device")));
+              }
+              return CompletableFuture.<Device>failedFuture(cause);
+            })
         .thenCompose(Function.identity());
   }
 

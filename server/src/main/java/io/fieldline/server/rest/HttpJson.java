@@ -42,8 +42,8 @@ final class HttpJson {
 
   /** Maps a failed stage to a response: bad input 400, conflicts 409, storage trouble 503. */
   static HttpResponse failure(Throwable error) {
-    Throwable cause = error instanceof CompletionException && error.getCause() != null
-        ? error.getCause() : error;
+    Throwable cause =
+        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     if (cause instanceof IllegalArgumentException) {
       return error(400, cause.getMessage());
     }
@@ -51,8 +51,12 @@ final class HttpJson {
       return error(409, cause.getMessage());
     }
     if (cause instanceof StoreException store) {
-      return error(503, "storage " + store.kind().name().toLowerCase(java.util.Locale.ROOT)
-          + ": " + store.getMessage());
+      return error(
+          503,
+          "storage "
+              + store.kind().name().toLowerCase(java.util.Locale.ROOT)
+              + ": "
+              + store.getMessage());
     }
     LOG.error("[http] unexpected error", cause);
     return error(500, "internal error");

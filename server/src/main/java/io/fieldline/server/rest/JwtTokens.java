@@ -15,9 +15,9 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * Issues and verifies the REST API's bearer tokens: compact JWTs signed with HMAC-SHA256 (RFC
- * 7519 / RFC 7515), carrying the user ({@code sub}), the token kind ({@code typ}: access or
- * refresh), {@code iat} and {@code exp}. Thread-safe.
+ * Issues and verifies the REST API's bearer tokens: compact JWTs signed with HMAC-SHA256 (RFC 7519
+ * / RFC 7515), carrying the user ({@code sub}), the token kind ({@code typ}: access or refresh),
+ * {@code iat} and {@code exp}. Thread-safe.
  */
 public final class JwtTokens {
 
@@ -31,7 +31,8 @@ public final class JwtTokens {
   private static final Base64.Encoder ENCODER = Base64.getUrlEncoder().withoutPadding();
   private static final Base64.Decoder DECODER = Base64.getUrlDecoder();
   private static final String HEADER =
-      ENCODER.encodeToString("{\"alg\":\"HS256\",\"typ\":\"JWT\"}".getBytes(StandardCharsets.UTF_8));
+      ENCODER.encodeToString(
+          "{\"alg\":\"HS256\",\"typ\":\"JWT\"}".getBytes(StandardCharsets.UTF_8));
 
   private final SecretKeySpec key;
   private final Duration accessTtl;
@@ -55,7 +56,8 @@ public final class JwtTokens {
     claims.putArray("scopes").add("TENANT_ADMIN");
     claims.put("iat", now);
     claims.put("exp", now + ttl);
-    String body = HEADER + "." + ENCODER.encodeToString(claims.toString().getBytes(StandardCharsets.UTF_8));
+    String body =
+        HEADER + "." + ENCODER.encodeToString(claims.toString().getBytes(StandardCharsets.UTF_8));
     return body + "." + ENCODER.encodeToString(sign(body));
   }
 
@@ -73,8 +75,7 @@ public final class JwtTokens {
         return Optional.empty();
       }
       JsonNode claims = MAPPER.readTree(DECODER.decode(token.substring(first + 1, last)));
-      boolean kindMatches =
-          kind.name().equalsIgnoreCase(claims.path("typ").asText());
+      boolean kindMatches = kind.name().equalsIgnoreCase(claims.path("typ").asText());
       boolean alive = claims.path("exp").asLong(0) > clock.millis() / 1000;
       String user = claims.path("sub").asText("");
       return kindMatches && alive && !user.isEmpty() ? Optional.of(user) : Optional.empty();

@@ -11,8 +11,8 @@ import org.apache.pekko.http.javadsl.server.PathMatchers;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
- * Unauthenticated operational endpoints: {@code GET /health/live} (the process serves HTTP),
- * {@code GET /health/ready} (Cassandra answers and the schema is in place; 503 otherwise, so load
+ * Unauthenticated operational endpoints: {@code GET /health/live} (the process serves HTTP), {@code
+ * GET /health/ready} (Cassandra answers and the schema is in place; 503 otherwise, so load
  * balancers stop routing here) and {@code GET /metrics} (Prometheus text format, open as scrapers
  * expect).
  */
@@ -28,13 +28,27 @@ final class OpsRoutes extends AllDirectives {
 
   Route routes() {
     return concat(
-        path(PathMatchers.segment("health").slash("live"), () -> get(() -> complete(status(200, "UP")))),
-        path(PathMatchers.segment("health").slash("ready"), () -> get(() ->
-            completeWithFuture(readiness.get()
-                .thenApply(ready -> ready ? status(200, "UP") : status(503, "DOWN"))
-                .exceptionally(error -> status(503, "DOWN"))))),
-        path("metrics", () -> get(() -> complete(
-            HttpResponse.create().withEntity(ContentTypes.TEXT_PLAIN_UTF8, prometheus.scrape())))));
+        path(
+            PathMatchers.segment("health").slash("live"),
+            () -> get(() -> complete(status(200, "UP")))),
+        path(
+            PathMatchers.segment("health").slash("ready"),
+            () ->
+                get(
+                    () ->
+                        completeWithFuture(
+                            readiness
+                                .get()
+                                .thenApply(ready -> ready ? status(200, "UP") : status(503, "DOWN"))
+                                .exceptionally(error -> status(503, "DOWN"))))),
+        path(
+            "metrics",
+            () ->
+                get(
+                    () ->
+                        complete(
+                            HttpResponse.create()
+                                .withEntity(ContentTypes.TEXT_PLAIN_UTF8, prometheus.scrape())))));
   }
 
   private static HttpResponse status(int code, String status) {

@@ -39,9 +39,11 @@ public final class RestApi extends AllDirectives {
   public Route routes() {
     return concat(
         ops.routes(),
-        pathPrefix("api", () -> concat(
-            pathPrefix("auth", auth::routes),
-            auth.authenticated(user -> concat(devices.routes(), telemetry.routes())))));
+        pathPrefix(
+            "api",
+            () ->
+                concat(
+                    pathPrefix("auth", auth::routes),
+                    auth.authenticated(user -> concat(devices.routes(), telemetry.routes())))));
   }
-
 }

@@ -46,70 +46,120 @@ final class TelemetryRoutes extends AllDirectives {
   /** Routes under {@code /api}. */
   Route routes() {
     return concat(
-        pathPrefix(PathMatchers.segment("plugins").slash("telemetry").slash("DEVICE")
-            .slash(PathMatchers.uuidSegment()), uuid -> telemetry(new DeviceId(uuid))),
-        path(PathMatchers.segment("fieldline").slash("deadletters").slash("DEVICE")
-            .slash(PathMatchers.uuidSegment()), uuid -> get(() ->
-                parameterOptional("limit", limit -> reply(() -> deadLetters(
-                    new DeviceId(uuid), limit.map(Integer::parseInt).orElse(100)))))));
+        pathPrefix(
+            PathMatchers.segment("plugins")
+                .slash("telemetry")
+                .slash("DEVICE")
+                .slash(PathMatchers.uuidSegment()),
+            uuid -> telemetry(new DeviceId(uuid))),
+        path(
+            PathMatchers.segment("fieldline")
+                .slash("deadletters")
+                .slash("DEVICE")
+                .slash(PathMatchers.uuidSegment()),
+            uuid ->
+                get(
+                    () ->
+                        parameterOptional(
+                            "limit",
+                            limit ->
+                                reply(
+                                    () ->
+                                        deadLetters(
+                                            new DeviceId(uuid),
+                                            limit.map(Integer::parseInt).orElse(100)))))));
   }
 
   private Route telemetry(DeviceId id) {
-    return get(() -> concat(
-        path(PathMatchers.segment("keys").slash("timeseries"), () ->
-            reply(() -> queries.keys(id).thenApply(keys -> {
-              ArrayNode array = JsonViews.MAPPER.createArrayNode();
-              keys.forEach(array::add);
-              return HttpJson.ok(array);
-            }))),
-        path(PathMatchers.segment("values").slash("timeseries"), () ->
-            parameterMap(params -> reply(() -> timeseries(id, params)))),
-        path(PathMatchers.segment("keys").slash("attributes"), () ->
-            reply(() -> attributeKeys(id))),
-        path(PathMatchers.segment("values").slash("attributes"), () ->
-            parameterMap(params -> reply(() -> attributes(id, Optional.empty(), params)))),
-        path(PathMatchers.segment("values").slash("attributes").slash(PathMatchers.segment()),
-            scope -> parameterMap(params -> reply(() -> attributes(id, Optional.of(scope(scope)), params))))));
+    return get(
+        () ->
+            concat(
+                path(
+                    PathMatchers.segment("keys").slash("timeseries"),
+                    () ->
+                        reply(
+                            () ->
+                                queries
+                                    .keys(id)
+                                    .thenApply(
+                                        keys -> {
+                                          ArrayNode array = JsonViews.MAPPER.createArrayNode();
+                                          keys.forEach(array::add);
+                                          return HttpJson.ok(array);
+                                        }))),
+                path(
+                    PathMatchers.segment("values").slash("timeseries"),
+                    () -> parameterMap(params -> reply(() -> timeseries(id, params)))),
+                path(
+                    PathMatchers.segment("keys").slash("attributes"),
+                    () -> reply(() -> attributeKeys(id))),
+                path(
+                    PathMatchers.segment("values").slash("attributes"),
+                    () ->
+                        parameterMap(
+                            params -> reply(() -> attributes(id, Optional.empty(), params)))),
+                path(
+                    PathMatchers.segment("values")
+                        .slash("attributes")
+                        .slash(PathMatchers.segment()),
+                    scope ->
+                        parameterMap(
+                            params ->
+                                reply(() -> attributes(id, Optional.of(scope(scope)), params))))));
   }
 
   private CompletionStage<HttpResponse> timeseries(DeviceId id, Map<String, String> params) {
     Optional<Set<String>> keys = keys(params.get("keys"));
     boolean strict = Boolean.parseBoolean(params.getOrDefault("useStrictDataTypes", "false"));
     if (!params.containsKey("startTs") && !params.containsKey("endTs")) {
-      return queries.latest(id, keys).thenApply(values -> HttpJson.ok(JsonViews.timeseries(values, strict)));
+      return queries
+          .latest(id, keys)
+          .thenApply(values -> HttpJson.ok(JsonViews.timeseries(values, strict)));
     }
     long startTs = longParam(params, "startTs", null);
     long endTs = longParam(params, "endTs", null);
-    Aggregation agg = Aggregation.valueOf(params.getOrDefault("agg", "NONE").toUpperCase(Locale.ROOT));
-    SortOrder order = SortOrder.valueOf(params.getOrDefault("orderBy", "DESC").toUpperCase(Locale.ROOT));
+    Aggregation agg =
+        Aggregation.valueOf(params.getOrDefault("agg", "NONE").toUpperCase(Locale.ROOT));
+    SortOrder order =
+        SortOrder.valueOf(params.getOrDefault("orderBy", "DESC").toUpperCase(Locale.ROOT));
     long interval = longParam(params, "interval", 0L);
     int limit = (int) longParam(params, "limit", (long) HistoryQuery.DEFAULT_LIMIT);
-    CompletionStage<Set<String>> keySet = keys.isPresent()
-        ? CompletableFuture.completedFuture(keys.get())
-        : queries.keys(id).thenApply(LinkedHashSet::new);
-    return keySet.thenCompose(resolved -> resolved.isEmpty()
-        ? CompletableFuture.completedFuture(HttpJson.ok(JsonViews.MAPPER.createObjectNode()))
-        : queries.history(id, new HistoryQuery(resolved, startTs, endTs, interval, limit, agg, order))
-            .thenApply(byKey -> {
-              List<TsKvEntry> values = new ArrayList<>();
-              byKey.values().forEach(values::addAll);
-              return HttpJson.ok(JsonViews.timeseries(values, strict));
-            }));
+    CompletionStage<Set<String>> keySet =
+        keys.isPresent()
+            ? CompletableFuture.completedFuture(keys.get())
+            : queries.keys(id).thenApply(LinkedHashSet::new);
+    return keySet.thenCompose(
+        resolved ->
+            resolved.isEmpty()
+                ? CompletableFuture.completedFuture(
+                    HttpJson.ok(JsonViews.MAPPER.createObjectNode()))
+                : queries
+                    .history(
+                        id, new HistoryQuery(resolved, startTs, endTs, interval, limit, agg, order))
+                    .thenApply(
+                        byKey -> {
+                          List<TsKvEntry> values = new ArrayList<>();
+                          byKey.values().forEach(values::addAll);
+                          return HttpJson.ok(JsonViews.timeseries(values, strict));
+                        }));
   }
 
   private CompletionStage<HttpResponse> attributes(
       DeviceId id, Optional<AttributeScope> scope, Map<String, String> params) {
     Optional<Set<String>> keys = keys(params.get("keys"));
-    List<AttributeScope> scopes = scope.map(List::of).orElse(Arrays.asList(AttributeScope.values()));
+    List<AttributeScope> scopes =
+        scope.map(List::of).orElse(Arrays.asList(AttributeScope.values()));
     List<CompletableFuture<List<AttributeKvEntry>>> reads = new ArrayList<>();
     for (AttributeScope each : scopes) {
       reads.add(queries.attributes(id, each, keys).toCompletableFuture());
     }
-    return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0])).thenApply(done -> {
-      List<AttributeKvEntry> all = new ArrayList<>();
-      reads.forEach(read -> all.addAll(read.join()));
-      return HttpJson.ok(JsonViews.attributes(all));
-    });
+    return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0]))
+        .thenApply(
+            done -> {
+              List<AttributeKvEntry> all = new ArrayList<>();
+              reads.forEach(read -> all.addAll(read.join()));
+              return HttpJson.ok(JsonViews.attributes(all));
+            });
   }
 
   private CompletionStage<HttpResponse> attributeKeys(DeviceId id) {
@@ -117,31 +167,38 @@ final class TelemetryRoutes extends AllDirectives {
     for (AttributeScope scope : AttributeScope.values()) {
       reads.add(queries.attributes(id, scope, Optional.empty()).toCompletableFuture());
     }
-    return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0])).thenApply(done -> {
-      Set<String> keys = new java.util.TreeSet<>();
-      reads.forEach(read -> read.join().forEach(entry -> keys.add(entry.key())));
-      ArrayNode array = JsonViews.MAPPER.createArrayNode();
-      keys.forEach(array::add);
-      return HttpJson.ok(array);
-    });
+    return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0]))
+        .thenApply(
+            done -> {
+              Set<String> keys = new java.util.TreeSet<>();
+              reads.forEach(read -> read.join().forEach(entry -> keys.add(entry.key())));
+              ArrayNode array = JsonViews.MAPPER.createArrayNode();
+              keys.forEach(array::add);
+              return HttpJson.ok(array);
+            });
   }
 
   private CompletionStage<HttpResponse> deadLetters(DeviceId id, int limit) {
     if (limit < 1 || limit > 1000) {
       throw new IllegalArgumentException("limit must be 1..1000");
     }
-    return deadLetters.list(id, limit).thenApply(letters -> {
-      ArrayNode array = JsonViews.MAPPER.createArrayNode();
-      for (var letter : letters) {
-        ObjectNode node = array.addObject();
-        node.put("receivedAt", letter.receivedAt());
-        node.put("topic", letter.topic());
-        node.put("reason", letter.reason());
-        node.put("payloadBase64", Base64.getEncoder().encodeToString(letter.payload()));
-        node.put("payloadText", new String(letter.payload(), java.nio.charset.StandardCharsets.UTF_8));
-      }
-      return HttpJson.ok(array);
-    });
+    return deadLetters
+        .list(id, limit)
+        .thenApply(
+            letters -> {
+              ArrayNode array = JsonViews.MAPPER.createArrayNode();
+              for (var letter : letters) {
+                ObjectNode node = array.addObject();
+                node.put("receivedAt", letter.receivedAt());
+                node.put("topic", letter.topic());
+                node.put("reason", letter.reason());
+                node.put("payloadBase64", Base64.getEncoder().encodeToString(letter.payload()));
+                node.put(
+                    "payloadText",
+                    new String(letter.payload(), java.nio.charset.StandardCharsets.UTF_8));
+              }
+              return HttpJson.ok(array);
+            });
   }
 
   private Route reply(Supplier<CompletionStage<HttpResponse>> response) {
@@ -158,7 +215,8 @@ final class TelemetryRoutes extends AllDirectives {
     try {
       return AttributeScope.valueOf(text.toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("scope must be one of CLIENT_SCOPE, SHARED_SCOPE, SERVER_SCOPE");
+      throw new IllegalArgumentException(
+          "scope must be one of CLIENT_SCOPE, SHARED_SCOPE, SERVER_SCOPE");
     }
   }
 

@@ -215,7 +215,8 @@ class ClusterProcessIT {
         cluster
             .cql()
             .execute(
-                "SELECT long_v FROM ts_kv WHERE device_id = ? AND key = 'seq' LIMIT 1 ALLOW FILTERING",
+                "SELECT long_v FROM ts_kv WHERE device_id = ? AND key = 'seq' LIMIT 1 ALLOW"
+                    + " FILTERING",
                 device.value())
             .one();
     assertThat(latest.getLong(0)).as("latest value is the newest").isEqualTo(99);

@@ -130,11 +130,7 @@ class LocalClusterScriptIT {
       assertThat(node)
           .isEqualTo(
               new Node(
-                  "node-" + (i + 1),
-                  node.pid(),
-                  mqtt + i,
-                  mqtt + NODES + i,
-                  mqtt + 2 * NODES + i));
+                  "node-" + (i + 1), node.pid(), mqtt + i, mqtt + NODES + i, mqtt + 2 * NODES + i));
       assertThat(running(node.pid())).as("%s is running", node).isTrue();
     }
     // Each node derives the same three-node ring from ZooKeeper (after the rebalance delay).
@@ -306,8 +302,8 @@ class LocalClusterScriptIT {
 
   /**
    * The script rebuilds (nested {@code mvn install}) when a source file is newer than {@code
-   * server.classpath}; the dependency plugin rewrites that file only when the classpath changed,
-   * so after an edit it is older than the sources although this build has just compiled them.
+   * server.classpath}; the dependency plugin rewrites that file only when the classpath changed, so
+   * after an edit it is older than the sources although this build has just compiled them.
    */
   private static void markClasspathFresh() throws IOException {
     for (String file :

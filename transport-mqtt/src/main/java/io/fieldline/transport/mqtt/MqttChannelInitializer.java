@@ -36,10 +36,13 @@ final class MqttChannelInitializer extends ChannelInitializer<SocketChannel> {
     }
     MqttSessionHandler session = new MqttSessionHandler(context);
     sessions.add(session);
-    channel.closeFuture().addListener(closed -> {
-      sessions.remove(session);
-      open.decrementAndGet();
-    });
+    channel
+        .closeFuture()
+        .addListener(
+            closed -> {
+              sessions.remove(session);
+              open.decrementAndGet();
+            });
     MqttPipeline.addStages(channel.pipeline(), config, session);
   }
 }

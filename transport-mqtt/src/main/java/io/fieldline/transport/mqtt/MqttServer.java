@@ -60,7 +60,14 @@ public final class MqttServer implements AutoCloseable {
       PayloadParser parser,
       List<PressureGauge> storagePressure,
       MeterRegistry meterRegistry) {
-    this(config, registry, gateway, deadLetters, parser, storagePressure, meterRegistry,
+    this(
+        config,
+        registry,
+        gateway,
+        deadLetters,
+        parser,
+        storagePressure,
+        meterRegistry,
         SessionTakeover.LOCAL_ONLY);
   }
 
@@ -99,7 +106,8 @@ public final class MqttServer implements AutoCloseable {
     IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
     Class<? extends ServerChannel> channelType =
         epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
-    bossGroup = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("fieldline-mqtt-accept"), io);
+    bossGroup =
+        new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("fieldline-mqtt-accept"), io);
     workerGroup =
         new MultiThreadIoEventLoopGroup(
             config.workerThreads(), new DefaultThreadFactory("fieldline-mqtt-io"), io);
@@ -164,7 +172,9 @@ public final class MqttServer implements AutoCloseable {
     }
     Duration quiet = Duration.ofMillis(100);
     if (workerGroup != null) {
-      workerGroup.shutdownGracefully(quiet.toMillis(), 5_000, TimeUnit.MILLISECONDS).syncUninterruptibly();
+      workerGroup
+          .shutdownGracefully(quiet.toMillis(), 5_000, TimeUnit.MILLISECONDS)
+          .syncUninterruptibly();
     }
     if (bossGroup != null) {
       bossGroup.shutdownGracefully(0, 1_000, TimeUnit.MILLISECONDS).syncUninterruptibly();
@@ -173,10 +183,14 @@ public final class MqttServer implements AutoCloseable {
   }
 
   private void onStoragePressure(boolean overloaded) {
-    LOG.info("[mqtt] storage {}: {} reading on {} connections",
-        overloaded ? "overloaded" : "relieved", overloaded ? "pausing" : "resuming", sessions.size());
+    LOG.info(
+        "[mqtt] storage {}: {} reading on {} connections",
+        overloaded ? "overloaded" : "relieved",
+        overloaded ? "pausing" : "resuming",
+        sessions.size());
     for (MqttSessionHandler session : sessions) {
-      session.executeOnEventLoop(() -> session.onStoragePressure(context.storageOverloaded().getAsBoolean()));
+      session.executeOnEventLoop(
+          () -> session.onStoragePressure(context.storageOverloaded().getAsBoolean()));
     }
   }
 }

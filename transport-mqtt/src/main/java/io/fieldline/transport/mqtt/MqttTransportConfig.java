@@ -134,8 +134,17 @@ public record MqttTransportConfig(
 
   public MqttTransportConfig withPort(int newPort) {
     return new MqttTransportConfig(
-        host, newPort, workerThreads, maxPacketSize, maxClientIdLength, maxConnections,
-        connectTimeout, maxInflight, inflightLowWater, maxQueuedBeforeConnack, sessionExpiry,
+        host,
+        newPort,
+        workerThreads,
+        maxPacketSize,
+        maxClientIdLength,
+        maxConnections,
+        connectTimeout,
+        maxInflight,
+        inflightLowWater,
+        maxQueuedBeforeConnack,
+        sessionExpiry,
         invalidPayload);
   }
 }

@@ -111,15 +111,13 @@ class MqttServerTest {
     MqttAsyncClient client = connect(port, "dev-1", TOKEN);
 
     IMqttDeliveryToken delivery =
-        client.publish(TELEMETRY, "{\"temperature\":21.5}".getBytes(StandardCharsets.UTF_8), 1, false);
+        client.publish(
+            TELEMETRY, "{\"temperature\":21.5}".getBytes(StandardCharsets.UTF_8), 1, false);
 
     await().atMost(WAIT).until(() -> gateway.submissions().size() == 1);
     assertThat(gateway.submission(0).message()).isInstanceOf(DeviceMessage.PostTelemetry.class);
     assertThat(gateway.submission(0).message().size()).isEqualTo(1);
-    await()
-        .during(SETTLE)
-        .atMost(SETTLE.multipliedBy(3))
-        .until(() -> !delivery.isComplete());
+    await().during(SETTLE).atMost(SETTLE.multipliedBy(3)).until(() -> !delivery.isComplete());
 
     gateway.submission(0).store();
 
@@ -153,7 +151,8 @@ class MqttServerTest {
 
     assertThatExceptionOfType(MqttException.class)
         .isThrownBy(() -> client.connect(options("wrong-token")).waitForCompletion(WAIT.toMillis()))
-        .satisfies(e -> assertThat(e.getReasonCode()).isEqualTo(MqttException.REASON_CODE_NOT_AUTHORIZED));
+        .satisfies(
+            e -> assertThat(e.getReasonCode()).isEqualTo(MqttException.REASON_CODE_NOT_AUTHORIZED));
     assertThat(count("fieldline.mqtt.connects", "result", "not_authorized")).isEqualTo(1);
   }
 
@@ -183,7 +182,8 @@ class MqttServerTest {
     MqttAsyncClient second = client(port, "dev-2");
 
     assertThatExceptionOfType(MqttException.class)
-        .isThrownBy(() -> second.connect(options("other-token")).waitForCompletion(WAIT.toMillis()));
+        .isThrownBy(
+            () -> second.connect(options("other-token")).waitForCompletion(WAIT.toMillis()));
     assertThat(count("fieldline.mqtt.rejected", "reason", "connection_limit")).isEqualTo(1);
     assertThat(first.isConnected()).isTrue();
 
@@ -205,7 +205,10 @@ class MqttServerTest {
         .until(() -> count("fieldline.mqtt.backpressure.pauses", "cause", "storage") == 1);
     client.publish(TELEMETRY, "{\"t\":1}".getBytes(StandardCharsets.UTF_8), 1, false);
 
-    await().during(SETTLE).atMost(SETTLE.multipliedBy(3)).until(() -> gateway.submissions().isEmpty());
+    await()
+        .during(SETTLE)
+        .atMost(SETTLE.multipliedBy(3))
+        .until(() -> gateway.submissions().isEmpty());
 
     storage.decrement();
     storage.decrement();

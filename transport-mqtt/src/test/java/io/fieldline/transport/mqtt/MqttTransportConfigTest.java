@@ -106,7 +106,8 @@ class MqttTransportConfigTest {
     "CLOSE, CLOSE",
     "' Dead-Letter ', DEAD_LETTER"
   })
-  void should_parse_policy_when_value_is_a_known_spelling(String value, InvalidPayloadPolicy expected) {
+  void should_parse_policy_when_value_is_a_known_spelling(
+      String value, InvalidPayloadPolicy expected) {
     assertThat(parse("fieldline.mqtt.invalid-payload = \"" + value + "\"").invalidPayload())
         .isEqualTo(expected);
   }

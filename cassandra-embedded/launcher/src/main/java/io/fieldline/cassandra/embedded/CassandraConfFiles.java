@@ -137,26 +137,26 @@ final class CassandraConfFiles {
   String logbackText() {
     String log = xmlEscaped(systemLog().toString());
     return """
-           <configuration scan="false" debug="false">
-             <appender name="SYSTEMLOG" class="ch.qos.logback.core.rolling.RollingFileAppender">
-               <file>%1$s</file>
-               <rollingPolicy class="ch.qos.logback.core.rolling.FixedWindowRollingPolicy">
-                 <fileNamePattern>%1$s.%%i.zip</fileNamePattern>
-                 <minIndex>1</minIndex>
-                 <maxIndex>5</maxIndex>
-               </rollingPolicy>
-               <triggeringPolicy class="ch.qos.logback.core.rolling.SizeBasedTriggeringPolicy">
-                 <maxFileSize>50MB</maxFileSize>
-               </triggeringPolicy>
-               <encoder>
-                 <pattern>%%-5level [%%thread] %%date{ISO8601} %%logger{0} - %%msg%%n</pattern>
-               </encoder>
-             </appender>
-             <root level="INFO">
-               <appender-ref ref="SYSTEMLOG"/>
-             </root>
-           </configuration>
-           """
+    <configuration scan="false" debug="false">
+      <appender name="SYSTEMLOG" class="ch.qos.logback.core.rolling.RollingFileAppender">
+        <file>%1$s</file>
+        <rollingPolicy class="ch.qos.logback.core.rolling.FixedWindowRollingPolicy">
+          <fileNamePattern>%1$s.%%i.zip</fileNamePattern>
+          <minIndex>1</minIndex>
+          <maxIndex>5</maxIndex>
+        </rollingPolicy>
+        <triggeringPolicy class="ch.qos.logback.core.rolling.SizeBasedTriggeringPolicy">
+          <maxFileSize>50MB</maxFileSize>
+        </triggeringPolicy>
+        <encoder>
+          <pattern>%%-5level [%%thread] %%date{ISO8601} %%logger{0} - %%msg%%n</pattern>
+        </encoder>
+      </appender>
+      <root level="INFO">
+        <appender-ref ref="SYSTEMLOG"/>
+      </root>
+    </configuration>
+    """
         .formatted(log);
   }
 

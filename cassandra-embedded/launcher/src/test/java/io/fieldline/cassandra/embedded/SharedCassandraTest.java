@@ -46,8 +46,7 @@ class SharedCassandraTest {
 
   @Test
   void should_kill_node_and_delete_work_dir_when_owner_jvm_is_dead() throws Exception {
-    Path orphan =
-        Files.createDirectories(tmp.resolve(SharedCassandra.WORK_DIR_PREFIX + deadPid()));
+    Path orphan = Files.createDirectories(tmp.resolve(SharedCassandra.WORK_DIR_PREFIX + deadPid()));
     node = startFakeNode(new CassandraConfFiles(orphan));
 
     SharedCassandra.cleanUpOrphans(tmp);

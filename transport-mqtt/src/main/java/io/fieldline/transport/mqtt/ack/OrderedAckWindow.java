@@ -110,7 +110,10 @@ public final class OrderedAckWindow {
     return progressed;
   }
 
-  /** PUBLISHes received and not yet acknowledged (pending, completed behind a pending one, or failed). */
+  /**
+   * PUBLISHes received and not yet acknowledged (pending, completed behind a pending one, or
+   * failed).
+   */
   public int size() {
     return slots.size();
   }

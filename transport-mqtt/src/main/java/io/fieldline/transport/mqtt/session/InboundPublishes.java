@@ -37,8 +37,8 @@ import org.slf4j.LoggerFactory;
  * <p>Every PUBLISH (QoS 0 included) takes a slot in the {@link OrderedAckWindow} until its outcome
  * is known, so the window bounds the work a connection has in flight; at {@code max-inflight} the
  * session stops reading the socket and resumes at {@code inflight-low-water}. A failed write
- * produces no acknowledgement: once every earlier PUBLISH is acknowledged the connection closes
- * and the device retransmits (MQTT 3.1.1 §4.4).
+ * produces no acknowledgement: once every earlier PUBLISH is acknowledged the connection closes and
+ * the device retransmits (MQTT 3.1.1 §4.4).
  *
  * <p>Confined to the channel's event loop.
  */
@@ -120,26 +120,37 @@ final class InboundPublishes implements OrderedAckWindow.Sink {
     } else if (future.isDone()) {
       onOutcome(slot, future.join(), null);
     } else {
-      future.whenCompleteAsync((ack, error) -> onOutcome(slot, ack, error), ctx.channel().eventLoop());
+      future.whenCompleteAsync(
+          (ack, error) -> onOutcome(slot, ack, error), ctx.channel().eventLoop());
     }
   }
 
-  private @Nullable CompletionStage<Ack> handle(DeviceTopic topic, String topicName, byte[] payload) {
+  private @Nullable CompletionStage<Ack> handle(
+      DeviceTopic topic, String topicName, byte[] payload) {
     long now = System.currentTimeMillis();
     try {
       return switch (topic.kind()) {
-        case TELEMETRY -> context.gateway().submit(new DeviceMessage.PostTelemetry(
-            device.id(), now, context.parser().parseTelemetry(payload, now)));
-        case ATTRIBUTES -> context.gateway().submit(new DeviceMessage.PostAttributes(
-            device.id(), now, context.parser().parseAttributes(payload)));
+        case TELEMETRY ->
+            context
+                .gateway()
+                .submit(
+                    new DeviceMessage.PostTelemetry(
+                        device.id(), now, context.parser().parseTelemetry(payload, now)));
+        case ATTRIBUTES ->
+            context
+                .gateway()
+                .submit(
+                    new DeviceMessage.PostAttributes(
+                        device.id(), now, context.parser().parseAttributes(payload)));
         case RPC_REQUEST -> {
           byte[] response = rpc.answer(payload);
           // Flushed now: the answer must not wait for earlier PUBLISHes still being stored.
-          ctx.writeAndFlush(MqttMessageBuilders.publish()
-              .topicName(DeviceTopic.RPC_RESPONSE_PREFIX + topic.requestId())
-              .qos(MqttQoS.AT_MOST_ONCE)
-              .payload(Unpooled.wrappedBuffer(response))
-              .build());
+          ctx.writeAndFlush(
+              MqttMessageBuilders.publish()
+                  .topicName(DeviceTopic.RPC_RESPONSE_PREFIX + topic.requestId())
+                  .qos(MqttQoS.AT_MOST_ONCE)
+                  .payload(Unpooled.wrappedBuffer(response))
+                  .build());
           yield NOTHING_TO_STORE;
         }
         // Server-side RPC and attribute requests come with a later release: acknowledged, counted,
@@ -159,7 +170,9 @@ final class InboundPublishes implements OrderedAckWindow.Sink {
       return null;
     }
     PAYLOAD_WARNINGS.warn(
-        "{} invalid payload on {} dead-lettered: {}", handler.logPrefix(), topicName,
+        "{} invalid payload on {} dead-lettered: {}",
+        handler.logPrefix(),
+        topicName,
         e.getMessage());
     context.metrics().deadLettered();
     return context
@@ -179,8 +192,11 @@ final class InboundPublishes implements OrderedAckWindow.Sink {
       context.metrics().writeFailed();
       // Stop taking new work: this connection will close once earlier PUBLISHes are answered.
       handler.pause(MqttSessionHandler.Pause.FAILING);
-      WRITE_WARNINGS.warn("{} message {} not stored, no PUBACK: {}", handler.logPrefix(),
-          slot.packetId(), error != null ? String.valueOf(error) : String.valueOf(ack));
+      WRITE_WARNINGS.warn(
+          "{} message {} not stored, no PUBACK: {}",
+          handler.logPrefix(),
+          slot.packetId(),
+          error != null ? String.valueOf(error) : String.valueOf(ack));
     }
     drain();
   }
@@ -202,10 +218,15 @@ final class InboundPublishes implements OrderedAckWindow.Sink {
       session.awaitingRelease().add(slot.packetId());
     }
     // MQTT 3.1.1 §3.3.4: one PUBACK (QoS 1) or PUBREC (QoS 2) per PUBLISH, after it is stored.
-    ctx.write(new MqttMessage(
-        new MqttFixedHeader(pubrec ? MqttMessageType.PUBREC : MqttMessageType.PUBACK,
-            false, MqttQoS.AT_MOST_ONCE, false, 2),
-        MqttMessageIdVariableHeader.from(slot.packetId())));
+    ctx.write(
+        new MqttMessage(
+            new MqttFixedHeader(
+                pubrec ? MqttMessageType.PUBREC : MqttMessageType.PUBACK,
+                false,
+                MqttQoS.AT_MOST_ONCE,
+                false,
+                2),
+            MqttMessageIdVariableHeader.from(slot.packetId())));
     context.metrics().acknowledged(pubrec, slot.receivedNanos());
   }
 
@@ -217,9 +238,10 @@ final class InboundPublishes implements OrderedAckWindow.Sink {
   void onPubrel(int packetId) {
     // MQTT 3.1.1 §4.3.3: PUBCOMP for every PUBREL, even an unknown packet id.
     session.awaitingRelease().remove(packetId);
-    ctx.writeAndFlush(new MqttMessage(
-        new MqttFixedHeader(MqttMessageType.PUBCOMP, false, MqttQoS.AT_MOST_ONCE, false, 2),
-        MqttMessageIdVariableHeader.from(packetId)));
+    ctx.writeAndFlush(
+        new MqttMessage(
+            new MqttFixedHeader(MqttMessageType.PUBCOMP, false, MqttQoS.AT_MOST_ONCE, false, 2),
+            MqttMessageIdVariableHeader.from(packetId)));
   }
 
   private static AckType ackType(MqttQoS qos) {

@@ -141,7 +141,8 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
       }
       case PUBREL -> {
         if (requireConnected()) {
-          publishes().onPubrel(((MqttMessageIdVariableHeader) message.variableHeader()).messageId());
+          publishes()
+              .onPubrel(((MqttMessageIdVariableHeader) message.variableHeader()).messageId());
         }
       }
       case SUBSCRIBE -> {
@@ -178,7 +179,8 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
 
   private void onDecoderFailure(Throwable cause) {
     if (cause instanceof TooLongFrameException) {
-      reject(CloseReason.TOO_LARGE, "packet larger than {} bytes", context.config().maxPacketSize());
+      reject(
+          CloseReason.TOO_LARGE, "packet larger than {} bytes", context.config().maxPacketSize());
     } else if (cause instanceof MqttUnacceptableProtocolVersionException
         && state == State.AWAIT_CONNECT) {
       refuse(
@@ -225,8 +227,7 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
           ConnectResult.IDENTIFIER_REJECTED);
       return;
     }
-    String token =
-        connect.variableHeader().hasUserName() ? connect.payload().userName() : null;
+    String token = connect.variableHeader().hasUserName() ? connect.payload().userName() : null;
     if (token == null || token.isEmpty()) {
       // ThingsBoard convention: the access token is the username; none → 0x04.
       refuse(
@@ -263,8 +264,7 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
     }
     if (found.isEmpty()) {
       LOG.info("{} refused: unknown access token", logPrefix);
-      refuse(
-          MqttConnectReturnCode.CONNECTION_REFUSED_NOT_AUTHORIZED, ConnectResult.NOT_AUTHORIZED);
+      refuse(MqttConnectReturnCode.CONNECTION_REFUSED_NOT_AUTHORIZED, ConnectResult.NOT_AUTHORIZED);
       return;
     }
     Device authenticated = found.get();
@@ -299,7 +299,9 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
 
   private boolean queueBeforeConnack(MqttMessage message) {
     if (queuedBeforeConnack.size() >= context.config().maxQueuedBeforeConnack()) {
-      reject(CloseReason.QUEUE_OVERFLOW, "more than {} packets before CONNACK",
+      reject(
+          CloseReason.QUEUE_OVERFLOW,
+          "more than {} packets before CONNACK",
           context.config().maxQueuedBeforeConnack());
       return false;
     }
@@ -352,7 +354,8 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
       if (!pauses.isEmpty() && state == State.CONNECTED) {
         return; // we stopped reading, not the client: silence is ours
       }
-      close(state == State.CONNECTED ? CloseReason.KEEP_ALIVE_TIMEOUT : CloseReason.CONNECT_TIMEOUT);
+      close(
+          state == State.CONNECTED ? CloseReason.KEEP_ALIVE_TIMEOUT : CloseReason.CONNECT_TIMEOUT);
       return;
     }
     super.userEventTriggered(ctx, event);

@@ -23,7 +23,8 @@ final class RateLimitedLog {
   void warn(String format, Object... args) {
     long now = System.nanoTime();
     long next = nextAllowed.get();
-    if ((next == Long.MIN_VALUE || now - next >= 0) && nextAllowed.compareAndSet(next, now + intervalNanos)) {
+    if ((next == Long.MIN_VALUE || now - next >= 0)
+        && nextAllowed.compareAndSet(next, now + intervalNanos)) {
       long skipped = suppressed.getAndSet(0);
       if (skipped > 0) {
         log.warn("({} similar warnings suppressed)", skipped);

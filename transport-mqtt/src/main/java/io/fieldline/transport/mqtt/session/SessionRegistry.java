@@ -8,8 +8,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * One MQTT session per device on this node, and the state that CleanSession=0 sessions keep
- * between connections.
+ * One MQTT session per device on this node, and the state that CleanSession=0 sessions keep between
+ * connections.
  *
  * <p>A second CONNECT for the same device takes over: the older connection is closed (ThingsBoard's
  * one-session-per-device rule). The state of a persistent session (granted subscriptions and QoS 2

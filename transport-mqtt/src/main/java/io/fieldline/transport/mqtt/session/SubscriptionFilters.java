@@ -4,8 +4,8 @@ import io.netty.handler.codec.mqtt.MqttQoS;
 import java.util.Set;
 
 /**
- * The topic filters a device may subscribe to (ThingsBoard device API). Any other filter is
- * refused with SUBACK 0x80; the granted QoS is at most 1.
+ * The topic filters a device may subscribe to (ThingsBoard device API). Any other filter is refused
+ * with SUBACK 0x80; the granted QoS is at most 1.
  */
 public final class SubscriptionFilters {
 

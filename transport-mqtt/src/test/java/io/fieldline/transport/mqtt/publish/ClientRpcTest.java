@@ -16,7 +16,9 @@ class ClientRpcTest {
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
   private final ClientRpc rpc =
-      new ClientRpc(TestConfigs.mqtt("max-packet-size = 4096", "max-inflight = 17", "inflight-low-water = 3"));
+      new ClientRpc(
+          TestConfigs.mqtt(
+              "max-packet-size = 4096", "max-inflight = 17", "inflight-low-water = 3"));
 
   private JsonNode answer(String request) throws IOException {
     return MAPPER.readTree(rpc.answer(request.getBytes(StandardCharsets.UTF_8)));

@@ -109,7 +109,8 @@ final class SessionClient {
   }
 
   static MqttPublishMessage telemetry(int packetId) {
-    return publish(TELEMETRY, MqttQoS.AT_LEAST_ONCE, packetId, "{\"temperature\":" + packetId + "}");
+    return publish(
+        TELEMETRY, MqttQoS.AT_LEAST_ONCE, packetId, "{\"temperature\":" + packetId + "}");
   }
 
   static MqttMessage pubrel(int packetId) {

@@ -11,7 +11,11 @@ import io.netty.handler.codec.mqtt.MqttQoS;
 import io.netty.handler.codec.mqtt.MqttVersion;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
-/** CONNECT handling and PUBLISHes pipelined behind it. Driven through the production pipeline in an EmbeddedChannel. */
+
+/**
+ * CONNECT handling and PUBLISHes pipelined behind it. Driven through the production pipeline in an
+ * EmbeddedChannel.
+ */
 class SessionConnectTest extends SessionHandlerTestBase {
 
   @Nested
@@ -24,7 +28,8 @@ class SessionConnectTest extends SessionHandlerTestBase {
 
       assertThat(client.connect("")).isEqualTo("CONNACK 0x04");
       assertThat(client.isOpen()).isFalse();
-      assertThat(fixture.count("fieldline.mqtt.connects", "result", "bad_credentials")).isEqualTo(1);
+      assertThat(fixture.count("fieldline.mqtt.connects", "result", "bad_credentials"))
+          .isEqualTo(1);
     }
 
     @Test

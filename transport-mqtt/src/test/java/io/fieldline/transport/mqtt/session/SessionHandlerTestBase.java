@@ -6,6 +6,7 @@ import io.fieldline.transport.mqtt.testkit.TestConfigs;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
+
 /**
  * Shared set-up for the session handler tests: the production pipeline in an EmbeddedChannel with
  * fake ports whose futures each test completes.

@@ -18,7 +18,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
-/** Decoding failures, QoS 2, subscriptions, client RPC, keep-alive and persistent sessions. Driven through the production pipeline in an EmbeddedChannel. */
+
+/**
+ * Decoding failures, QoS 2, subscriptions, client RPC, keep-alive and persistent sessions. Driven
+ * through the production pipeline in an EmbeddedChannel.
+ */
 class SessionProtocolTest extends SessionHandlerTestBase {
 
   @Nested
@@ -29,7 +33,8 @@ class SessionProtocolTest extends SessionHandlerTestBase {
       SessionFixture fixture = fixture("max-packet-size = 64");
       SessionClient client = connected(fixture);
 
-      client.send(publish(TELEMETRY, MqttQoS.AT_LEAST_ONCE, 1, "{\"v\":\"" + "x".repeat(64) + "\"}"));
+      client.send(
+          publish(TELEMETRY, MqttQoS.AT_LEAST_ONCE, 1, "{\"v\":\"" + "x".repeat(64) + "\"}"));
 
       assertThat(client.received()).isEmpty();
       assertThat(client.isOpen()).isFalse();
@@ -190,7 +195,9 @@ class SessionProtocolTest extends SessionHandlerTestBase {
       assertThat(second.received()).containsExactly("CONNACK 0x00 session-present");
       second.send(publish(TELEMETRY, MqttQoS.EXACTLY_ONCE, 9, "{\"a\":1}"));
 
-      assertThat(fixture.gateway.submissions()).as("the failed copy must be stored again").hasSize(2);
+      assertThat(fixture.gateway.submissions())
+          .as("the failed copy must be stored again")
+          .hasSize(2);
     }
   }
 
@@ -219,7 +226,10 @@ class SessionProtocolTest extends SessionHandlerTestBase {
       SessionClient client = connected(fixture());
 
       client.send(
-          MqttMessageBuilders.unsubscribe().messageId(4).addTopicFilter("v1/devices/me/attributes").build());
+          MqttMessageBuilders.unsubscribe()
+              .messageId(4)
+              .addTopicFilter("v1/devices/me/attributes")
+              .build());
 
       assertThat(client.received()).containsExactly("UNSUBACK 4");
     }
@@ -232,7 +242,8 @@ class SessionProtocolTest extends SessionHandlerTestBase {
 
     @Test
     void should_answer_get_session_limits_on_response_topic() throws Exception {
-      SessionFixture fixture = fixture("max-packet-size = 2048", "max-inflight = 7", "inflight-low-water = 1");
+      SessionFixture fixture =
+          fixture("max-packet-size = 2048", "max-inflight = 7", "inflight-low-water = 1");
       SessionClient client = connected(fixture);
 
       client.send(
@@ -246,7 +257,8 @@ class SessionProtocolTest extends SessionHandlerTestBase {
       assertThat(received).hasSize(2);
       assertThat(received.get(0)).startsWith("PUBLISH v1/devices/me/rpc/response/42 ");
       JsonNode response =
-          mapper.readTree(received.get(0).substring("PUBLISH v1/devices/me/rpc/response/42 ".length()));
+          mapper.readTree(
+              received.get(0).substring("PUBLISH v1/devices/me/rpc/response/42 ".length()));
       assertThat(response.get("maxPayloadSize").asInt()).isEqualTo(2048);
       assertThat(response.get("maxInflightMessages").asInt()).isEqualTo(7);
       assertThat(response.get("rateLimits").isObject()).isTrue();
@@ -261,7 +273,11 @@ class SessionProtocolTest extends SessionHandlerTestBase {
       client.send(telemetry(1));
 
       client.send(
-          publish("v1/devices/me/rpc/request/5", MqttQoS.AT_MOST_ONCE, 0, "{\"method\":\"getCurrentTime\"}"));
+          publish(
+              "v1/devices/me/rpc/request/5",
+              MqttQoS.AT_MOST_ONCE,
+              0,
+              "{\"method\":\"getCurrentTime\"}"));
 
       assertThat(client.received())
           .singleElement()

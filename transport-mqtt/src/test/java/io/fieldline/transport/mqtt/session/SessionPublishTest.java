@@ -16,7 +16,11 @@ import io.netty.handler.codec.mqtt.MqttQoS;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
-/** The PUBLISH path: ordered acknowledgements, the in-flight window and invalid payloads. Driven through the production pipeline in an EmbeddedChannel. */
+
+/**
+ * The PUBLISH path: ordered acknowledgements, the in-flight window and invalid payloads. Driven
+ * through the production pipeline in an EmbeddedChannel.
+ */
 class SessionPublishTest extends SessionHandlerTestBase {
 
   @Nested
@@ -46,7 +50,8 @@ class SessionPublishTest extends SessionHandlerTestBase {
       SessionFixture fixture = fixture();
       SessionClient client = connected(fixture);
 
-      client.send(publish("v1/devices/me/attributes", MqttQoS.AT_LEAST_ONCE, 4, "{\"fw\":\"1.2\"}"));
+      client.send(
+          publish("v1/devices/me/attributes", MqttQoS.AT_LEAST_ONCE, 4, "{\"fw\":\"1.2\"}"));
       fixture.gateway.submission(0).store();
 
       assertThat(fixture.gateway.submission(0).message())
@@ -247,7 +252,8 @@ class SessionPublishTest extends SessionHandlerTestBase {
       assertThat(fixture.deadLetters.writes()).hasSize(1);
       FakeDeadLetterStore.Write write = fixture.deadLetters.writes().get(0);
       assertThat(write.deadLetter().topic()).isEqualTo(TELEMETRY);
-      assertThat(write.deadLetter().payload()).isEqualTo("not json".getBytes(StandardCharsets.UTF_8));
+      assertThat(write.deadLetter().payload())
+          .isEqualTo("not json".getBytes(StandardCharsets.UTF_8));
       assertThat(client.received()).as("no PUBACK before the dead letter is stored").isEmpty();
 
       write.done().complete(null);

@@ -114,8 +114,7 @@ class SessionRegistryTest {
     CountingConnection clean = new CountingConnection();
     SessionRegistry.Registration cleanRegistration = registry.register(device, true, clean);
     registry.unregister(device, true, clean);
-    SessionRegistry.Registration later =
-        registry.register(device, false, new CountingConnection());
+    SessionRegistry.Registration later = registry.register(device, false, new CountingConnection());
 
     assertThat(cleanRegistration.sessionPresent()).isFalse();
     assertThat(cleanRegistration.state().awaitingRelease()).isEmpty();

@@ -10,8 +10,10 @@ public final class TestConfigs {
 
   /** {@code overrides} are keys under {@code fieldline.mqtt}, e.g. {@code "max-inflight = 4"}. */
   public static MqttTransportConfig mqtt(String... overrides) {
-    String hocon = "fieldline.mqtt {\n port = 0\n host = \"127.0.0.1\"\n"
-        + String.join("\n", overrides) + "\n}";
+    String hocon =
+        "fieldline.mqtt {\n port = 0\n host = \"127.0.0.1\"\n"
+            + String.join("\n", overrides)
+            + "\n}";
     return MqttTransportConfig.from(
         ConfigFactory.parseString(hocon).withFallback(ConfigFactory.defaultReference()).resolve());
   }

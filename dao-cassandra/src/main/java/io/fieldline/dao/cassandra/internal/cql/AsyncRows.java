@@ -44,8 +44,7 @@ public final class AsyncRows {
     return page.fetchNextPage().thenCompose(next -> consume(next, mapper, limit, out));
   }
 
-  private static CompletionStage<Void> consumeEach(
-      AsyncResultSet page, Consumer<Row> consumer) {
+  private static CompletionStage<Void> consumeEach(AsyncResultSet page, Consumer<Row> consumer) {
     for (Row row : page.currentPage()) {
       consumer.accept(row);
     }

@@ -50,7 +50,11 @@ public final class FailureEpisodes {
     }
     long last = lastWarnNanos.get();
     if (now - last >= reminderNanos && lastWarnNanos.compareAndSet(last, now)) {
-      log.warn("{} still failing, {} failures so far ({}): {}", what, count, error.kind(),
+      log.warn(
+          "{} still failing, {} failures so far ({}): {}",
+          what,
+          count,
+          error.kind(),
           error.getMessage());
     }
   }

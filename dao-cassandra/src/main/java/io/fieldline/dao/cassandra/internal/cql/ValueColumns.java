@@ -16,7 +16,9 @@ import org.jspecify.annotations.Nullable;
  */
 public final class ValueColumns {
 
-  /** The value columns, in the order {@link #SELECT} and {@link #SELECT_WITH_WRITETIME} list them. */
+  /**
+   * The value columns, in the order {@link #SELECT} and {@link #SELECT_WITH_WRITETIME} list them.
+   */
   public static final String COLUMNS = "bool_v, long_v, dbl_v, str_v, json_v";
 
   /** The value columns for a SELECT list. */

@@ -54,7 +54,7 @@ final class Migrations {
               List.of(
                   // Clustering (key, part DESC): the first row of a key is its newest bucket, where
                   // its latest value is the first row (ts_kv clusters ts DESC).
-                  "CREATE TABLE IF NOT EXISTS %1$s.ts_kv_keys ("
-                      + " device_id uuid, key text, part bigint, PRIMARY KEY (device_id, key, part))"
-                      + " WITH CLUSTERING ORDER BY (key ASC, part DESC)")));
+                  "CREATE TABLE IF NOT EXISTS %1$s.ts_kv_keys ( device_id uuid, key text, part"
+                      + " bigint, PRIMARY KEY (device_id, key, part)) WITH CLUSTERING ORDER BY (key"
+                      + " ASC, part DESC)")));
 }

@@ -87,7 +87,10 @@ public final class SchemaMigrator {
       if (applied.contains(migration.version())) {
         continue;
       }
-      LOG.info("[cql] applying schema version {} to {}: {}", migration.version(), keyspace,
+      LOG.info(
+          "[cql] applying schema version {} to {}: {}",
+          migration.version(),
+          keyspace,
           migration.description());
       for (String statement : migration.statements()) {
         ddl(String.format(Locale.ROOT, statement, keyspace, deadLetterTtlSeconds));
@@ -98,7 +101,9 @@ public final class SchemaMigrator {
       }
       session.execute(
           SimpleStatement.newInstance(
-                  "INSERT INTO " + keyspace + ".schema_version (version, description, applied_at)"
+                  "INSERT INTO "
+                      + keyspace
+                      + ".schema_version (version, description, applied_at)"
                       + " VALUES (?, ?, ?)",
                   migration.version(),
                   migration.description(),

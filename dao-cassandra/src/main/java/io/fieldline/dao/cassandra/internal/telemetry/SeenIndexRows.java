@@ -8,12 +8,12 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * The index rows this process has already written: (device, partition) in {@code
- * ts_kv_partitions} and (device, key, partition) in {@code ts_kv_keys}. Each index row is then
- * written once per process instead of once per message. Bounded: the least recently used row is
- * forgotten first, which only costs one more (idempotent) index write. A row is added only after
- * the write that carried it succeeded; the store forgets them all when a write fails (a Cassandra
- * that restarted may have lost acknowledged writes not yet synced to its commit log).
+ * The index rows this process has already written: (device, partition) in {@code ts_kv_partitions}
+ * and (device, key, partition) in {@code ts_kv_keys}. Each index row is then written once per
+ * process instead of once per message. Bounded: the least recently used row is forgotten first,
+ * which only costs one more (idempotent) index write. A row is added only after the write that
+ * carried it succeeded; the store forgets them all when a write fails (a Cassandra that restarted
+ * may have lost acknowledged writes not yet synced to its commit log).
  *
  * <p>Thread-safe; a short lock around an access-ordered map (a few hundred nanoseconds per lookup).
  */
@@ -27,7 +27,9 @@ public final class SeenIndexRows {
 
   private final Map<Object, Boolean> seen;
 
-  /** @param maxSize most rows remembered, of both kinds together */
+  /**
+   * @param maxSize most rows remembered, of both kinds together
+   */
   public SeenIndexRows(int maxSize) {
     this.seen =
         new LinkedHashMap<>(Math.min(maxSize, 1024), 0.75f, true) {

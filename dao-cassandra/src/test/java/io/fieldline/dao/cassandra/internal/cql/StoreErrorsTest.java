@@ -20,8 +20,10 @@ class StoreErrorsTest {
 
   @Test
   void should_map_to_timeout_when_cassandra_or_the_driver_timed_out() {
-    assertThat(kind(new WriteTimeoutException(null, DefaultConsistencyLevel.ONE, 0, 1,
-            DefaultWriteType.UNLOGGED_BATCH)))
+    assertThat(
+            kind(
+                new WriteTimeoutException(
+                    null, DefaultConsistencyLevel.ONE, 0, 1, DefaultWriteType.UNLOGGED_BATCH)))
         .isEqualTo(StoreException.Kind.TIMEOUT);
     assertThat(kind(new ReadTimeoutException(null, DefaultConsistencyLevel.ONE, 0, 1, false)))
         .isEqualTo(StoreException.Kind.TIMEOUT);
