@@ -48,13 +48,13 @@ class ActorsConfigTest {
                     "fieldline.actors { shards = 0, ack-timeout = -1s, max-inflight-writes = many,"
                         + " stash-capacity = 0, passivate-after = 0s, shutdown-timeout = soon }"))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("shards must be 1..1024, got 0")
-        .hasMessageContaining("ack-timeout must be a positive duration")
-        .hasMessageContaining("max-inflight-writes: ")
-        .hasMessageContaining("stash-capacity must be 1..1048576, got 0")
-        .hasMessageContaining("passivate-after must be a positive duration")
-        .hasMessageContaining("shutdown-timeout: ")
-        .satisfies(e -> assertThat(e.getMessage().split("; ")).hasSize(6));
+        .hasMessageContaining("fieldline.actors.shards: must be 1..1024, got 0")
+        .hasMessageContaining("fieldline.actors.ack-timeout: must be a positive duration")
+        .hasMessageContaining("fieldline.actors.max-inflight-writes: ")
+        .hasMessageContaining("fieldline.actors.stash-capacity: must be 1..1048576, got 0")
+        .hasMessageContaining("fieldline.actors.passivate-after: must be a positive duration")
+        .hasMessageContaining("fieldline.actors.shutdown-timeout: ")
+        .satisfies(e -> assertThat(e.getMessage().split("\n  ")).hasSize(7));
   }
 
   @Test

@@ -1,13 +1,10 @@
 package io.fieldline.cluster;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigException;
+import io.fieldline.common.config.ConfigReader;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.function.Function;
 
 /**
  * The cluster's settings, read once from {@code fieldline.cluster} (see this module's {@code
@@ -56,86 +53,47 @@ public record ClusterConfig(
    * @throws IllegalArgumentException listing every invalid key
    */
   public static ClusterConfig from(Config root) {
-    Config c = root.getConfig("fieldline.cluster");
-    List<String> errors = new ArrayList<>();
-    String nodeId = read(errors, "node-id", c::getString, "").trim();
-    ClusterConfig config =
+    ConfigReader r = ConfigReader.of(root, "fieldline.cluster");
+    String zookeeper = r.string("zookeeper").trim();
+    String znodeRoot = r.string("root");
+    r.check(
+        znodeRoot.startsWith("/") && znodeRoot.length() >= 2 && !znodeRoot.endsWith("/"),
+        "root",
+        "must be an absolute ZooKeeper path without a trailing /, got '" + znodeRoot + "'");
+    String configuredId = r.string("node-id").trim();
+    String nodeId = configuredId.isEmpty() ? defaultNodeId() : configuredId;
+    // It names a znode and appears in log prefixes: keep it to a safe alphabet.
+    r.check(
+        nodeId.matches("[A-Za-z0-9._-]{1,128}"),
+        "node-id",
+        "must be 1..128 characters of [A-Za-z0-9._-], got '" + nodeId + "'");
+    String grpcHost = r.string("grpc-host");
+    int grpcPort = r.integer("grpc-port", 0, 65535);
+    String advertisedHost = r.nonBlankString("advertised-host");
+    int virtualNodes = r.integer("virtual-nodes", 1, 4096);
+    Duration rebalanceDelay = r.nonNegativeDuration("rebalance-delay");
+    Duration forwardTimeout = r.positiveDuration("forward-timeout");
+    int maxInflightPerPeer = r.integer("max-inflight-per-peer", 4);
+    Duration takeoverTimeout = r.positiveDuration("takeover-timeout");
+    int maxPendingTakeovers = r.integer("max-pending-takeovers", 1);
+    Duration sessionTimeout = r.positiveDuration("zookeeper-session-timeout");
+    Duration connectionTimeout = r.positiveDuration("zookeeper-connection-timeout");
+    return r.validated(
         new ClusterConfig(
-            read(errors, "zookeeper", c::getString, "").trim(),
-            read(errors, "root", c::getString, "/fieldline/nodes"),
-            nodeId.isEmpty() ? defaultNodeId() : nodeId,
-            read(errors, "grpc-host", c::getString, ""),
-            read(errors, "grpc-port", c::getInt, 0),
-            read(errors, "advertised-host", c::getString, "127.0.0.1"),
-            read(errors, "virtual-nodes", c::getInt, 64),
-            read(errors, "rebalance-delay", c::getDuration, Duration.ZERO),
-            read(errors, "forward-timeout", c::getDuration, Duration.ofSeconds(1)),
-            read(errors, "max-inflight-per-peer", c::getInt, 1024),
-            read(errors, "takeover-timeout", c::getDuration, Duration.ofSeconds(1)),
-            read(errors, "max-pending-takeovers", c::getInt, 1),
-            read(errors, "zookeeper-session-timeout", c::getDuration, Duration.ofSeconds(10)),
-            read(errors, "zookeeper-connection-timeout", c::getDuration, Duration.ofSeconds(10)));
-    config.validate(errors);
-    if (!errors.isEmpty()) {
-      throw new IllegalArgumentException(
-          "invalid fieldline.cluster configuration: " + String.join("; ", errors));
-    }
-    return config;
-  }
-
-  private static <T> T read(
-      List<String> errors, String key, Function<String, T> getter, T fallback) {
-    try {
-      return getter.apply(key);
-    } catch (ConfigException e) {
-      errors.add(e.getMessage());
-      return fallback;
-    }
-  }
-
-  private void validate(List<String> errors) {
-    if (!root.startsWith("/") || root.length() < 2 || root.endsWith("/")) {
-      errors.add(
-          "root must be an absolute ZooKeeper path without a trailing /, got '" + root + "'");
-    }
-    if (!nodeId.matches("[A-Za-z0-9._-]{1,128}")) {
-      // It names a znode and appears in log prefixes: keep it to a safe alphabet.
-      errors.add("node-id must be 1..128 characters of [A-Za-z0-9._-], got '" + nodeId + "'");
-    }
-    if (grpcPort < 0 || grpcPort > 65535) {
-      errors.add("grpc-port must be 0..65535, got " + grpcPort);
-    }
-    if (advertisedHost.isBlank()) {
-      errors.add("advertised-host must not be empty");
-    }
-    if (virtualNodes < 1 || virtualNodes > 4096) {
-      errors.add("virtual-nodes must be 1..4096, got " + virtualNodes);
-    }
-    if (rebalanceDelay.isNegative()) {
-      errors.add("rebalance-delay must not be negative");
-    }
-    if (!positive(forwardTimeout)) {
-      errors.add("forward-timeout must be positive");
-    }
-    if (maxInflightPerPeer < 4) {
-      errors.add("max-inflight-per-peer must be >= 4, got " + maxInflightPerPeer);
-    }
-    if (!positive(takeoverTimeout)) {
-      errors.add("takeover-timeout must be positive");
-    }
-    if (maxPendingTakeovers < 1) {
-      errors.add("max-pending-takeovers must be >= 1");
-    }
-    if (!positive(sessionTimeout)) {
-      errors.add("zookeeper-session-timeout must be positive");
-    }
-    if (!positive(connectionTimeout)) {
-      errors.add("zookeeper-connection-timeout must be positive");
-    }
-  }
-
-  private static boolean positive(Duration duration) {
-    return !duration.isNegative() && !duration.isZero();
+            zookeeper,
+            znodeRoot,
+            nodeId,
+            grpcHost,
+            grpcPort,
+            advertisedHost,
+            virtualNodes,
+            rebalanceDelay,
+            forwardTimeout,
+            maxInflightPerPeer,
+            takeoverTimeout,
+            maxPendingTakeovers,
+            sessionTimeout,
+            connectionTimeout));
   }
 
   private static String defaultNodeId() {
@@ -150,43 +108,5 @@ public record ClusterConfig(
       safe = safe.substring(0, 100);
     }
     return safe + "-" + ProcessHandle.current().pid();
-  }
-
-  /** A copy with another node id (tests run several nodes from one configuration). */
-  public ClusterConfig withNodeId(String id) {
-    return new ClusterConfig(
-        zookeeper,
-        root,
-        id,
-        grpcHost,
-        grpcPort,
-        advertisedHost,
-        virtualNodes,
-        rebalanceDelay,
-        forwardTimeout,
-        maxInflightPerPeer,
-        takeoverTimeout,
-        maxPendingTakeovers,
-        sessionTimeout,
-        connectionTimeout);
-  }
-
-  /** A copy with another ZooKeeper connect string. */
-  public ClusterConfig withZookeeper(String connectString) {
-    return new ClusterConfig(
-        connectString,
-        root,
-        nodeId,
-        grpcHost,
-        grpcPort,
-        advertisedHost,
-        virtualNodes,
-        rebalanceDelay,
-        forwardTimeout,
-        maxInflightPerPeer,
-        takeoverTimeout,
-        maxPendingTakeovers,
-        sessionTimeout,
-        connectionTimeout);
   }
 }

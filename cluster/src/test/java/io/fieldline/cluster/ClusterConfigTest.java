@@ -58,12 +58,12 @@ class ClusterConfigTest {
                             "fieldline.cluster.max-inflight-per-peer = 1",
                             "fieldline.cluster.rebalance-delay = oops"))))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("root must be")
-        .hasMessageContaining("node-id must be")
-        .hasMessageContaining("grpc-port must be")
-        .hasMessageContaining("virtual-nodes must be")
-        .hasMessageContaining("forward-timeout must be positive")
-        .hasMessageContaining("max-inflight-per-peer must be")
-        .hasMessageContaining("rebalance-delay");
+        .hasMessageContaining("fieldline.cluster.root: must be")
+        .hasMessageContaining("fieldline.cluster.node-id: must be")
+        .hasMessageContaining("fieldline.cluster.grpc-port: must be")
+        .hasMessageContaining("fieldline.cluster.virtual-nodes: must be")
+        .hasMessageContaining("fieldline.cluster.forward-timeout: must be a positive duration")
+        .hasMessageContaining("fieldline.cluster.max-inflight-per-peer: must be")
+        .hasMessageContaining("fieldline.cluster.rebalance-delay: ");
   }
 }

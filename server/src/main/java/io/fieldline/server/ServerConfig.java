@@ -1,10 +1,9 @@
 package io.fieldline.server;
 
 import com.typesafe.config.Config;
+import io.fieldline.common.config.ConfigReader;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 
 /**
@@ -32,50 +31,50 @@ public record ServerConfig(
 
   /** Reads and validates the keys; reports every invalid one at once. */
   public static ServerConfig from(Config root) {
-    Config f = root.getConfig("fieldline");
-    ServerConfig config =
+    ConfigReader r = ConfigReader.of(root, "fieldline");
+    Path dataDir = Path.of(r.string("data-dir"));
+    String httpHost = r.string("http.host");
+    int httpPort = r.integer("http.port", 0, 65535);
+    String adminUsername = r.nonBlankString("admin.username");
+    String adminPassword = r.string("admin.password");
+    String jwtSecret = r.string("auth.jwt-secret");
+    r.check(
+        jwtSecret.isEmpty() || jwtSecret.length() >= 32,
+        "auth.jwt-secret",
+        "must have at least 32 characters (or be empty to generate one)");
+    Duration tokenTtl = r.positiveDuration("auth.token-ttl");
+    Duration refreshTokenTtl = r.positiveDuration("auth.refresh-token-ttl");
+    boolean embeddedCassandra = r.bool("embedded-cassandra.enabled");
+    int embeddedCqlPort = r.integer("embedded-cassandra.cql-port", 0, 65535);
+    int embeddedStoragePort = r.integer("embedded-cassandra.storage-port", 0, 65535);
+    String embeddedHeap = r.string("embedded-cassandra.heap");
+    String embeddedProfile = r.string("embedded-cassandra.profile").toLowerCase(Locale.ROOT);
+    r.check(
+        embeddedProfile.equals("server") || embeddedProfile.equals("test"),
+        "embedded-cassandra.profile",
+        "must be server or test, got " + embeddedProfile);
+    Duration embeddedStartTimeout = r.positiveDuration("embedded-cassandra.start-timeout");
+    String cassandraClasspathFile = r.string("embedded-cassandra.classpath-file");
+    boolean demoDevice = r.bool("demo-device.enabled");
+    String demoDeviceName = r.string("demo-device.name");
+    return r.validated(
         new ServerConfig(
-            Path.of(f.getString("data-dir")),
-            f.getString("http.host"),
-            f.getInt("http.port"),
-            f.getString("admin.username"),
-            f.getString("admin.password"),
-            f.getString("auth.jwt-secret"),
-            f.getDuration("auth.token-ttl"),
-            f.getDuration("auth.refresh-token-ttl"),
-            f.getBoolean("embedded-cassandra.enabled"),
-            f.getInt("embedded-cassandra.cql-port"),
-            f.getInt("embedded-cassandra.storage-port"),
-            f.getString("embedded-cassandra.heap"),
-            f.getString("embedded-cassandra.profile").toLowerCase(Locale.ROOT),
-            f.getDuration("embedded-cassandra.start-timeout"),
-            f.getString("embedded-cassandra.classpath-file"),
-            f.getBoolean("demo-device.enabled"),
-            f.getString("demo-device.name"));
-    List<String> errors = new ArrayList<>();
-    if (config.httpPort < 0 || config.httpPort > 65535) {
-      errors.add("http.port must be 0..65535, got " + config.httpPort);
-    }
-    if (config.adminUsername.isBlank()) {
-      errors.add("admin.username must not be empty");
-    }
-    if (!config.jwtSecret.isEmpty() && config.jwtSecret.length() < 32) {
-      errors.add("auth.jwt-secret must have at least 32 characters (or be empty to generate one)");
-    }
-    if (config.tokenTtl.isNegative() || config.tokenTtl.isZero()) {
-      errors.add("auth.token-ttl must be positive");
-    }
-    if (!config.embeddedProfile.equals("server") && !config.embeddedProfile.equals("test")) {
-      errors.add(
-          "embedded-cassandra.profile must be server or test, got " + config.embeddedProfile);
-    }
-    if (config.embeddedCqlPort < 0 || config.embeddedCqlPort > 65535) {
-      errors.add("embedded-cassandra.cql-port must be 0..65535");
-    }
-    if (!errors.isEmpty()) {
-      throw new IllegalArgumentException(
-          "invalid fieldline configuration: " + String.join("; ", errors));
-    }
-    return config;
+            dataDir,
+            httpHost,
+            httpPort,
+            adminUsername,
+            adminPassword,
+            jwtSecret,
+            tokenTtl,
+            refreshTokenTtl,
+            embeddedCassandra,
+            embeddedCqlPort,
+            embeddedStoragePort,
+            embeddedHeap,
+            embeddedProfile,
+            embeddedStartTimeout,
+            cassandraClasspathFile,
+            demoDevice,
+            demoDeviceName));
   }
 }

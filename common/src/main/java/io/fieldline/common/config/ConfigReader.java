@@ -72,6 +72,13 @@ public final class ConfigReader {
     return value;
   }
 
+  /** An integer of at least {@code min}. */
+  public int integer(String key, int min) {
+    int value = read(key, min, block::getInt);
+    check(value >= min, key, "must be >= " + min + ", got " + value);
+    return value;
+  }
+
   /**
    * A size in bytes ({@code 64 KiB}, {@code 1 MiB}) within {@code [min, max]}. Read as a long, so 4
    * GiB + 100 B is reported as too large rather than wrapped into 100 B.

@@ -2,15 +2,12 @@ package io.fieldline.dao.cassandra;
 
 import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigException;
+import io.fieldline.common.config.ConfigReader;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
-import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
 /**
@@ -107,120 +104,72 @@ public record CassandraConfig(
    * @throws IllegalArgumentException listing every invalid or missing key at once
    */
   public static CassandraConfig from(Config root) {
-    Reader r = new Reader(root.getConfig(PATH));
+    ConfigReader r = ConfigReader.of(root, PATH);
     List<InetSocketAddress> contactPoints =
-        r.get(
-            "contact-points", List.of(), () -> parseContactPoints(r.c.getString("contact-points")));
-    String keyspace = r.get("keyspace", "", () -> r.c.getString("keyspace"));
+        r.parsed("contact-points", List.of(), CassandraConfig::parseContactPoints);
+    String keyspace = r.string("keyspace");
     r.check(KEYSPACE.matcher(keyspace).matches(), "keyspace", "must match " + KEYSPACE.pattern());
-    String replication = r.get("replication", "", () -> r.c.getString("replication"));
+    String replication = r.string("replication");
     r.check(
         REPLICATION.matcher(replication).matches(),
         "replication",
         "must be a CQL map literal with a 'class', e.g."
             + " {'class':'SimpleStrategy','replication_factor':1}");
-    boolean createSchema = r.get("create-schema", true, () -> r.c.getBoolean("create-schema"));
-    TsPartitioning partitioning =
-        r.get(
-            "ts-partitioning",
-            TsPartitioning.MONTHS,
-            () -> r.c.getEnum(TsPartitioning.class, "ts-partitioning"));
-    int ttl = r.get("ts-ttl", 0, () -> r.c.getInt("ts-ttl"));
-    r.check(ttl >= 0 && ttl <= MAX_TTL_SECONDS, "ts-ttl", "must be 0.." + MAX_TTL_SECONDS);
-    Duration deadLetterTtl =
-        r.get("dead-letter-ttl", Duration.ZERO, () -> r.c.getDuration("dead-letter-ttl"));
+    boolean createSchema = r.bool("create-schema");
+    TsPartitioning partitioning = r.oneOf("ts-partitioning", TsPartitioning.class);
+    int ttl = r.integer("ts-ttl", 0, MAX_TTL_SECONDS);
+    Duration deadLetterTtl = r.duration("dead-letter-ttl");
     r.check(
         deadLetterTtl.getSeconds() >= 1 && deadLetterTtl.getSeconds() <= MAX_TTL_SECONDS,
         "dead-letter-ttl",
         "must be between 1 second and 20 years");
     DefaultConsistencyLevel writeConsistency =
-        r.get(
-            "write-consistency",
-            DefaultConsistencyLevel.LOCAL_QUORUM,
-            () -> r.c.getEnum(DefaultConsistencyLevel.class, "write-consistency"));
+        r.oneOf("write-consistency", DefaultConsistencyLevel.class);
     r.check(
         !writeConsistency.isSerial(),
         "write-consistency",
         "must not be a serial consistency level");
-    int maxInflight = r.positive("max-inflight", 1);
-    int maxQueued = r.get("max-queued", 0, () -> r.c.getInt("max-queued"));
-    r.check(maxQueued >= 0, "max-queued", "must be >= 0");
-    int maxBatch = r.positive("max-batch-statements", 2);
-    long maxBatchBytes = r.get("max-batch-bytes", 1024L, () -> r.c.getBytes("max-batch-bytes"));
-    r.check(
-        maxBatchBytes >= 1024 && maxBatchBytes <= 1024 * 1024,
-        "max-batch-bytes",
-        "must be between 1 KiB and 1 MiB");
-    boolean coalesce = r.get("coalesce-writes", true, () -> r.c.getBoolean("coalesce-writes"));
-    int coalesceBatches = r.positive("coalesce.max-batches-in-flight", 1);
-    int coalesceStatements = r.positive("coalesce.max-batch-statements", 2);
+    int maxInflight = r.integer("max-inflight", 1);
+    int maxQueued = r.integer("max-queued", 0);
+    int maxBatch = r.integer("max-batch-statements", 2);
+    long maxBatchBytes = r.bytes("max-batch-bytes", 1024, 1024 * 1024);
+    boolean coalesce = r.bool("coalesce-writes");
+    int coalesceBatches = r.integer("coalesce.max-batches-in-flight", 1);
     // The native protocol counts a batch's statements in an unsigned short.
-    r.check(coalesceStatements <= 65_535, "coalesce.max-batch-statements", "must be <= 65535");
-    long coalesceBytes =
-        r.get("coalesce.max-batch-bytes", 1024L, () -> r.c.getBytes("coalesce.max-batch-bytes"));
-    r.check(
-        coalesceBytes >= 1024 && coalesceBytes <= 1024 * 1024,
-        "coalesce.max-batch-bytes",
-        "must be between 1 KiB and 1 MiB");
-    int coalesceQueued = r.positive("coalesce.max-queued-writes", 4);
-    int partitionsCache = r.positive("partitions-cache-size", 1);
-    Duration cacheTtl =
-        r.get("device-cache.ttl", Duration.ZERO, () -> r.c.getDuration("device-cache.ttl"));
-    r.check(!cacheTtl.isNegative(), "device-cache.ttl", "must not be negative");
-    Duration negativeTtl =
-        r.get(
-            "device-cache.negative-ttl",
-            Duration.ZERO,
-            () -> r.c.getDuration("device-cache.negative-ttl"));
-    r.check(!negativeTtl.isNegative(), "device-cache.negative-ttl", "must not be negative");
-    int cacheSize = r.positive("device-cache.max-size", 1);
-    r.throwIfInvalid();
-    return new CassandraConfig(
-        contactPoints,
-        keyspace,
-        replication,
-        createSchema,
-        partitioning,
-        ttl,
-        deadLetterTtl,
-        writeConsistency,
-        maxInflight,
-        maxQueued,
-        maxBatch,
-        (int) maxBatchBytes,
-        new CoalesceConfig(
-            coalesce, coalesceBatches, coalesceStatements, (int) coalesceBytes, coalesceQueued),
-        partitionsCache,
-        new DeviceCacheConfig(cacheTtl, negativeTtl, cacheSize));
+    int coalesceStatements = r.integer("coalesce.max-batch-statements", 2, 65_535);
+    long coalesceBytes = r.bytes("coalesce.max-batch-bytes", 1024, 1024 * 1024);
+    int coalesceQueued = r.integer("coalesce.max-queued-writes", 4);
+    int partitionsCache = r.integer("partitions-cache-size", 1);
+    Duration cacheTtl = r.nonNegativeDuration("device-cache.ttl");
+    Duration negativeTtl = r.nonNegativeDuration("device-cache.negative-ttl");
+    int cacheSize = r.integer("device-cache.max-size", 1);
+    return r.validated(
+        new CassandraConfig(
+            contactPoints,
+            keyspace,
+            replication,
+            createSchema,
+            partitioning,
+            ttl,
+            deadLetterTtl,
+            writeConsistency,
+            maxInflight,
+            maxQueued,
+            maxBatch,
+            (int) maxBatchBytes,
+            new CoalesceConfig(
+                coalesce, coalesceBatches, coalesceStatements, (int) coalesceBytes, coalesceQueued),
+            partitionsCache,
+            new DeviceCacheConfig(cacheTtl, negativeTtl, cacheSize)));
   }
 
   /**
    * Whether latest values are derived from the time-series rows (no per-message upsert of {@code
    * ts_kv_latest}): when rows never expire. With a TTL, {@code ts_kv_latest} is written with every
-   * message so that latest values outlive their rows. See {@link LatestValuesReader}.
+   * message so that latest values outlive their rows (docs/storage.md).
    */
   public boolean derivedLatest() {
     return tsTtlSeconds == 0;
-  }
-
-  /** A copy with other contact points. */
-  public CassandraConfig withContactPoints(List<InetSocketAddress> points) {
-    return new CassandraConfig(
-        points,
-        keyspace,
-        replication,
-        createSchema,
-        tsPartitioning,
-        tsTtlSeconds,
-        deadLetterTtl,
-        writeConsistency,
-        maxInflight,
-        maxQueued,
-        maxBatchStatements,
-        maxBatchBytes,
-        coalesce,
-        partitionsCacheSize,
-        deviceCache);
   }
 
   /** A copy with another time-series TTL, in seconds. */
@@ -276,45 +225,5 @@ public record CassandraConfig(
       points.add(InetSocketAddress.createUnresolved(host, port));
     }
     return points;
-  }
-
-  // Collects every error instead of stopping at the first one.
-  private static final class Reader {
-    final Config c;
-    final List<String> errors = new ArrayList<>();
-    final Set<String> unreadable = new HashSet<>();
-
-    Reader(Config c) {
-      this.c = c;
-    }
-
-    <T> T get(String key, T fallback, Supplier<T> read) {
-      try {
-        return read.get();
-      } catch (ConfigException | IllegalArgumentException e) {
-        errors.add(PATH + "." + key + ": " + e.getMessage());
-        unreadable.add(key);
-        return fallback;
-      }
-    }
-
-    int positive(String key, int min) {
-      int value = get(key, min, () -> c.getInt(key));
-      check(value >= min, key, "must be >= " + min);
-      return value;
-    }
-
-    void check(boolean ok, String key, String message) {
-      if (!ok && !unreadable.contains(key)) {
-        errors.add(PATH + "." + key + ": " + message);
-      }
-    }
-
-    void throwIfInvalid() {
-      if (!errors.isEmpty()) {
-        throw new IllegalArgumentException(
-            "invalid Cassandra configuration:\n  " + String.join("\n  ", errors));
-      }
-    }
   }
 }

@@ -1,12 +1,8 @@
 package io.fieldline.transport.mqtt;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigException;
+import io.fieldline.common.config.ConfigReader;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
-import java.util.function.Function;
 
 /**
  * The MQTT transport's settings, read once from {@code fieldline.mqtt} (see this module's {@code
@@ -49,87 +45,39 @@ public record MqttTransportConfig(
 
   /** Reads and validates {@code fieldline.mqtt}; reports every invalid key at once. */
   public static MqttTransportConfig from(Config root) {
-    Config c = root.getConfig("fieldline.mqtt");
-    List<String> errors = new ArrayList<>();
-    // Read as long: an int cast would turn 4 GiB + 100 B into 100 B and pass validation.
-    long maxPacketSize = read(errors, "max-packet-size", c::getBytes, 65536L);
-    MqttTransportConfig config =
-        new MqttTransportConfig(
-            read(errors, "host", c::getString, ""),
-            read(errors, "port", c::getInt, 0),
-            read(errors, "worker-threads", c::getInt, 0),
-            (int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, maxPacketSize)),
-            read(errors, "max-client-id-length", c::getInt, 256),
-            read(errors, "max-connections", c::getInt, 1),
-            read(errors, "connect-timeout", c::getDuration, Duration.ofSeconds(1)),
-            read(errors, "max-inflight", c::getInt, 65535),
-            read(errors, "inflight-low-water", c::getInt, 0),
-            read(errors, "max-queued-before-connack", c::getInt, 0),
-            read(errors, "session-expiry", c::getDuration, Duration.ZERO),
-            policy(read(errors, "invalid-payload", c::getString, "dead-letter"), errors));
-    config.validate(errors);
-    if (!errors.isEmpty()) {
-      throw new IllegalArgumentException(
-          "invalid fieldline.mqtt configuration: " + String.join("; ", errors));
-    }
-    return config;
-  }
-
-  /**
-   * Reads one key; a missing key or a value of the wrong type is recorded in {@code errors} and
-   * {@code fallback} (a value that passes validation) is returned, so every error is reported.
-   */
-  private static <T> T read(
-      List<String> errors, String key, Function<String, T> getter, T fallback) {
-    try {
-      return getter.apply(key);
-    } catch (ConfigException e) {
-      errors.add(e.getMessage());
-      return fallback;
-    }
-  }
-
-  private static InvalidPayloadPolicy policy(String value, List<String> errors) {
-    try {
-      return InvalidPayloadPolicy.valueOf(value.trim().toUpperCase(Locale.ROOT).replace('-', '_'));
-    } catch (IllegalArgumentException e) {
-      errors.add("invalid-payload must be dead-letter or close, got '" + value + "'");
-      return InvalidPayloadPolicy.DEAD_LETTER;
-    }
-  }
-
-  private void validate(List<String> errors) {
-    if (port < 0 || port > 65535) {
-      errors.add("port must be 0..65535, got " + port);
-    }
-    if (workerThreads < 0) {
-      errors.add("worker-threads must be >= 0");
-    }
+    ConfigReader r = ConfigReader.of(root, "fieldline.mqtt");
+    String host = r.string("host");
+    int port = r.integer("port", 0, 65535);
+    int workerThreads = r.integer("worker-threads", 0);
     // MQTT's remaining length field tops out at 268,435,455 bytes.
-    if (maxPacketSize < 64 || maxPacketSize > 268_435_455) {
-      errors.add("max-packet-size must be 64 B .. 256 MiB, got " + maxPacketSize);
-    }
-    if (maxClientIdLength < 23) {
-      errors.add("max-client-id-length must be >= 23 (MQTT 3.1.1 §3.1.3.1)");
-    }
-    if (maxConnections < 1) {
-      errors.add("max-connections must be >= 1");
-    }
-    if (connectTimeout.isNegative() || connectTimeout.isZero()) {
-      errors.add("connect-timeout must be positive");
-    }
-    if (maxInflight < 1 || maxInflight > 65535) {
-      errors.add("max-inflight must be 1..65535, got " + maxInflight);
-    }
-    if (inflightLowWater < 0 || inflightLowWater >= maxInflight) {
-      errors.add("inflight-low-water must be >= 0 and < max-inflight, got " + inflightLowWater);
-    }
-    if (maxQueuedBeforeConnack < 0) {
-      errors.add("max-queued-before-connack must be >= 0");
-    }
-    if (sessionExpiry.isNegative()) {
-      errors.add("session-expiry must not be negative");
-    }
+    int maxPacketSize = (int) r.bytes("max-packet-size", 64, 268_435_455);
+    // MQTT 3.1.1 §3.1.3.1: servers must accept client ids of 1..23 characters.
+    int maxClientIdLength = r.integer("max-client-id-length", 23);
+    int maxConnections = r.integer("max-connections", 1);
+    Duration connectTimeout = r.positiveDuration("connect-timeout");
+    int maxInflight = r.integer("max-inflight", 1, 65535);
+    int inflightLowWater = r.integer("inflight-low-water", 0, 65535);
+    r.check(
+        inflightLowWater < maxInflight,
+        "inflight-low-water",
+        "must be >= 0 and < max-inflight, got " + inflightLowWater);
+    int maxQueuedBeforeConnack = r.integer("max-queued-before-connack", 0);
+    Duration sessionExpiry = r.nonNegativeDuration("session-expiry");
+    InvalidPayloadPolicy invalidPayload = r.oneOf("invalid-payload", InvalidPayloadPolicy.class);
+    return r.validated(
+        new MqttTransportConfig(
+            host,
+            port,
+            workerThreads,
+            maxPacketSize,
+            maxClientIdLength,
+            maxConnections,
+            connectTimeout,
+            maxInflight,
+            inflightLowWater,
+            maxQueuedBeforeConnack,
+            sessionExpiry,
+            invalidPayload));
   }
 
   public MqttTransportConfig withPort(int newPort) {

@@ -61,14 +61,14 @@ class MqttTransportConfigTest {
                     "fieldline.mqtt { port = 70000, max-inflight = 0, max-packet-size = 10,"
                         + " max-client-id-length = 5, max-connections = 0, connect-timeout = 0 s,"
                         + " invalid-payload = drop }"))
-        .withMessageContaining("port must be 0..65535, got 70000")
-        .withMessageContaining("max-inflight must be 1..65535, got 0")
-        .withMessageContaining("inflight-low-water")
+        .withMessageContaining("fieldline.mqtt.port: must be 0..65535, got 70000")
+        .withMessageContaining("fieldline.mqtt.max-inflight: must be 1..65535, got 0")
         .withMessageContaining("max-packet-size")
         .withMessageContaining("max-client-id-length")
         .withMessageContaining("max-connections")
         .withMessageContaining("connect-timeout")
-        .withMessageContaining("invalid-payload must be dead-letter or close, got 'drop'");
+        .withMessageContaining(
+            "fieldline.mqtt.invalid-payload: must be one of dead-letter, close, got 'drop'");
   }
 
   @Test
@@ -81,7 +81,7 @@ class MqttTransportConfigTest {
                         + " max-inflight = 0 }"))
         .withMessageContaining("port")
         .withMessageContaining("session-expiry")
-        .withMessageContaining("max-inflight must be 1..65535, got 0");
+        .withMessageContaining("fieldline.mqtt.max-inflight: must be 1..65535, got 0");
   }
 
   @Test
@@ -96,7 +96,8 @@ class MqttTransportConfigTest {
   void should_reject_low_water_when_it_is_not_below_max_inflight() {
     assertThatIllegalArgumentException()
         .isThrownBy(() -> parse("fieldline.mqtt { max-inflight = 4, inflight-low-water = 4 }"))
-        .withMessageContaining("inflight-low-water must be >= 0 and < max-inflight, got 4");
+        .withMessageContaining(
+            "fieldline.mqtt.inflight-low-water: must be >= 0 and < max-inflight, got 4");
   }
 
   @ParameterizedTest
