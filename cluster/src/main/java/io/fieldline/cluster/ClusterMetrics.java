@@ -166,20 +166,26 @@ public final class ClusterMetrics {
     return meter;
   }
 
-  void members(int count) {
+  /** The latest membership snapshot's size. */
+  public void members(int count) {
     members.set(count);
   }
 
-  void ring(HashRing ring, boolean claimingNow) {
+  /** The view in force: its ring and this node's claim. */
+  public void ring(HashRing ring, boolean claimingNow) {
     ringNodes.set(ring.nodes().size());
     claiming.set(claimingNow ? 1 : 0);
   }
 
-  void ringChanged() {
+  /** A rebuild changed the ring's set of nodes. */
+  public void ringChanged() {
     ringChanges.increment();
   }
 
-  /** A message was handed to a peer stream; pair with {@link #forwardEnded}. */
+  /**
+   * A message was handed to a peer stream; pair with {@link #forwardStored} or {@link
+   * #forwardFailed}.
+   */
   public void forwardStarted() {
     forwarded.increment();
     forwardedInflight.incrementAndGet();

@@ -4,12 +4,13 @@ import io.fieldline.cluster.forward.Forwarder;
 import io.fieldline.cluster.forward.ForwardingService;
 import io.fieldline.cluster.membership.ZooKeeperMembership;
 import io.fieldline.cluster.peer.PeerChannels;
+import io.fieldline.cluster.ring.RingKeeper;
 import io.fieldline.cluster.takeover.GrpcSessionTakeover;
 import io.fieldline.cluster.takeover.LocalSessions;
 import io.fieldline.cluster.takeover.TakeoverService;
 import io.fieldline.common.DeviceGateway;
-import io.fieldline.common.DeviceId;
 import io.fieldline.common.PressureGauge;
+import io.fieldline.common.SessionCloser;
 import io.fieldline.common.SessionTakeover;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -83,7 +84,7 @@ public final class ClusterNode implements AutoCloseable {
   private ClusterNode(
       ClusterConfig config,
       DeviceGateway local,
-      Consumer<DeviceId> sessionCloser,
+      SessionCloser sessionCloser,
       MeterRegistry registry) {
     this.config = config;
     this.metrics = new ClusterMetrics(registry);
@@ -136,7 +137,7 @@ public final class ClusterNode implements AutoCloseable {
   public static ClusterNode start(
       ClusterConfig config,
       DeviceGateway local,
-      Consumer<DeviceId> sessionCloser,
+      SessionCloser sessionCloser,
       MeterRegistry registry) {
     if (!config.enabled()) {
       throw new IllegalArgumentException("fieldline.cluster.zookeeper is empty: no cluster");
@@ -154,7 +155,7 @@ public final class ClusterNode implements AutoCloseable {
     }
   }
 
-  private void startGrpc(DeviceGateway local, Consumer<DeviceId> sessionCloser) {
+  private void startGrpc(DeviceGateway local, SessionCloser sessionCloser) {
     stopSteps.push(
         new StopStep(
             "executors",

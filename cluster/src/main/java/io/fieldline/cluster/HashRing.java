@@ -8,6 +8,7 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.SortedSet;
 import java.util.TreeSet;
+import org.apache.commons.codec.digest.MurmurHash3;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -59,7 +60,7 @@ public final class HashRing {
     for (String node : nodes) {
       for (int v = 0; v < virtualNodes; v++) {
         byte[] key = (node + "#" + v).getBytes(StandardCharsets.UTF_8);
-        points[i++] = new Point(Murmur3.hash64(key), node);
+        points[i++] = new Point(hash(key), node);
       }
     }
     // Ties (two points at one position, 2^-64 odds) are broken by node id: still deterministic.
@@ -98,7 +99,17 @@ public final class HashRing {
     ByteBuffer bytes = ByteBuffer.allocate(16);
     bytes.putLong(device.value().getMostSignificantBits());
     bytes.putLong(device.value().getLeastSignificantBits());
-    return Murmur3.hash64(bytes.array());
+    return hash(bytes.array());
+  }
+
+  /**
+   * MurmurHash3 x64 128-bit with seed 0, its first 64 bits: stable across JVMs and versions, unlike
+   * {@code hashCode()}. Commons Codec's {@code hash128x64}, which is the reference algorithm; not
+   * its older {@code hash128}, which sign-extends the seed (CODEC-264) and whose one-argument form
+   * uses a seed of 104729: either would move every device to another node.
+   */
+  static long hash(byte[] data) {
+    return MurmurHash3.hash128x64(data)[0];
   }
 
   /** The node ids on the ring, sorted. */
@@ -112,11 +123,6 @@ public final class HashRing {
 
   public boolean isEmpty() {
     return nodes.isEmpty();
-  }
-
-  /** Points per node this ring was built with (0 for the empty ring). */
-  public int virtualNodes() {
-    return virtualNodes;
   }
 
   @Override

@@ -3,10 +3,30 @@
  * to nodes from the membership, and forward each device message over gRPC to the node that owns the
  * device, which stores it and answers with the acknowledgement.
  *
- * <p>{@link io.fieldline.cluster.ClusterNode} is the entry point; it offers the transport a {@link
- * io.fieldline.common.DeviceGateway} and a {@link io.fieldline.common.SessionTakeover}. The
- * subpackages are internal: {@code membership} (Curator), {@code peer} (gRPC channels), {@code
- * forward} (the forwarding stream, both ends), {@code takeover} (one session per device).
+ * <p>This package is what the server uses: {@link io.fieldline.cluster.ClusterNode} (the module's
+ * composition root and lifecycle) built from a {@link io.fieldline.cluster.ClusterConfig}; the
+ * {@link io.fieldline.cluster.ClusterDeviceGateway} and the {@link
+ * io.fieldline.common.SessionTakeover} it offers the transport; the values routing reads ({@link
+ * io.fieldline.cluster.ClusterView}, {@link io.fieldline.cluster.HashRing}, {@link
+ * io.fieldline.cluster.Member}); the meters ({@link io.fieldline.cluster.ClusterMetrics}).
+ *
+ * <p>The subpackages are internal, in the order a message meets them:
+ *
+ * <ol>
+ *   <li>{@code membership}: Curator keeps this node's znode and reports every change of the members
+ *       as a snapshot;
+ *   <li>{@code ring}: the snapshots become the view in force (ring, addresses, own claim), after
+ *       the rebalance delay;
+ *   <li>the {@code ClusterDeviceGateway} (here) names the device's owner in that view: this node's
+ *       device actors, or
+ *   <li>{@code forward}: one gRPC stream per owner, both ends (the sender's and the owner's, which
+ *       hands the message to its device actor and streams the verdict back);
+ *   <li>{@code peer}: the gRPC channels to the other nodes that {@code forward} and {@code
+ *       takeover} share.
+ * </ol>
+ *
+ * <p>Beside the message path, {@code takeover} keeps one MQTT session per device across the
+ * cluster.
  */
 @NullMarked
 package io.fieldline.cluster;

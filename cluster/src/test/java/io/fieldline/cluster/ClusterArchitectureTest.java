@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * ARCHITECTURE.md: the cluster knows {@code common}, Curator and gRPC; nothing of Pekko, the
- * Cassandra driver, or unshaded Netty; its feature packages form a DAG.
+ * Cassandra driver, or unshaded Netty; its feature packages form a DAG, only {@code membership}
+ * knows ZooKeeper, and only the root package's {@link ClusterNode} wires them together.
  *
  * <p>Plain JUnit tests calling {@code check} rather than {@code @ArchTest} fields: with Surefire
  * 3.5.3 {@code @ArchTest} fields are silently not run, a test that cannot fail.
@@ -28,6 +29,8 @@ class ClusterArchitectureTest {
     assertThat(CLASSES.contain(ClusterNode.class)).isTrue();
     assertThat(CLASSES.containPackage("io.fieldline.cluster.forward")).isTrue();
     assertThat(CLASSES.containPackage("io.fieldline.cluster.membership")).isTrue();
+    assertThat(CLASSES.containPackage("io.fieldline.cluster.ring")).isTrue();
+    assertThat(CLASSES.containPackage("io.fieldline.cluster.takeover")).isTrue();
   }
 
   @Test
@@ -61,5 +64,30 @@ class ClusterArchitectureTest {
   @Test
   void should_have_no_cycles_between_subpackages() {
     slices().matching("io.fieldline.cluster.(*)..").should().beFreeOfCycles().check(CLASSES);
+  }
+
+  @Test
+  void should_not_know_membership_when_forwarding_or_taking_over() {
+    noClasses()
+        .that()
+        .resideInAnyPackage(
+            "io.fieldline.cluster.forward..",
+            "io.fieldline.cluster.peer..",
+            "io.fieldline.cluster.takeover..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage("io.fieldline.cluster.membership..")
+        .check(CLASSES);
+  }
+
+  @Test
+  void should_leave_the_wiring_to_the_cluster_node_when_in_a_feature_package() {
+    noClasses()
+        .that()
+        .resideOutsideOfPackage("io.fieldline.cluster")
+        .should()
+        .dependOnClassesThat()
+        .belongToAnyOf(ClusterNode.class)
+        .check(CLASSES);
   }
 }

@@ -2,6 +2,7 @@ package io.fieldline.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.common.hash.Hashing;
 import io.fieldline.common.DeviceId;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -68,6 +69,25 @@ class HashRingTest {
   }
 
   @Test
+  @SuppressWarnings("UnstableApiUsage")
+  void should_hash_like_guava_murmur3_128_when_hashing_any_length_and_any_byte() {
+    // Guava (on the test classpath through gRPC) is an independent implementation of the same
+    // function. Random bytes include negative ones and every tail length (0 to 15 bytes after the
+    // last 16-byte block): where ports of MurmurHash3 usually differ.
+    Random random = new Random(42);
+    for (int length = 0; length <= 80; length++) {
+      for (int round = 0; round < 20; round++) {
+        byte[] data = new byte[length];
+        random.nextBytes(data);
+        assertThat(HashRing.hash(data))
+            .as("length %d", length)
+            .isEqualTo(Hashing.murmur3_128().hashBytes(data).asLong());
+      }
+    }
+    assertThat(HashRing.hash(new byte[0])).isZero();
+  }
+
+  @Test
   void should_name_no_owner_when_the_ring_is_empty() {
     assertThat(HashRing.empty().ownerOf(DeviceId.random())).isNull();
     assertThat(HashRing.of(List.of(), 64).isEmpty()).isTrue();
@@ -79,7 +99,8 @@ class HashRingTest {
     TreeMap<Long, String> reference = new TreeMap<>();
     for (String node : List.of("a", "b", "c", "d")) {
       for (int v = 0; v < 8; v++) {
-        reference.put(Murmur3.hash64((node + "#" + v).getBytes(StandardCharsets.UTF_8)), node);
+        byte[] key = (node + "#" + v).getBytes(StandardCharsets.UTF_8);
+        reference.put(Hashing.murmur3_128().hashBytes(key).asLong(), node);
       }
     }
     int wrapped = 0;

@@ -264,9 +264,7 @@ public final class FieldlineServer implements AutoCloseable {
             local,
             device -> {
               MqttServer started = transport.get();
-              if (started != null) {
-                started.sessions().closeSession(device);
-              }
+              return started != null && started.sessions().closeSession(device);
             },
             metrics);
     onStop("cluster node", node::close);

@@ -39,8 +39,4 @@ public final class LocalSessions {
   public void prune(long nowMillis) {
     openedAt.values().removeIf(at -> nowMillis - at > retentionMillis);
   }
-
-  int size() {
-    return openedAt.size();
-  }
 }

@@ -7,8 +7,8 @@ import io.fieldline.cluster.internal.proto.CloseSessionReply;
 import io.fieldline.cluster.internal.proto.CloseSessionRequest;
 import io.fieldline.cluster.internal.proto.SessionTakeoverGrpc;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.SessionCloser;
 import io.grpc.stub.StreamObserver;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,17 +24,14 @@ public final class TakeoverService extends SessionTakeoverGrpc.SessionTakeoverIm
 
   private final String selfId;
   private final LocalSessions sessions;
-  private final Consumer<DeviceId> sessionCloser;
+  private final SessionCloser sessionCloser;
   private final ClusterMetrics metrics;
 
   /**
    * @param sessionCloser closes this node's session of a device, if it has one
    */
   public TakeoverService(
-      String selfId,
-      LocalSessions sessions,
-      Consumer<DeviceId> sessionCloser,
-      ClusterMetrics metrics) {
+      String selfId, LocalSessions sessions, SessionCloser sessionCloser, ClusterMetrics metrics) {
     this.selfId = selfId;
     this.sessions = sessions;
     this.sessionCloser = sessionCloser;
@@ -44,15 +41,16 @@ public final class TakeoverService extends SessionTakeoverGrpc.SessionTakeoverIm
   @Override
   public void closeSession(CloseSessionRequest request, StreamObserver<CloseSessionReply> reply) {
     DeviceId device = MessageCodec.deviceId(request.getDeviceId());
-    boolean close = !sessions.openedAfter(device, request.getOpenedAt());
-    if (close) {
+    boolean closed = false;
+    if (!sessions.openedAfter(device, request.getOpenedAt())) {
+      metrics.takeover(TakeoverOutcome.CLOSED_LOCAL);
+      closed = sessionCloser.closeSession(device);
       LOG.debug(
-          "[takeover|{}] device {} connected to {}: closing its session here",
+          "[takeover|{}] device {} connected to {}: {}",
           selfId,
           device,
-          request.getOriginNodeId());
-      metrics.takeover(TakeoverOutcome.CLOSED_LOCAL);
-      sessionCloser.accept(device);
+          request.getOriginNodeId(),
+          closed ? "closing its session here" : "no session of it here");
     } else {
       LOG.debug(
           "[takeover|{}] device {} reconnected here after it connected to {}: kept",
@@ -61,7 +59,7 @@ public final class TakeoverService extends SessionTakeoverGrpc.SessionTakeoverIm
           request.getOriginNodeId());
       metrics.takeover(TakeoverOutcome.KEPT_NEWER);
     }
-    reply.onNext(CloseSessionReply.newBuilder().setClosed(close).build());
+    reply.onNext(CloseSessionReply.newBuilder().setClosed(closed).build());
     reply.onCompleted();
   }
 }

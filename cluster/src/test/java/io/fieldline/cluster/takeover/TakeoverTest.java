@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.fieldline.cluster.ClusterMetrics;
 import io.fieldline.cluster.ClusterMetrics.TakeoverOutcome;
 import io.fieldline.cluster.Member;
+import io.fieldline.cluster.forward.MessageCodec;
 import io.fieldline.cluster.internal.proto.CloseSessionReply;
 import io.fieldline.cluster.internal.proto.CloseSessionRequest;
 import io.fieldline.cluster.internal.proto.SessionTakeoverGrpc;
@@ -24,6 +25,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
@@ -151,5 +153,42 @@ class TakeoverTest {
         .atMost(Duration.ofSeconds(5))
         .until(() -> metrics.takeovers(TakeoverOutcome.FAILED) == 1);
     await().atMost(Duration.ofSeconds(5)).until(() -> closed.get("c").size() == 1);
+  }
+
+  @Test
+  void should_answer_closed_only_when_the_transport_had_a_session_of_the_device() {
+    Set<DeviceId> open = ConcurrentHashMap.newKeySet();
+    open.add(DEVICE);
+    TakeoverService service =
+        new TakeoverService("b", new LocalSessions(60_000), open::remove, metrics);
+    CloseSessionRequest request =
+        CloseSessionRequest.newBuilder()
+            .setDeviceId(MessageCodec.uuid(DEVICE))
+            .setOriginNodeId("a")
+            .setOpenedAt(System.currentTimeMillis())
+            .build();
+    List<CloseSessionReply> replies = new ArrayList<>();
+    StreamObserver<CloseSessionReply> collect =
+        new StreamObserver<>() {
+          @Override
+          public void onNext(CloseSessionReply reply) {
+            replies.add(reply);
+          }
+
+          @Override
+          public void onError(Throwable error) {
+            throw new AssertionError(error);
+          }
+
+          @Override
+          public void onCompleted() {}
+        };
+
+    service.closeSession(request, collect);
+    service.closeSession(request, collect); // the session is already gone
+
+    assertThat(open).isEmpty();
+    assertThat(replies).extracting(CloseSessionReply::getClosed).containsExactly(true, false);
+    assertThat(metrics.takeovers(TakeoverOutcome.CLOSED_LOCAL)).isEqualTo(2);
   }
 }

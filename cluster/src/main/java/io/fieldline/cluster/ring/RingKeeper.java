@@ -1,5 +1,10 @@
-package io.fieldline.cluster;
+package io.fieldline.cluster.ring;
 
+import io.fieldline.cluster.ClusterConfig;
+import io.fieldline.cluster.ClusterMetrics;
+import io.fieldline.cluster.ClusterView;
+import io.fieldline.cluster.HashRing;
+import io.fieldline.cluster.Member;
 import io.fieldline.cluster.membership.MembershipSnapshot;
 import java.util.HashMap;
 import java.util.List;
@@ -29,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * <p>Snapshots are handed over from Curator threads; everything else is confined to the keeper's
  * own thread ({@code fieldline-cluster-ring}). {@link #view()} is a volatile read, any thread.
  */
-final class RingKeeper implements AutoCloseable {
+public final class RingKeeper implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(RingKeeper.class);
 
@@ -42,7 +47,8 @@ final class RingKeeper implements AutoCloseable {
   private @Nullable MembershipSnapshot latest;
   private @Nullable ScheduledFuture<?> pendingRebuild;
 
-  RingKeeper(ClusterConfig config, ClusterMetrics metrics) {
+  /** Starts the keeper's thread; nothing is owned until the first snapshot. */
+  public RingKeeper(ClusterConfig config, ClusterMetrics metrics) {
     this.config = config;
     this.metrics = metrics;
     this.executor =
@@ -55,24 +61,24 @@ final class RingKeeper implements AutoCloseable {
   }
 
   /** Takes a snapshot from any thread; never blocks. */
-  void accept(MembershipSnapshot snapshot) {
+  public void accept(MembershipSnapshot snapshot) {
     if (!executor.isShutdown()) {
       executor.execute(() -> onSnapshot(snapshot));
     }
   }
 
   /** The view in force. */
-  ClusterView view() {
+  public ClusterView view() {
     return view;
   }
 
   /** The members of the latest snapshot, not delayed (takeover notices go to all of them). */
-  Map<String, Member> latestMembers() {
+  public Map<String, Member> latestMembers() {
     return latestMembers;
   }
 
   /** Called on the keeper's thread after every rebuild, changed ring or not. */
-  void addListener(Consumer<ClusterView> listener) {
+  public void addListener(Consumer<ClusterView> listener) {
     listeners.add(listener);
   }
 
