@@ -273,7 +273,7 @@ final class LocalCluster implements AutoCloseable {
 
   /** Kills every node (SIGKILL), then ZooKeeper. */
   @Override
-  public void close() throws Exception {
+  public void close() throws IOException {
     for (NodeProcess node : nodes.values()) {
       if (node.isAlive()) {
         node.kill();
