@@ -6,11 +6,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import io.fieldline.common.config.ConfigReader;
 import org.junit.jupiter.api.Test;
 
 /**
- * ARCHITECTURE.md: {@code common} is the shared vocabulary and depends on Jackson only. Plain tests
- * calling {@code check}: {@code @ArchTest} fields are not run by Surefire 3.5.3.
+ * ARCHITECTURE.md: {@code common} is the shared vocabulary and depends on Jackson only (its {@code
+ * config} package, the one configuration reader, also on Typesafe Config). Plain tests calling
+ * {@code check}: {@code @ArchTest} fields are not run by Surefire 3.5.3.
  */
 class CommonArchitectureTest {
 
@@ -23,6 +25,8 @@ class CommonArchitectureTest {
   void should_depend_on_no_transport_actor_or_storage_library() {
     assertThat(CLASSES.contain(PayloadParser.class)).isTrue();
     noClasses()
+        .that()
+        .resideOutsideOfPackage("io.fieldline.common.config..")
         .should()
         .dependOnClassesThat()
         .resideInAnyPackage(
@@ -32,6 +36,27 @@ class CommonArchitectureTest {
             "org.apache.cassandra..",
             "com.typesafe..",
             "io.micrometer..",
+            "io.fieldline.transport..",
+            "io.fieldline.actors..",
+            "io.fieldline.dao..",
+            "io.fieldline.server..")
+        .check(CLASSES);
+  }
+
+  @Test
+  void should_read_configuration_through_typesafe_config_only_when_in_the_config_package() {
+    assertThat(CLASSES.contain(ConfigReader.class)).isTrue();
+    noClasses()
+        .that()
+        .resideInAPackage("io.fieldline.common.config..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(
+            "io.netty..",
+            "org.apache.pekko..",
+            "com.datastax..",
+            "io.micrometer..",
+            "com.fasterxml..",
             "io.fieldline.transport..",
             "io.fieldline.actors..",
             "io.fieldline.dao..",
