@@ -177,11 +177,6 @@ public final class MqttRunStats {
     return failures.values().stream().mapToLong(LongAdder::sum).sum();
   }
 
-  /** Every connection's ledger (read after the run). */
-  public List<AckLedger> ledgers() {
-    return new ArrayList<>(ledgers);
-  }
-
   /** Writes one {@link AckLedger#toCsvLine()} per connection, after a header line. */
   public void writeLedger(Path file) {
     try (Writer out = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {

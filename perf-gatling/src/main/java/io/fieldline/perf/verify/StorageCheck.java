@@ -25,10 +25,4 @@ public record StorageCheck(
     long storedNotAcked,
     long rows,
     int keys,
-    long unknownTokens) {
-
-  /** Every acknowledged message is completely stored. */
-  public boolean allAckedStored() {
-    return missing == 0 && partial == 0 && unknownTokens == 0;
-  }
-}
+    long unknownTokens) {}
