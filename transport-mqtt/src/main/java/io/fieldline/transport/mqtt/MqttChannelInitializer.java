@@ -2,7 +2,6 @@ package io.fieldline.transport.mqtt;
 
 import io.fieldline.transport.mqtt.pipeline.MqttPipeline;
 import io.fieldline.transport.mqtt.session.CloseReason;
-import io.fieldline.transport.mqtt.session.MqttSessionHandler;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.socket.SocketChannel;
@@ -10,8 +9,11 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Builds each connection's pipeline ({@link MqttPipeline}). Connections beyond {@code
- * max-connections} are closed before anything is read.
+ * Builds each connection's pipeline ({@link MqttPipeline}) around a new {@link MqttSessionHandler}
+ * and keeps the server's set of open sessions. Connections beyond {@code max-connections} are
+ * closed before anything is read.
+ *
+ * <p>Shared by every channel; runs on each channel's event loop, several at once.
  */
 final class MqttChannelInitializer extends ChannelInitializer<SocketChannel> {
 

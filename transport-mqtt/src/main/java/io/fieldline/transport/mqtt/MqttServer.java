@@ -6,7 +6,6 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PayloadParser;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.SessionTakeover;
-import io.fieldline.transport.mqtt.session.MqttSessionHandler;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -34,10 +33,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The MQTT listener. Owns its Netty event loops, the session registry and the subscription to the
- * storage layer's pressure gauges: while any gauge is overloaded, every connection stops reading
- * its socket. Lifecycle: {@link #start()}, then {@link #stopAccepting()} and {@link #close()} on
- * shutdown. Thread-safe.
+ * The MQTT listener. Owns its Netty event loops and the subscription to the storage layer's
+ * pressure gauges: while any gauge is overloaded, every connection stops reading its socket. Serves
+ * the {@link SessionRegistry} it is given (and sweeps its expired sessions); the composition root
+ * builds that registry first and hands it to the cluster as its {@code SessionCloser}, so neither
+ * the cluster nor this server needs the other to exist first. Lifecycle: {@link #start()}, then
+ * {@link #stopAccepting()} and {@link #close()} on shutdown. Thread-safe.
  */
 public final class MqttServer implements AutoCloseable {
 
@@ -52,6 +53,13 @@ public final class MqttServer implements AutoCloseable {
   private @Nullable EventLoopGroup workerGroup;
   private @Nullable Channel serverChannel;
 
+  /**
+   * A single-node server that builds its own session registry.
+   *
+   * <p>Kept until the server's wiring moves to the pre-built registry: use {@link
+   * #MqttServer(MqttTransportConfig, DeviceRegistry, DeviceGateway, DeadLetterStore, PayloadParser,
+   * List, MeterRegistry, SessionRegistry, SessionTakeover)}.
+   */
   public MqttServer(
       MqttTransportConfig config,
       DeviceRegistry registry,
@@ -72,6 +80,13 @@ public final class MqttServer implements AutoCloseable {
   }
 
   /**
+   * A server that builds its own session registry.
+   *
+   * <p>Kept until the server's wiring moves to the pre-built registry: use {@link
+   * #MqttServer(MqttTransportConfig, DeviceRegistry, DeviceGateway, DeadLetterStore, PayloadParser,
+   * List, MeterRegistry, SessionRegistry, SessionTakeover)}, which lets the cluster hold the
+   * registry (as its {@code SessionCloser}) before this server exists.
+   *
    * @param takeover told of every accepted session (one session per device across a cluster)
    */
   public MqttServer(
@@ -83,6 +98,41 @@ public final class MqttServer implements AutoCloseable {
       List<PressureGauge> storagePressure,
       MeterRegistry meterRegistry,
       SessionTakeover takeover) {
+    this(
+        config,
+        registry,
+        gateway,
+        deadLetters,
+        parser,
+        storagePressure,
+        meterRegistry,
+        new SessionRegistry(config.sessionExpiry()),
+        takeover);
+  }
+
+  /**
+   * @param config transport settings
+   * @param registry token lookup for CONNECT
+   * @param gateway where parsed messages go (the device actors, or the cluster's forwarding)
+   * @param deadLetters where unparseable payloads go (policy {@code dead-letter})
+   * @param parser ThingsBoard JSON parser
+   * @param storagePressure gauges that pause every connection's reading while any is overloaded
+   * @param meterRegistry where the transport registers its meters
+   * @param sessions this node's session registry, built first (with {@code config.sessionExpiry()})
+   *     so that the cluster can close local sessions through it
+   * @param takeover told of every accepted session (one session per device across a cluster);
+   *     {@link SessionTakeover#LOCAL_ONLY} on a single node
+   */
+  public MqttServer(
+      MqttTransportConfig config,
+      DeviceRegistry registry,
+      DeviceGateway gateway,
+      DeadLetterStore deadLetters,
+      PayloadParser parser,
+      List<PressureGauge> storagePressure,
+      MeterRegistry meterRegistry,
+      SessionRegistry sessions,
+      SessionTakeover takeover) {
     this.config = config;
     this.storagePressure = List.copyOf(storagePressure);
     this.context =
@@ -92,7 +142,8 @@ public final class MqttServer implements AutoCloseable {
             gateway,
             deadLetters,
             parser,
-            new SessionRegistry(config.sessionExpiry(), takeover),
+            sessions,
+            takeover,
             new MqttMetrics(meterRegistry),
             () -> this.storagePressure.stream().anyMatch(PressureGauge::isOverloaded));
   }
@@ -141,10 +192,12 @@ public final class MqttServer implements AutoCloseable {
     return ((InetSocketAddress) bound.localAddress()).getPort();
   }
 
+  /** The transport's meters. */
   public MqttMetrics metrics() {
     return context.metrics();
   }
 
+  /** This node's sessions: the registry given to (or built by) the constructor. */
   public SessionRegistry sessions() {
     return context.sessions();
   }

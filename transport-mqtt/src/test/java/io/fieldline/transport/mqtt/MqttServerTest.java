@@ -4,9 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
+import io.fieldline.common.Device;
+import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.PayloadParser;
 import io.fieldline.common.PressureGauge;
+import io.fieldline.common.SessionCloser;
+import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.fieldline.transport.mqtt.testkit.FakeDeadLetterStore;
 import io.fieldline.transport.mqtt.testkit.FakeDeviceGateway;
 import io.fieldline.transport.mqtt.testkit.FakeDeviceRegistry;
@@ -17,6 +21,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.paho.client.mqttv3.IMqttDeliveryToken;
 import org.eclipse.paho.client.mqttv3.MqttAsyncClient;
@@ -40,22 +45,30 @@ class MqttServerTest {
   private final FakeDeviceGateway gateway = new FakeDeviceGateway();
   private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
   private final PressureGauge storage = new PressureGauge("test-storage", 2, 0);
+  private final List<DeviceId> announced = new CopyOnWriteArrayList<>();
   private final List<MqttAsyncClient> clients = new ArrayList<>();
+  private Device device;
+  private SessionRegistry sessions;
   private MqttServer server;
 
+  /** Wired as the composition root does: the registry first, then the server around it. */
   private int start(String... overrides) {
-    registry.add(TOKEN);
+    device = registry.add(TOKEN);
     List<String> all = new ArrayList<>(List.of("worker-threads = 1"));
     all.addAll(List.of(overrides));
+    MqttTransportConfig config = TestConfigs.mqtt(all.toArray(new String[0]));
+    sessions = new SessionRegistry(config.sessionExpiry());
     server =
         new MqttServer(
-            TestConfigs.mqtt(all.toArray(new String[0])),
+            config,
             registry,
             gateway,
             new FakeDeadLetterStore(),
             PayloadParser.defaults(),
             List.of(storage),
-            meters);
+            meters,
+            sessions,
+            announced::add);
     return server.start().getPort();
   }
 
@@ -171,6 +184,24 @@ class MqttServerTest {
     assertThat(first.isConnected()).isFalse();
     await().during(SETTLE).atMost(SETTLE.multipliedBy(3)).until(second::isConnected);
     assertThat(server.sessions().activeSessions()).isEqualTo(1);
+  }
+
+  @Test
+  void should_close_paho_connection_when_the_cluster_closes_the_session_through_the_registry()
+      throws Exception {
+    int port = start();
+    SessionCloser cluster = sessions; // what the composition root hands to the cluster
+    AtomicReference<Throwable> lost = new AtomicReference<>();
+    MqttAsyncClient client = client(port, "dev-1");
+    client.setCallback(callback(lost));
+    client.connect(options(TOKEN)).waitForCompletion(WAIT.toMillis());
+    assertThat(announced).as("the cluster heard of the session").containsExactly(device.id());
+
+    assertThat(cluster.closeSession(device.id())).isTrue();
+
+    await().atMost(WAIT).until(() -> lost.get() != null);
+    await().atMost(WAIT).until(() -> sessions.activeSessions() == 0);
+    assertThat(cluster.closeSession(device.id())).isFalse();
   }
 
   @Test

@@ -4,19 +4,22 @@ import io.fieldline.common.DeadLetterStore;
 import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PayloadParser;
+import io.fieldline.common.SessionTakeover;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import java.util.function.BooleanSupplier;
 
 /**
- * Everything a session handler needs, shared by all connections of one server.
+ * Everything the connections of one server share: settings, the ports they call and the meters they
+ * count in. Immutable; its components are thread-safe.
  *
  * @param config transport settings
  * @param registry token lookup for CONNECT
  * @param gateway where parsed messages go
  * @param deadLetters where unparseable payloads go (policy {@code dead-letter})
  * @param parser ThingsBoard JSON parser
- * @param sessions one session per device, persistent session state
+ * @param sessions one session per device on this node, persistent session state
+ * @param takeover told of every session accepted here (one session per device across a cluster)
  * @param metrics the transport's meters
  * @param storageOverloaded whether the storage layer currently asks sockets to pause
  */
@@ -27,5 +30,6 @@ public record SessionContext(
     DeadLetterStore deadLetters,
     PayloadParser parser,
     SessionRegistry sessions,
+    SessionTakeover takeover,
     MqttMetrics metrics,
     BooleanSupplier storageOverloaded) {}

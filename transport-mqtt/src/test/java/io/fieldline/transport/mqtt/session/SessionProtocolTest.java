@@ -1,26 +1,25 @@
 package io.fieldline.transport.mqtt.session;
 
-import static io.fieldline.transport.mqtt.session.SessionClient.TELEMETRY;
-import static io.fieldline.transport.mqtt.session.SessionClient.connectMessage;
-import static io.fieldline.transport.mqtt.session.SessionClient.publish;
-import static io.fieldline.transport.mqtt.session.SessionClient.pubrel;
-import static io.fieldline.transport.mqtt.session.SessionClient.telemetry;
+import static io.fieldline.transport.mqtt.testkit.SessionClient.TELEMETRY;
+import static io.fieldline.transport.mqtt.testkit.SessionClient.connectMessage;
+import static io.fieldline.transport.mqtt.testkit.SessionClient.publish;
+import static io.fieldline.transport.mqtt.testkit.SessionClient.telemetry;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fieldline.transport.mqtt.pipeline.PipelineNames;
+import io.fieldline.transport.mqtt.testkit.SessionClient;
+import io.fieldline.transport.mqtt.testkit.SessionFixture;
+import io.fieldline.transport.mqtt.testkit.SessionHandlerTestBase;
 import io.netty.handler.codec.mqtt.MqttMessage;
-import io.netty.handler.codec.mqtt.MqttMessageBuilders;
 import io.netty.handler.codec.mqtt.MqttQoS;
 import io.netty.handler.timeout.IdleStateHandler;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /**
- * Decoding failures, QoS 2, subscriptions, client RPC, keep-alive and persistent sessions. Driven
+ * What the connection's lifecycle decides, whatever the packet: decoding failures, PINGREQ,
+ * keep-alive (and its interplay with backpressure), takeover and persistent sessions. Driven
  * through the production pipeline in an EmbeddedChannel.
  */
 class SessionProtocolTest extends SessionHandlerTestBase {
@@ -119,171 +118,7 @@ class SessionProtocolTest extends SessionHandlerTestBase {
   }
 
   @Nested
-  class Qos2 {
-
-    @Test
-    void should_pubrec_after_store_and_pubcomp_after_pubrel() {
-      SessionFixture fixture = fixture();
-      SessionClient client = connected(fixture);
-
-      client.send(publish(TELEMETRY, MqttQoS.EXACTLY_ONCE, 7, "{\"a\":1}"));
-      assertThat(client.received()).isEmpty();
-
-      fixture.gateway.submission(0).store();
-      assertThat(client.received()).containsExactly("PUBREC 7");
-
-      client.send(pubrel(7));
-      assertThat(client.received()).containsExactly("PUBCOMP 7");
-      assertThat(fixture.count("fieldline.mqtt.pubrec.sent")).isEqualTo(1);
-    }
-
-    @Test
-    void should_pubrec_without_resubmitting_when_duplicate_arrives_before_pubrel() {
-      SessionFixture fixture = fixture();
-      SessionClient client = connected(fixture);
-      client.send(publish(TELEMETRY, MqttQoS.EXACTLY_ONCE, 7, "{\"a\":1}"));
-      fixture.gateway.submission(0).store();
-      assertThat(client.received()).containsExactly("PUBREC 7");
-
-      client.send(publish(TELEMETRY, MqttQoS.EXACTLY_ONCE, 7, "{\"a\":1}"));
-
-      assertThat(fixture.gateway.submissions()).hasSize(1);
-      assertThat(client.received()).containsExactly("PUBREC 7");
-    }
-
-    @Test
-    void should_not_resubmit_when_duplicate_arrives_while_first_is_still_being_stored() {
-      SessionFixture fixture = fixture();
-      SessionClient client = connected(fixture);
-      client.send(publish(TELEMETRY, MqttQoS.EXACTLY_ONCE, 8, "{\"a\":1}"));
-
-      client.send(publish(TELEMETRY, MqttQoS.EXACTLY_ONCE, 8, "{\"a\":1}"));
-      assertThat(fixture.gateway.submissions()).hasSize(1);
-      assertThat(client.received()).as("not PUBREC'd before the first copy is stored").isEmpty();
-
-      fixture.gateway.submission(0).store();
-      assertThat(client.received()).containsExactly("PUBREC 8", "PUBREC 8");
-    }
-
-    @Test
-    void should_store_again_when_packet_id_is_reused_after_pubrel() {
-      SessionFixture fixture = fixture();
-      SessionClient client = connected(fixture);
-      client.send(publish(TELEMETRY, MqttQoS.EXACTLY_ONCE, 7, "{\"a\":1}"));
-      fixture.gateway.submission(0).store();
-      assertThat(client.received()).containsExactly("PUBREC 7");
-      client.send(pubrel(7));
-      assertThat(client.received()).containsExactly("PUBCOMP 7");
-
-      client.send(publish(TELEMETRY, MqttQoS.EXACTLY_ONCE, 7, "{\"a\":2}"));
-
-      assertThat(fixture.gateway.submissions()).hasSize(2);
-    }
-
-    @Test
-    void should_resubmit_after_reconnect_when_first_copy_was_never_stored() {
-      SessionFixture fixture = fixture();
-      SessionClient first = open(fixture);
-      first.send(connectMessage(TOKEN, false, 60));
-      assertThat(first.received()).containsExactly("CONNACK 0x00");
-      first.send(publish(TELEMETRY, MqttQoS.EXACTLY_ONCE, 9, "{\"a\":1}"));
-      fixture.gateway.submission(0).fail();
-      assertThat(first.isOpen()).isFalse();
-
-      SessionClient second = open(fixture);
-      second.send(connectMessage(TOKEN, false, 60));
-      assertThat(second.received()).containsExactly("CONNACK 0x00 session-present");
-      second.send(publish(TELEMETRY, MqttQoS.EXACTLY_ONCE, 9, "{\"a\":1}"));
-
-      assertThat(fixture.gateway.submissions())
-          .as("the failed copy must be stored again")
-          .hasSize(2);
-    }
-  }
-
-  @Nested
-  class Subscriptions {
-
-    @Test
-    void should_grant_at_most_qos1_for_allowed_filters_and_0x80_for_others() {
-      SessionClient client = connected(fixture());
-
-      client.send(
-          MqttMessageBuilders.subscribe()
-              .messageId(3)
-              .addSubscription(MqttQoS.EXACTLY_ONCE, "v1/devices/me/rpc/request/+")
-              .addSubscription(MqttQoS.AT_MOST_ONCE, "v1/devices/me/attributes")
-              .addSubscription(MqttQoS.AT_LEAST_ONCE, "v1/devices/me/attributes/response/+")
-              .addSubscription(MqttQoS.AT_LEAST_ONCE, "#")
-              .build());
-
-      assertThat(client.received()).containsExactly("SUBACK 3 [1, 0, 1, 128]");
-      assertThat(client.isOpen()).isTrue();
-    }
-
-    @Test
-    void should_unsuback_when_client_unsubscribes() {
-      SessionClient client = connected(fixture());
-
-      client.send(
-          MqttMessageBuilders.unsubscribe()
-              .messageId(4)
-              .addTopicFilter("v1/devices/me/attributes")
-              .build());
-
-      assertThat(client.received()).containsExactly("UNSUBACK 4");
-    }
-  }
-
-  @Nested
-  class ClientRpcAndPing {
-
-    private final ObjectMapper mapper = new ObjectMapper();
-
-    @Test
-    void should_answer_get_session_limits_on_response_topic() throws Exception {
-      SessionFixture fixture =
-          fixture("max-packet-size = 2048", "max-inflight = 7", "inflight-low-water = 1");
-      SessionClient client = connected(fixture);
-
-      client.send(
-          publish(
-              "v1/devices/me/rpc/request/42",
-              MqttQoS.AT_LEAST_ONCE,
-              11,
-              "{\"method\":\"getSessionLimits\",\"params\":{}}"));
-
-      List<String> received = client.received();
-      assertThat(received).hasSize(2);
-      assertThat(received.get(0)).startsWith("PUBLISH v1/devices/me/rpc/response/42 ");
-      JsonNode response =
-          mapper.readTree(
-              received.get(0).substring("PUBLISH v1/devices/me/rpc/response/42 ".length()));
-      assertThat(response.get("maxPayloadSize").asInt()).isEqualTo(2048);
-      assertThat(response.get("maxInflightMessages").asInt()).isEqualTo(7);
-      assertThat(response.get("rateLimits").isObject()).isTrue();
-      assertThat(received.get(1)).isEqualTo("PUBACK 11");
-      assertThat(fixture.gateway.submissions()).isEmpty();
-    }
-
-    @Test
-    void should_answer_rpc_at_once_when_earlier_publish_is_still_pending() {
-      SessionFixture fixture = fixture();
-      SessionClient client = connected(fixture);
-      client.send(telemetry(1));
-
-      client.send(
-          publish(
-              "v1/devices/me/rpc/request/5",
-              MqttQoS.AT_MOST_ONCE,
-              0,
-              "{\"method\":\"getCurrentTime\"}"));
-
-      assertThat(client.received())
-          .singleElement()
-          .asString()
-          .startsWith("PUBLISH v1/devices/me/rpc/response/5 {\"currentTime\":");
-    }
+  class Ping {
 
     @Test
     void should_answer_pingreq_with_pingresp() {

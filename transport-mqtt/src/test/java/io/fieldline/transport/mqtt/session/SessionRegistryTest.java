@@ -3,6 +3,7 @@ package io.fieldline.transport.mqtt.session;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.SessionCloser;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -10,7 +11,7 @@ import org.junit.jupiter.api.Test;
 class SessionRegistryTest {
 
   /** A connection that counts how often it was taken over. */
-  private static final class CountingConnection implements SessionRegistry.Connection {
+  private static final class CountingConnection implements SessionRegistry.Member {
     final AtomicInteger takeOvers = new AtomicInteger();
 
     @Override
@@ -142,16 +143,25 @@ class SessionRegistryTest {
   }
 
   @Test
-  void should_tell_the_cluster_and_close_on_request_when_a_device_connects_elsewhere() {
-    java.util.List<io.fieldline.common.DeviceId> announced = new java.util.ArrayList<>();
-    SessionRegistry registry = new SessionRegistry(Duration.ofHours(1), announced::add);
+  void should_close_the_local_session_when_the_cluster_asks_through_session_closer() {
+    SessionRegistry registry = new SessionRegistry(Duration.ofHours(1));
     CountingConnection local = new CountingConnection();
     registry.register(device, true, local);
+    SessionCloser closer = registry;
 
-    assertThat(announced).containsExactly(device);
-    assertThat(registry.closeSession(device)).isTrue();
-    assertThat(local.takeOvers.get()).isEqualTo(1);
+    assertThat(closer.closeSession(device)).isTrue();
+    assertThat(local.takeOvers).hasValue(1);
+  }
+
+  @Test
+  void should_report_no_session_when_the_cluster_asks_for_a_device_not_connected_here() {
+    SessionRegistry registry = new SessionRegistry(Duration.ofHours(1));
+    CountingConnection local = new CountingConnection();
+    registry.register(device, true, local);
     registry.unregister(device, true, local);
+
     assertThat(registry.closeSession(device)).isFalse();
+    assertThat(registry.closeSession(DeviceId.random())).isFalse();
+    assertThat(local.takeOvers).hasValue(0);
   }
 }

@@ -1,13 +1,13 @@
-package io.fieldline.transport.mqtt.session;
+package io.fieldline.transport.mqtt.subscribe;
 
 import io.netty.handler.codec.mqtt.MqttQoS;
 import java.util.Set;
 
 /**
  * The topic filters a device may subscribe to (ThingsBoard device API). Any other filter is refused
- * with SUBACK 0x80; the granted QoS is at most 1.
+ * with SUBACK 0x80; the granted QoS is at most 1. Stateless.
  */
-public final class SubscriptionFilters {
+final class SubscriptionFilters {
 
   private static final Set<String> ALLOWED =
       Set.of(
@@ -18,12 +18,12 @@ public final class SubscriptionFilters {
 
   private SubscriptionFilters() {}
 
-  public static boolean isAllowed(String filter) {
+  static boolean isAllowed(String filter) {
     return ALLOWED.contains(filter);
   }
 
   /** MQTT 3.1.1 §3.9.3: the server may grant a lower QoS than requested; we grant at most 1. */
-  public static MqttQoS grantedQos(MqttQoS requested) {
+  static MqttQoS grantedQos(MqttQoS requested) {
     return requested == MqttQoS.AT_MOST_ONCE ? MqttQoS.AT_MOST_ONCE : MqttQoS.AT_LEAST_ONCE;
   }
 }

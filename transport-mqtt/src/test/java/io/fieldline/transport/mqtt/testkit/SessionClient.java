@@ -1,7 +1,8 @@
-package io.fieldline.transport.mqtt.session;
+package io.fieldline.transport.mqtt.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fieldline.transport.mqtt.MqttSessionHandler;
 import io.fieldline.transport.mqtt.pipeline.MqttPipeline;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -35,12 +36,12 @@ import java.util.concurrent.TimeUnit;
  * the server's output is decoded with a separate decoder. The embedded event loop runs only when
  * told: {@link #send} and {@link #received} run pending tasks, as the real loop would.
  */
-final class SessionClient {
+public final class SessionClient {
 
-  static final String TELEMETRY = "v1/devices/me/telemetry";
+  public static final String TELEMETRY = "v1/devices/me/telemetry";
 
-  final MqttSessionHandler handler;
-  final EmbeddedChannel channel;
+  public final MqttSessionHandler handler;
+  public final EmbeddedChannel channel;
   private final EmbeddedChannel encoder = new EmbeddedChannel(MqttEncoder.INSTANCE);
   private final EmbeddedChannel decoder = new EmbeddedChannel(new MqttDecoder());
 
@@ -61,7 +62,7 @@ final class SessionClient {
   // ---- client → server
 
   /** Encodes the packets and delivers them as one read, like a client pipelining them. */
-  void send(MqttMessage... messages) {
+  public void send(MqttMessage... messages) {
     List<ByteBuf> encoded = new ArrayList<>();
     for (MqttMessage message : messages) {
       assertThat(encoder.writeOutbound(message)).isTrue();
@@ -73,7 +74,7 @@ final class SessionClient {
     channel.writeInbound(Unpooled.wrappedBuffer(encoded.toArray(new ByteBuf[0])));
   }
 
-  void sendBytes(int... bytes) {
+  public void sendBytes(int... bytes) {
     byte[] raw = new byte[bytes.length];
     for (int i = 0; i < bytes.length; i++) {
       raw[i] = (byte) bytes[i];
@@ -82,12 +83,13 @@ final class SessionClient {
   }
 
   /** CONNECT (clean session, keep-alive 60 s) and the CONNACK it got. */
-  String connect(String token) {
+  public String connect(String token) {
     send(connectMessage(token, true, 60));
     return String.join(", ", received());
   }
 
-  static MqttConnectMessage connectMessage(String token, boolean cleanSession, int keepAlive) {
+  public static MqttConnectMessage connectMessage(
+      String token, boolean cleanSession, int keepAlive) {
     return MqttMessageBuilders.connect()
         .protocolVersion(MqttVersion.MQTT_3_1_1)
         .clientId("client-1")
@@ -98,7 +100,8 @@ final class SessionClient {
         .build();
   }
 
-  static MqttPublishMessage publish(String topic, MqttQoS qos, int packetId, String payload) {
+  public static MqttPublishMessage publish(
+      String topic, MqttQoS qos, int packetId, String payload) {
     return MqttMessageBuilders.publish()
         .topicName(topic)
         .qos(qos)
@@ -108,12 +111,12 @@ final class SessionClient {
         .build();
   }
 
-  static MqttPublishMessage telemetry(int packetId) {
+  public static MqttPublishMessage telemetry(int packetId) {
     return publish(
         TELEMETRY, MqttQoS.AT_LEAST_ONCE, packetId, "{\"temperature\":" + packetId + "}");
   }
 
-  static MqttMessage pubrel(int packetId) {
+  public static MqttMessage pubrel(int packetId) {
     return new MqttMessage(
         new MqttFixedHeader(MqttMessageType.PUBREL, false, MqttQoS.AT_LEAST_ONCE, false, 2),
         MqttMessageIdVariableHeader.from(packetId));
@@ -122,18 +125,18 @@ final class SessionClient {
   // ---- server → client
 
   /** Runs the event loop's pending work, as the real loop would between I/O events. */
-  void runTasks() {
+  public void runTasks() {
     channel.runPendingTasks();
   }
 
-  void advanceTime(long millis) {
+  public void advanceTime(long millis) {
     channel.advanceTimeBy(millis, TimeUnit.MILLISECONDS);
     channel.runScheduledPendingTasks();
     channel.runPendingTasks();
   }
 
   /** Raw bytes the server flushed since the last call. */
-  byte[] receivedBytes() {
+  public byte[] receivedBytes() {
     runTasks();
     List<ByteBuf> out = new ArrayList<>();
     ByteBuf buf;
@@ -149,7 +152,7 @@ final class SessionClient {
   }
 
   /** Packets the server flushed since the last call, each described as a short string. */
-  List<String> received() {
+  public List<String> received() {
     runTasks();
     ByteBuf buf;
     while ((buf = channel.readOutbound()) != null) {
@@ -201,16 +204,16 @@ final class SessionClient {
     };
   }
 
-  boolean isOpen() {
+  public boolean isOpen() {
     runTasks();
     return channel.isActive();
   }
 
-  boolean isReading() {
+  public boolean isReading() {
     return channel.config().isAutoRead();
   }
 
-  void close() {
+  public void close() {
     channel.finishAndReleaseAll();
     encoder.finishAndReleaseAll();
     decoder.finishAndReleaseAll();

@@ -1,8 +1,7 @@
-package io.fieldline.transport.mqtt.session;
+package io.fieldline.transport.mqtt.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.transport.mqtt.testkit.TestConfigs;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -11,14 +10,14 @@ import org.junit.jupiter.api.AfterEach;
  * Shared set-up for the session handler tests: the production pipeline in an EmbeddedChannel with
  * fake ports whose futures each test completes.
  */
-abstract class SessionHandlerTestBase {
+public abstract class SessionHandlerTestBase {
 
   protected static final String TOKEN = "token-A1";
 
   private final List<SessionClient> clients = new ArrayList<>();
 
   @AfterEach
-  void closeClients() {
+  protected void closeClients() {
     clients.forEach(SessionClient::close);
   }
 

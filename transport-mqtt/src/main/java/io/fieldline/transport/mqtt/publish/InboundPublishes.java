@@ -1,22 +1,20 @@
-package io.fieldline.transport.mqtt.session;
+package io.fieldline.transport.mqtt.publish;
 
 import io.fieldline.common.Ack;
-import io.fieldline.common.DeadLetter;
 import io.fieldline.common.Device;
-import io.fieldline.common.DeviceMessage;
-import io.fieldline.common.PayloadFormatException;
-import io.fieldline.transport.mqtt.MqttTransportConfig.InvalidPayloadPolicy;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.AckType;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.Slot;
-import io.fieldline.transport.mqtt.publish.ClientRpc;
-import io.fieldline.transport.mqtt.publish.DeviceTopic;
+import io.fieldline.transport.mqtt.session.CloseReason;
+import io.fieldline.transport.mqtt.session.Connection;
+import io.fieldline.transport.mqtt.session.Pause;
+import io.fieldline.transport.mqtt.session.RateLimitedLog;
+import io.fieldline.transport.mqtt.session.SessionContext;
+import io.fieldline.transport.mqtt.session.SessionState;
 import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.mqtt.MqttFixedHeader;
 import io.netty.handler.codec.mqtt.MqttMessage;
-import io.netty.handler.codec.mqtt.MqttMessageBuilders;
 import io.netty.handler.codec.mqtt.MqttMessageIdVariableHeader;
 import io.netty.handler.codec.mqtt.MqttMessageType;
 import io.netty.handler.codec.mqtt.MqttPublishMessage;
@@ -31,60 +29,52 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The PUBLISH path of one connected session: route, parse, submit to the device gateway, and answer
- * in arrival order once each message is stored.
+ * The PUBLISH path of one connected session: route ({@link PublishRouter}), then answer in arrival
+ * order once each message is stored — PUBACK for QoS 1, PUBREC for QoS 2 (then PUBREL → PUBCOMP).
  *
  * <p>Every PUBLISH (QoS 0 included) takes a slot in the {@link OrderedAckWindow} until its outcome
  * is known, so the window bounds the work a connection has in flight; at {@code max-inflight} the
- * session stops reading the socket and resumes at {@code inflight-low-water}. A failed write
- * produces no acknowledgement: once every earlier PUBLISH is acknowledged the connection closes and
- * the device retransmits (MQTT 3.1.1 §4.4).
+ * connection stops reading the socket ({@link Pause#WINDOW}) and resumes at {@code
+ * inflight-low-water}. A failed write produces no acknowledgement: once every earlier PUBLISH is
+ * acknowledged the connection closes and the device retransmits (MQTT 3.1.1 §4.4).
  *
- * <p>Confined to the channel's event loop.
+ * <p>Confined to the channel's event loop: outcomes completed elsewhere hop back to it.
  */
-final class InboundPublishes implements OrderedAckWindow.Sink {
+public final class InboundPublishes implements OrderedAckWindow.Sink {
 
   private static final Logger LOG = LoggerFactory.getLogger(InboundPublishes.class);
-  private static final RateLimitedLog PAYLOAD_WARNINGS =
-      new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
   private static final RateLimitedLog WRITE_WARNINGS =
       new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
-  private static final CompletableFuture<Ack> NOTHING_TO_STORE =
-      CompletableFuture.completedFuture(Ack.stored());
 
   private final SessionContext context;
+  private final Connection connection;
   private final ChannelHandlerContext ctx;
-  private final Device device;
-  private final SessionRegistry.SessionState session;
-  private final MqttSessionHandler handler;
+  private final SessionState session;
+  private final PublishRouter router;
   private final OrderedAckWindow window = new OrderedAckWindow();
-  private final ClientRpc rpc;
   // QoS 2 packet ids received on this connection and not yet PUBREC'd. Not session state: if the
   // write fails the connection closes and a retransmission after reconnect must be stored.
   private final Set<Integer> qos2Storing = new HashSet<>();
 
-  InboundPublishes(
-      SessionContext context,
-      ChannelHandlerContext ctx,
-      Device device,
-      SessionRegistry.SessionState session,
-      MqttSessionHandler handler) {
+  /** The PUBLISH path of {@code device}'s session, accepted on {@code connection}. */
+  public InboundPublishes(
+      SessionContext context, Connection connection, Device device, SessionState session) {
     this.context = context;
-    this.ctx = ctx;
-    this.device = device;
+    this.connection = connection;
+    this.ctx = connection.ctx();
     this.session = session;
-    this.handler = handler;
-    this.rpc = new ClientRpc(context.config());
+    this.router = new PublishRouter(context, connection, device);
   }
 
-  void onPublish(MqttPublishMessage publish) {
+  /** A PUBLISH from the device. */
+  public void onPublish(MqttPublishMessage publish) {
     long receivedNanos = System.nanoTime();
     MqttQoS qos = publish.fixedHeader().qosLevel();
     context.metrics().publishReceived(qos.value());
     String topicName = publish.variableHeader().topicName();
     DeviceTopic topic = DeviceTopic.parse(topicName);
     if (topic.kind() == DeviceTopic.Kind.UNKNOWN) {
-      handler.reject(CloseReason.TOPIC, "PUBLISH to unknown topic '{}'", topicName);
+      connection.reject(CloseReason.TOPIC, "PUBLISH to unknown topic '{}'", topicName);
       return;
     }
     int packetId = publish.variableHeader().packetId();
@@ -103,11 +93,11 @@ final class InboundPublishes implements OrderedAckWindow.Sink {
       qos2Storing.add(packetId);
     }
     if (window.size() >= context.config().maxInflight()) {
-      handler.pause(MqttSessionHandler.Pause.WINDOW);
+      connection.pause(Pause.WINDOW);
     }
     CompletionStage<Ack> outcome;
     try {
-      outcome = handle(topic, topicName, payload);
+      outcome = router.route(topic, topicName, payload);
     } catch (RuntimeException e) {
       outcome = CompletableFuture.failedFuture(e);
     }
@@ -125,60 +115,14 @@ final class InboundPublishes implements OrderedAckWindow.Sink {
     }
   }
 
-  private @Nullable CompletionStage<Ack> handle(
-      DeviceTopic topic, String topicName, byte[] payload) {
-    long now = System.currentTimeMillis();
-    try {
-      return switch (topic.kind()) {
-        case TELEMETRY ->
-            context
-                .gateway()
-                .submit(
-                    new DeviceMessage.PostTelemetry(
-                        device.id(), now, context.parser().parseTelemetry(payload, now)));
-        case ATTRIBUTES ->
-            context
-                .gateway()
-                .submit(
-                    new DeviceMessage.PostAttributes(
-                        device.id(), now, context.parser().parseAttributes(payload)));
-        case RPC_REQUEST -> {
-          byte[] response = rpc.answer(payload);
-          // Flushed now: the answer must not wait for earlier PUBLISHes still being stored.
-          ctx.writeAndFlush(
-              MqttMessageBuilders.publish()
-                  .topicName(DeviceTopic.RPC_RESPONSE_PREFIX + topic.requestId())
-                  .qos(MqttQoS.AT_MOST_ONCE)
-                  .payload(Unpooled.wrappedBuffer(response))
-                  .build());
-          yield NOTHING_TO_STORE;
-        }
-        // Server-side RPC and attribute requests come with a later release: acknowledged, counted,
-        // nothing stored (docs/mqtt-api.md).
-        case RPC_RESPONSE, ATTRIBUTES_REQUEST -> NOTHING_TO_STORE;
-        case UNKNOWN -> throw new IllegalStateException("unknown topics are rejected earlier");
-      };
-    } catch (PayloadFormatException e) {
-      return invalidPayload(topicName, payload, now, e);
-    }
-  }
-
-  private @Nullable CompletionStage<Ack> invalidPayload(
-      String topicName, byte[] payload, long now, PayloadFormatException e) {
-    if (context.config().invalidPayload() == InvalidPayloadPolicy.CLOSE) {
-      handler.reject(CloseReason.PAYLOAD, "invalid payload on {}: {}", topicName, e.getMessage());
-      return null;
-    }
-    PAYLOAD_WARNINGS.warn(
-        "{} invalid payload on {} dead-lettered: {}",
-        handler.logPrefix(),
-        topicName,
-        e.getMessage());
-    context.metrics().deadLettered();
-    return context
-        .deadLetters()
-        .write(new DeadLetter(device.id(), now, topicName, e.getMessage(), payload))
-        .thenApply(stored -> Ack.stored());
+  /** A PUBREL: the second half of QoS 2 (MQTT 3.1.1 §4.3.3). */
+  public void onPubrel(int packetId) {
+    // PUBCOMP for every PUBREL, even an unknown packet id.
+    session.awaitingRelease().remove(packetId);
+    ctx.writeAndFlush(
+        new MqttMessage(
+            new MqttFixedHeader(MqttMessageType.PUBCOMP, false, MqttQoS.AT_MOST_ONCE, false, 2),
+            MqttMessageIdVariableHeader.from(packetId)));
   }
 
   private void onOutcome(Slot slot, @Nullable Ack ack, @Nullable Throwable error) {
@@ -191,10 +135,10 @@ final class InboundPublishes implements OrderedAckWindow.Sink {
       window.fail(slot);
       context.metrics().writeFailed();
       // Stop taking new work: this connection will close once earlier PUBLISHes are answered.
-      handler.pause(MqttSessionHandler.Pause.FAILING);
+      connection.pause(Pause.FAILING);
       WRITE_WARNINGS.warn(
           "{} message {} not stored, no PUBACK: {}",
-          handler.logPrefix(),
+          connection.logPrefix(),
           slot.packetId(),
           error != null ? String.valueOf(error) : String.valueOf(ack));
     }
@@ -206,7 +150,7 @@ final class InboundPublishes implements OrderedAckWindow.Sink {
       ctx.flush();
     }
     if (window.size() <= context.config().inflightLowWater()) {
-      handler.resume(MqttSessionHandler.Pause.WINDOW);
+      connection.resume(Pause.WINDOW);
     }
   }
 
@@ -232,16 +176,7 @@ final class InboundPublishes implements OrderedAckWindow.Sink {
 
   @Override
   public void failed(Slot slot) {
-    handler.close(CloseReason.WRITE_FAILED);
-  }
-
-  void onPubrel(int packetId) {
-    // MQTT 3.1.1 §4.3.3: PUBCOMP for every PUBREL, even an unknown packet id.
-    session.awaitingRelease().remove(packetId);
-    ctx.writeAndFlush(
-        new MqttMessage(
-            new MqttFixedHeader(MqttMessageType.PUBCOMP, false, MqttQoS.AT_MOST_ONCE, false, 2),
-            MqttMessageIdVariableHeader.from(packetId)));
+    connection.close(CloseReason.WRITE_FAILED);
   }
 
   private static AckType ackType(MqttQoS qos) {

@@ -1,10 +1,14 @@
-package io.fieldline.transport.mqtt.session;
+package io.fieldline.transport.mqtt.connect;
 
-import static io.fieldline.transport.mqtt.session.SessionClient.connectMessage;
-import static io.fieldline.transport.mqtt.session.SessionClient.publish;
-import static io.fieldline.transport.mqtt.session.SessionClient.telemetry;
+import static io.fieldline.transport.mqtt.testkit.SessionClient.connectMessage;
+import static io.fieldline.transport.mqtt.testkit.SessionClient.publish;
+import static io.fieldline.transport.mqtt.testkit.SessionClient.telemetry;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fieldline.common.Device;
+import io.fieldline.transport.mqtt.testkit.SessionClient;
+import io.fieldline.transport.mqtt.testkit.SessionFixture;
+import io.fieldline.transport.mqtt.testkit.SessionHandlerTestBase;
 import io.netty.handler.codec.mqtt.MqttMessage;
 import io.netty.handler.codec.mqtt.MqttMessageBuilders;
 import io.netty.handler.codec.mqtt.MqttQoS;
@@ -103,6 +107,29 @@ class SessionConnectTest extends SessionHandlerTestBase {
       assertThat(fixture.count("fieldline.mqtt.connects", "result", "unsupported_version"))
           .isEqualTo(1);
       assertThat(fixture.gateway.submissions()).isEmpty();
+    }
+
+    @Test
+    void should_tell_the_cluster_when_a_session_is_accepted() {
+      SessionFixture fixture = fixture();
+      Device device = fixture.registry.add("token-C3");
+      SessionClient client = open(fixture);
+
+      assertThat(client.connect("token-C3")).isEqualTo("CONNACK 0x00");
+
+      assertThat(fixture.announced).containsExactly(device.id());
+      assertThat(fixture.sessions.activeSessions()).isEqualTo(1);
+    }
+
+    @Test
+    void should_not_tell_the_cluster_when_connect_is_refused() {
+      SessionFixture fixture = fixture();
+      SessionClient client = open(fixture);
+
+      assertThat(client.connect("no-such-token")).isEqualTo("CONNACK 0x05");
+
+      assertThat(fixture.announced).isEmpty();
+      assertThat(fixture.sessions.activeSessions()).isZero();
     }
 
     @Test

@@ -1,8 +1,8 @@
-package io.fieldline.transport.mqtt.session;
+package io.fieldline.transport.mqtt.publish;
 
-import static io.fieldline.transport.mqtt.session.SessionClient.TELEMETRY;
-import static io.fieldline.transport.mqtt.session.SessionClient.publish;
-import static io.fieldline.transport.mqtt.session.SessionClient.telemetry;
+import static io.fieldline.transport.mqtt.testkit.SessionClient.TELEMETRY;
+import static io.fieldline.transport.mqtt.testkit.SessionClient.publish;
+import static io.fieldline.transport.mqtt.testkit.SessionClient.telemetry;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fieldline.common.Ack;
@@ -11,6 +11,9 @@ import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.KvEntry;
 import io.fieldline.common.TsKvEntry;
 import io.fieldline.transport.mqtt.testkit.FakeDeadLetterStore;
+import io.fieldline.transport.mqtt.testkit.SessionClient;
+import io.fieldline.transport.mqtt.testkit.SessionFixture;
+import io.fieldline.transport.mqtt.testkit.SessionHandlerTestBase;
 import io.fieldline.transport.mqtt.testkit.TestConfigs;
 import io.netty.handler.codec.mqtt.MqttQoS;
 import java.nio.charset.StandardCharsets;

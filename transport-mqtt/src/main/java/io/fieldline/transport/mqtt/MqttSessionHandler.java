@@ -1,0 +1,234 @@
+package io.fieldline.transport.mqtt;
+
+import io.fieldline.common.Device;
+import io.fieldline.transport.mqtt.connect.ConnectHandshake;
+import io.fieldline.transport.mqtt.publish.InboundPublishes;
+import io.fieldline.transport.mqtt.session.CloseReason;
+import io.fieldline.transport.mqtt.session.Connection;
+import io.fieldline.transport.mqtt.session.SessionContext;
+import io.fieldline.transport.mqtt.session.SessionState;
+import io.fieldline.transport.mqtt.subscribe.Subscriptions;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.mqtt.MqttConnectMessage;
+import io.netty.handler.codec.mqtt.MqttMessage;
+import io.netty.handler.codec.mqtt.MqttMessageIdVariableHeader;
+import io.netty.handler.codec.mqtt.MqttPublishMessage;
+import io.netty.handler.codec.mqtt.MqttSubscribeMessage;
+import io.netty.handler.codec.mqtt.MqttUnsubscribeMessage;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.util.ReferenceCountUtil;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One MQTT connection's pipeline stage: every decoded packet is dispatched by type to the path that
+ * owns it — CONNECT to {@link ConnectHandshake}, PUBLISH and PUBREL to {@link InboundPublishes},
+ * SUBSCRIBE and UNSUBSCRIBE to {@link Subscriptions} — and PINGREQ and DISCONNECT are answered
+ * here. Packets that fail to decode, packets out of order and the idle timer end in the {@link
+ * Connection}, the connection's lifecycle that every path shares. The stage releases every packet
+ * it is given (the pre-CONNACK queue takes its own reference).
+ *
+ * <p>Confined to the channel's event loop; one instance per channel (not sharable). The methods
+ * {@link MqttServer} calls from other threads ({@link #shutdown}, {@link #executeOnEventLoop}) hop
+ * to it.
+ */
+public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
+    implements ConnectHandshake.Listener {
+
+  private static final Logger LOG = LoggerFactory.getLogger(MqttSessionHandler.class);
+
+  private final SessionContext context;
+  // Set when the channel becomes active; a connected session's paths once CONNACK is sent.
+  private volatile @Nullable Connection connection;
+  private @Nullable ConnectHandshake handshake;
+  private @Nullable InboundPublishes publishes;
+  private @Nullable Subscriptions subscriptions;
+
+  /** The stage of one new channel; {@code context} is shared by every connection of the server. */
+  public MqttSessionHandler(SessionContext context) {
+    this.context = context;
+  }
+
+  @Override
+  public void channelActive(ChannelHandlerContext ctx) throws Exception {
+    Connection current = new Connection(ctx, context.metrics());
+    handshake = new ConnectHandshake(context, current, this);
+    connection = current;
+    context.metrics().connectionOpened();
+    super.channelActive(ctx);
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    context.metrics().connectionClosed();
+    Connection current = connection;
+    if (current != null) {
+      boolean wasConnected = current.isConnected();
+      current.channelClosed();
+      handshake().onChannelClosed();
+      if (wasConnected) {
+        LOG.debug("{} connection closed", current.logPrefix());
+      }
+    }
+    super.channelInactive(ctx);
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (!(msg instanceof MqttMessage message)) {
+      ReferenceCountUtil.release(msg);
+      return;
+    }
+    boolean kept = false;
+    try {
+      Connection.State state = connection().state();
+      if (state == Connection.State.CLOSED) {
+        return;
+      }
+      if (message.decoderResult().isFailure()) {
+        onDecoderFailure(message.decoderResult().cause());
+        return;
+      }
+      if (state == Connection.State.AUTHENTICATING) {
+        kept = handshake().queue(message);
+        return;
+      }
+      dispatch(message);
+    } finally {
+      if (!kept) {
+        ReferenceCountUtil.release(message);
+      }
+    }
+  }
+
+  private void dispatch(MqttMessage message) {
+    switch (message.fixedHeader().messageType()) {
+      case CONNECT -> handshake().onConnect((MqttConnectMessage) message);
+      case PUBLISH -> {
+        if (requireConnected()) {
+          publishes().onPublish((MqttPublishMessage) message);
+        }
+      }
+      case PUBREL -> {
+        if (requireConnected()) {
+          publishes()
+              .onPubrel(((MqttMessageIdVariableHeader) message.variableHeader()).messageId());
+        }
+      }
+      case SUBSCRIBE -> {
+        if (requireConnected()) {
+          subscriptions().onSubscribe((MqttSubscribeMessage) message);
+        }
+      }
+      case UNSUBSCRIBE -> {
+        if (requireConnected()) {
+          subscriptions().onUnsubscribe((MqttUnsubscribeMessage) message);
+        }
+      }
+      case PINGREQ -> {
+        if (requireConnected()) {
+          // MQTT 3.1.1 §3.12.4: the server MUST answer PINGREQ with PINGRESP.
+          connection().ctx().writeAndFlush(MqttMessage.PINGRESP);
+        }
+      }
+      case DISCONNECT -> connection().close(CloseReason.CLIENT_DISCONNECT);
+      // Fieldline never sends QoS > 0 to devices, so acknowledgements from them are ignored.
+      case PUBACK, PUBREC, PUBCOMP -> requireConnected();
+      default -> connection().close(CloseReason.PROTOCOL);
+    }
+  }
+
+  private boolean requireConnected() {
+    if (!connection().isConnected()) {
+      // MQTT 3.1.1 §3.1.0: the first packet from the client MUST be CONNECT.
+      connection().close(CloseReason.PROTOCOL);
+      return false;
+    }
+    return true;
+  }
+
+  private void onDecoderFailure(Throwable cause) {
+    if (cause instanceof TooLongFrameException) {
+      connection()
+          .reject(
+              CloseReason.TOO_LARGE,
+              "packet larger than {} bytes",
+              context.config().maxPacketSize());
+    } else if (!handshake().onDecoderFailure(cause)) {
+      connection().reject(CloseReason.MALFORMED, "malformed packet: {}", cause.getMessage());
+    }
+  }
+
+  @Override
+  public void sessionStarted(Device device, SessionState state) {
+    publishes = new InboundPublishes(context, connection(), device, state);
+    subscriptions = new Subscriptions(connection(), state);
+  }
+
+  @Override
+  public void replay(MqttMessage packet) {
+    dispatch(packet);
+  }
+
+  @Override
+  public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
+    if (event instanceof IdleStateEvent) {
+      connection().onIdle();
+      return;
+    }
+    super.userEventTriggered(ctx, event);
+  }
+
+  /** Storage pressure changed; called on this channel's event loop. */
+  public void onStoragePressure(boolean overloaded) {
+    connection().onStoragePressure(overloaded);
+  }
+
+  /** Runs a task on this connection's event loop (no-op before the channel is active). */
+  public void executeOnEventLoop(Runnable task) {
+    Connection current = connection;
+    if (current != null) {
+      current.ctx().executor().execute(task);
+    }
+  }
+
+  /** Closes this connection because the server is stopping. Any thread. */
+  public void shutdown() {
+    executeOnEventLoop(() -> connection().close(CloseReason.SHUTDOWN));
+  }
+
+  private Connection connection() {
+    Connection current = connection;
+    if (current == null) {
+      throw new IllegalStateException("handler not active");
+    }
+    return current;
+  }
+
+  private ConnectHandshake handshake() {
+    ConnectHandshake current = handshake;
+    if (current == null) {
+      throw new IllegalStateException("handler not active");
+    }
+    return current;
+  }
+
+  private InboundPublishes publishes() {
+    InboundPublishes current = publishes;
+    if (current == null) {
+      throw new IllegalStateException("not connected");
+    }
+    return current;
+  }
+
+  private Subscriptions subscriptions() {
+    Subscriptions current = subscriptions;
+    if (current == null) {
+      throw new IllegalStateException("not connected");
+    }
+    return current;
+  }
+}

@@ -1,0 +1,59 @@
+package io.fieldline.transport.mqtt.connect;
+
+import io.fieldline.transport.mqtt.MqttTransportConfig;
+import io.netty.handler.codec.mqtt.MqttConnectMessage;
+import io.netty.handler.codec.mqtt.MqttIdentifierRejectedException;
+import io.netty.handler.codec.mqtt.MqttUnacceptableProtocolVersionException;
+import io.netty.handler.codec.mqtt.MqttVersion;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What a CONNECT must satisfy before its access token is looked up: the rules of MQTT 3.1.1 §3.1
+ * that Netty's decoder leaves to the server, and ours. Each check answers with the {@link
+ * ConnectRefusal} to send, or {@code null} to go on. Stateless.
+ */
+final class ConnectChecks {
+
+  private ConnectChecks() {}
+
+  /** Until MQTT 5 is implemented, a v5 CONNECT is refused before anything else is read from it. */
+  static boolean isMqtt5(MqttConnectMessage connect) {
+    return connect.variableHeader().version() == MqttVersion.MQTT_5.protocolLevel();
+  }
+
+  /**
+   * The refusal for a CONNECT of MQTT 3.1 or 3.1.1, or {@code null} if its token may be looked up.
+   */
+  static @Nullable ConnectRefusal refusal(MqttConnectMessage connect, MqttTransportConfig config) {
+    String clientId = connect.payload().clientIdentifier();
+    if (clientId.length() > config.maxClientIdLength()) {
+      // Netty's decoder enforces the maximum for MQTT 3.1 only; 3.1.1 §3.1.3.1 lets the server
+      // choose its limit, and max-client-id-length is ours.
+      return ConnectRefusal.IDENTIFIER_REJECTED;
+    }
+    if (clientId.isEmpty() && !connect.variableHeader().isCleanSession()) {
+      // MQTT 3.1.1 §3.1.3.1: a zero-length client id requires CleanSession = 1.
+      return ConnectRefusal.IDENTIFIER_REJECTED;
+    }
+    String token = connect.variableHeader().hasUserName() ? connect.payload().userName() : null;
+    if (token == null || token.isEmpty()) {
+      // ThingsBoard convention: the access token is the user name; none → 0x04.
+      return ConnectRefusal.NO_TOKEN;
+    }
+    return null;
+  }
+
+  /**
+   * The refusal for a CONNECT the decoder could not accept (unknown protocol level, client id
+   * rejected by the MQTT 3.1 rules), or {@code null} if {@code decoderFailure} is something else.
+   */
+  static @Nullable ConnectRefusal refusal(Throwable decoderFailure) {
+    if (decoderFailure instanceof MqttUnacceptableProtocolVersionException) {
+      return ConnectRefusal.UNACCEPTABLE_PROTOCOL_VERSION;
+    }
+    if (decoderFailure instanceof MqttIdentifierRejectedException) {
+      return ConnectRefusal.IDENTIFIER_REJECTED;
+    }
+    return null;
+  }
+}

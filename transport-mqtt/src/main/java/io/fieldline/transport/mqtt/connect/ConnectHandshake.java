@@ -1,0 +1,199 @@
+package io.fieldline.transport.mqtt.connect;
+
+import io.fieldline.common.Device;
+import io.fieldline.common.SessionTakeover;
+import io.fieldline.transport.mqtt.MqttMetrics.ConnectResult;
+import io.fieldline.transport.mqtt.pipeline.KeepAlive;
+import io.fieldline.transport.mqtt.session.CloseReason;
+import io.fieldline.transport.mqtt.session.Connection;
+import io.fieldline.transport.mqtt.session.Pause;
+import io.fieldline.transport.mqtt.session.SessionContext;
+import io.fieldline.transport.mqtt.session.SessionRegistry;
+import io.fieldline.transport.mqtt.session.SessionState;
+import io.netty.handler.codec.mqtt.MqttConnectMessage;
+import io.netty.handler.codec.mqtt.MqttConnectReturnCode;
+import io.netty.handler.codec.mqtt.MqttMessage;
+import io.netty.handler.codec.mqtt.MqttMessageBuilders;
+import io.netty.util.ReferenceCountUtil;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The CONNECT handshake of one connection (MQTT 3.1.1 §3.1, §3.2): the checks ({@link
+ * ConnectChecks}), the asynchronous access-token lookup, and the answer — CONNACK 0x00 for an
+ * accepted session, or a refusing CONNACK ({@link ConnectRefusal}) and close.
+ *
+ * <p>While the token is looked up the socket is not read ({@link Pause#AUTH}); packets the client
+ * pipelined behind CONNECT wait in a {@link PreConnackQueue} and go back to the dispatcher, in
+ * order, right after CONNACK. Accepting registers the session on this node (which closes an older
+ * local connection of the device) and tells the cluster's {@link SessionTakeover} (which closes it
+ * on other nodes); when the channel closes, the handshake ends that registration again.
+ *
+ * <p>Confined to the channel's event loop; the lookup's completion hops back to it.
+ */
+public final class ConnectHandshake {
+
+  /** The dispatcher's side of the handshake. Called on the channel's event loop. */
+  public interface Listener {
+    /** The session was accepted and CONNACK written: serve the device's packets from now on. */
+    void sessionStarted(Device device, SessionState state);
+
+    /** A packet read behind CONNECT, to be handled now as if it had just been read. */
+    void replay(MqttMessage packet);
+  }
+
+  private static final Logger LOG = LoggerFactory.getLogger(ConnectHandshake.class);
+
+  private final SessionContext context;
+  private final Connection connection;
+  private final Listener listener;
+  private final PreConnackQueue queued;
+  private @Nullable Device device;
+  private boolean cleanSession = true;
+
+  public ConnectHandshake(SessionContext context, Connection connection, Listener listener) {
+    this.context = context;
+    this.connection = connection;
+    this.listener = listener;
+    this.queued = new PreConnackQueue(context.config().maxQueuedBeforeConnack());
+  }
+
+  /** A CONNECT packet: checked, then the token lookup starts; CONNACK follows its completion. */
+  public void onConnect(MqttConnectMessage connect) {
+    if (connection.state() != Connection.State.AWAIT_CONNECT) {
+      // MQTT 3.1.1 §3.1.0: a second CONNECT is a protocol violation.
+      connection.reject(CloseReason.PROTOCOL, "second CONNECT");
+      return;
+    }
+    if (ConnectChecks.isMqtt5(connect)) {
+      refuse(ConnectRefusal.MQTT5_NOT_SUPPORTED);
+      return;
+    }
+    cleanSession = connect.variableHeader().isCleanSession();
+    connection.identify(connect.payload().clientIdentifier());
+    ConnectRefusal refusal = ConnectChecks.refusal(connect, context.config());
+    if (refusal != null) {
+      refuse(refusal);
+      return;
+    }
+    String token = connect.payload().userName(); // present and not empty: checked above
+    connection.enterAuthenticating();
+    connection.pause(Pause.AUTH);
+    int keepAlive = connect.variableHeader().keepAliveTimeSeconds();
+    try {
+      context
+          .registry()
+          .findByToken(token)
+          .whenCompleteAsync(
+              (found, error) -> onLookup(found, error, keepAlive),
+              connection.ctx().channel().eventLoop());
+    } catch (RuntimeException e) {
+      onLookup(null, e, keepAlive);
+    }
+  }
+
+  /**
+   * A packet the decoder could not read. Before CONNECT, an unknown protocol level or a client id
+   * the MQTT 3.1 rules reject is answered with its CONNACK.
+   *
+   * @return whether it was such a refusal (answered, closing); otherwise the caller handles it
+   */
+  public boolean onDecoderFailure(Throwable cause) {
+    if (connection.state() != Connection.State.AWAIT_CONNECT) {
+      return false;
+    }
+    ConnectRefusal refusal = ConnectChecks.refusal(cause);
+    if (refusal == null) {
+      return false;
+    }
+    refuse(refusal);
+    return true;
+  }
+
+  /**
+   * A packet read while the token is looked up: kept until CONNACK, or the connection closes when
+   * more than {@code max-queued-before-connack} are waiting.
+   *
+   * @return whether the packet was kept (then the caller must not release it)
+   */
+  public boolean queue(MqttMessage packet) {
+    if (queued.offer(packet)) {
+      return true;
+    }
+    connection.reject(
+        CloseReason.QUEUE_OVERFLOW, "more than {} packets before CONNACK", queued.capacity());
+    return false;
+  }
+
+  /** The channel closed: queued packets are released and this node's session registration ends. */
+  public void onChannelClosed() {
+    queued.releaseAll();
+    Device current = device;
+    if (current != null) {
+      context.sessions().unregister(current.id(), cleanSession, connection);
+    }
+  }
+
+  private void onLookup(
+      @Nullable Optional<Device> found, @Nullable Throwable error, int keepAlive) {
+    if (connection.state() != Connection.State.AUTHENTICATING) {
+      return; // closed while the lookup was running
+    }
+    if (error != null || found == null) {
+      LOG.warn("{} credential lookup failed: {}", connection.logPrefix(), String.valueOf(error));
+      refuse(ConnectRefusal.SERVER_UNAVAILABLE);
+      return;
+    }
+    if (found.isEmpty()) {
+      LOG.info("{} refused: unknown access token", connection.logPrefix());
+      refuse(ConnectRefusal.UNKNOWN_TOKEN);
+      return;
+    }
+    accept(found.get(), keepAlive);
+  }
+
+  private void accept(Device authenticated, int keepAlive) {
+    device = authenticated;
+    SessionRegistry.Registration registration =
+        context.sessions().register(authenticated.id(), cleanSession, connection);
+    context.takeover().sessionOpened(authenticated.id());
+    KeepAlive.apply(connection.ctx().pipeline(), keepAlive);
+    connection.enterConnected();
+    context.metrics().connect(ConnectResult.ACCEPTED);
+    connection
+        .ctx()
+        .writeAndFlush(
+            MqttMessageBuilders.connAck()
+                .returnCode(MqttConnectReturnCode.CONNECTION_ACCEPTED)
+                .sessionPresent(registration.sessionPresent())
+                .build());
+    LOG.debug("{} connected as device {}", connection.logPrefix(), authenticated.id());
+    listener.sessionStarted(authenticated, registration.state());
+    if (context.storageOverloaded().getAsBoolean()) {
+      connection.pause(Pause.STORAGE);
+    }
+    MqttMessage packet;
+    while (connection.isConnected() && (packet = queued.poll()) != null) {
+      try {
+        listener.replay(packet);
+      } finally {
+        ReferenceCountUtil.release(packet);
+      }
+    }
+    connection.resume(Pause.AUTH);
+  }
+
+  private void refuse(ConnectRefusal refusal) {
+    context.metrics().connect(refusal.result());
+    LOG.info("{} CONNECT refused: {}", connection.logPrefix(), refusal.returnCode());
+    // MQTT 3.1.1 §3.2.2.3: after a non-zero CONNACK the server MUST close the connection.
+    connection.closeAfter(
+        MqttMessageBuilders.connAck()
+            .returnCode(refusal.returnCode())
+            .sessionPresent(false)
+            .build(),
+        CloseReason.CONNECT_REFUSED);
+  }
+}

@@ -1,0 +1,118 @@
+package io.fieldline.transport.mqtt.publish;
+
+import io.fieldline.common.Ack;
+import io.fieldline.common.DeadLetter;
+import io.fieldline.common.Device;
+import io.fieldline.common.DeviceMessage;
+import io.fieldline.common.PayloadFormatException;
+import io.fieldline.transport.mqtt.MqttTransportConfig.InvalidPayloadPolicy;
+import io.fieldline.transport.mqtt.session.CloseReason;
+import io.fieldline.transport.mqtt.session.Connection;
+import io.fieldline.transport.mqtt.session.RateLimitedLog;
+import io.fieldline.transport.mqtt.session.SessionContext;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.mqtt.MqttMessageBuilders;
+import io.netty.handler.codec.mqtt.MqttQoS;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Where one PUBLISH of the device API goes, by its {@link DeviceTopic}: telemetry and attributes
+ * are parsed ({@code common}'s {@code PayloadParser}) and submitted to the device gateway;
+ * client-side RPC requests are answered at once ({@link ClientRpc}); topics served by a later
+ * release are acknowledged without storing anything. An invalid payload is dead-lettered (policy
+ * {@code dead-letter}) or closes the connection (policy {@code close}).
+ *
+ * <p>The answer is the stage whose outcome decides the acknowledgement: {@link Ack#stored()} only
+ * once the message (or its dead letter) is stored. The payload arrives as a {@code byte[]}: no
+ * {@code ByteBuf} leaves the event loop.
+ *
+ * <p>Confined to the channel's event loop; one per connected session.
+ */
+final class PublishRouter {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PublishRouter.class);
+  private static final RateLimitedLog PAYLOAD_WARNINGS =
+      new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final CompletableFuture<Ack> NOTHING_TO_STORE =
+      CompletableFuture.completedFuture(Ack.stored());
+
+  private final SessionContext context;
+  private final Connection connection;
+  private final Device device;
+  private final ClientRpc rpc;
+
+  PublishRouter(SessionContext context, Connection connection, Device device) {
+    this.context = context;
+    this.connection = connection;
+    this.device = device;
+    this.rpc = new ClientRpc(context.config());
+  }
+
+  /**
+   * Routes one PUBLISH of a known topic.
+   *
+   * @return its outcome, or {@code null} if the connection was closed by the invalid-payload policy
+   */
+  @Nullable CompletionStage<Ack> route(DeviceTopic topic, String topicName, byte[] payload) {
+    long now = System.currentTimeMillis();
+    try {
+      return switch (topic.kind()) {
+        case TELEMETRY ->
+            context
+                .gateway()
+                .submit(
+                    new DeviceMessage.PostTelemetry(
+                        device.id(), now, context.parser().parseTelemetry(payload, now)));
+        case ATTRIBUTES ->
+            context
+                .gateway()
+                .submit(
+                    new DeviceMessage.PostAttributes(
+                        device.id(), now, context.parser().parseAttributes(payload)));
+        case RPC_REQUEST -> {
+          byte[] response = rpc.answer(payload);
+          // Flushed now: the answer must not wait for earlier PUBLISHes still being stored.
+          connection
+              .ctx()
+              .writeAndFlush(
+                  MqttMessageBuilders.publish()
+                      .topicName(DeviceTopic.RPC_RESPONSE_PREFIX + topic.requestId())
+                      .qos(MqttQoS.AT_MOST_ONCE)
+                      .payload(Unpooled.wrappedBuffer(response))
+                      .build());
+          yield NOTHING_TO_STORE;
+        }
+        // Server-side RPC and attribute requests come with a later release: acknowledged, counted,
+        // nothing stored (docs/mqtt-api.md).
+        case RPC_RESPONSE, ATTRIBUTES_REQUEST -> NOTHING_TO_STORE;
+        case UNKNOWN -> throw new IllegalStateException("unknown topics are rejected earlier");
+      };
+    } catch (PayloadFormatException e) {
+      return invalidPayload(topicName, payload, now, e);
+    }
+  }
+
+  private @Nullable CompletionStage<Ack> invalidPayload(
+      String topicName, byte[] payload, long now, PayloadFormatException e) {
+    if (context.config().invalidPayload() == InvalidPayloadPolicy.CLOSE) {
+      connection.reject(
+          CloseReason.PAYLOAD, "invalid payload on {}: {}", topicName, e.getMessage());
+      return null;
+    }
+    PAYLOAD_WARNINGS.warn(
+        "{} invalid payload on {} dead-lettered: {}",
+        connection.logPrefix(),
+        topicName,
+        e.getMessage());
+    context.metrics().deadLettered();
+    return context
+        .deadLetters()
+        .write(new DeadLetter(device.id(), now, topicName, e.getMessage(), payload))
+        .thenApply(stored -> Ack.stored());
+  }
+}

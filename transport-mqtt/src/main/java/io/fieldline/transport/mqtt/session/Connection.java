@@ -1,0 +1,196 @@
+package io.fieldline.transport.mqtt.session;
+
+import io.fieldline.transport.mqtt.MqttMetrics;
+import io.fieldline.transport.mqtt.MqttMetrics.PauseCause;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.util.ReferenceCountUtil;
+import java.util.EnumSet;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One MQTT connection's lifecycle as every path of the transport sees it: how far the handshake
+ * got, why its socket is not being read, and the one way it ends.
+ *
+ * <p>States: {@link State#AWAIT_CONNECT} → {@link State#AUTHENTICATING} → {@link State#CONNECTED} →
+ * {@link State#CLOSED}; any state may end in {@code CLOSED}.
+ *
+ * <p>Reading: {@code autoRead} is the transport's backpressure valve. It goes off when the first
+ * {@link Pause} is set and back on when the last one is cleared, so authentication, a full window,
+ * storage pressure and a failing write never undo each other's pause. Keep-alive: the pipeline's
+ * idle timer reports silence ({@link #onIdle}); silence while the server is not reading is the
+ * server's own and does not close the connection.
+ *
+ * <p>Closing: every server-side end goes through {@link #close}, {@link #reject} or {@link
+ * #closeAfter}, which count the {@link CloseReason} once and flush earlier acknowledgements first.
+ * Only this connection is affected.
+ *
+ * <p>Confined to the channel's event loop, except {@link #takeOver()}, which any thread may call.
+ */
+public final class Connection implements SessionRegistry.Member {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Connection.class);
+  private static final RateLimitedLog REJECTIONS = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+
+  /** How far the connection got. */
+  public enum State {
+    /** Open, no CONNECT yet (the connect timeout runs). */
+    AWAIT_CONNECT,
+    /** CONNECT checked, token lookup running; packets read behind CONNECT are queued. */
+    AUTHENTICATING,
+    /** CONNACK 0x00 sent: the device's packets are served. */
+    CONNECTED,
+    /** Closing or closed: nothing more is read or answered. */
+    CLOSED
+  }
+
+  private final ChannelHandlerContext ctx;
+  private final MqttMetrics metrics;
+  private final EnumSet<Pause> pauses = EnumSet.noneOf(Pause.class);
+  private State state = State.AWAIT_CONNECT;
+  private String logPrefix;
+
+  /** A connection whose channel just became active. */
+  public Connection(ChannelHandlerContext ctx, MqttMetrics metrics) {
+    this.ctx = ctx;
+    this.metrics = metrics;
+    this.logPrefix = "[mqtt|-|" + ctx.channel().remoteAddress() + "]";
+  }
+
+  /** The session stage's context: where this connection writes, flushes and schedules. */
+  public ChannelHandlerContext ctx() {
+    return ctx;
+  }
+
+  public State state() {
+    return state;
+  }
+
+  public boolean isConnected() {
+    return state == State.CONNECTED;
+  }
+
+  /** CONNECT passed its checks; the token lookup starts. */
+  public void enterAuthenticating() {
+    assert ctx.executor().inEventLoop();
+    state = State.AUTHENTICATING;
+  }
+
+  /** CONNACK 0x00 is being sent. */
+  public void enterConnected() {
+    assert ctx.executor().inEventLoop();
+    state = State.CONNECTED;
+  }
+
+  /** Names the client in every later log line: {@code [mqtt|clientId|address]}. */
+  public void identify(String clientId) {
+    logPrefix = "[mqtt|" + clientId + "|" + ctx.channel().remoteAddress() + "]";
+  }
+
+  /** The prefix of this connection's log lines; pass it as an argument, never in a template. */
+  public String logPrefix() {
+    return logPrefix;
+  }
+
+  /** Stops reading the socket for {@code cause} (no-op if already paused for it). */
+  public void pause(Pause cause) {
+    assert ctx.executor().inEventLoop();
+    boolean first = pauses.isEmpty();
+    if (pauses.add(cause)) {
+      if (cause == Pause.WINDOW) {
+        metrics.paused(PauseCause.WINDOW);
+      } else if (cause == Pause.STORAGE) {
+        metrics.paused(PauseCause.STORAGE);
+      }
+      if (first) {
+        ctx.channel().config().setAutoRead(false);
+      }
+    }
+  }
+
+  /** Clears {@code cause}; reading resumes if it was the last one. */
+  public void resume(Pause cause) {
+    assert ctx.executor().inEventLoop();
+    if (pauses.remove(cause) && pauses.isEmpty() && state != State.CLOSED) {
+      ctx.channel().config().setAutoRead(true);
+    }
+  }
+
+  /** The storage layer's pressure changed; only a connected session follows it. */
+  public void onStoragePressure(boolean overloaded) {
+    assert ctx.executor().inEventLoop();
+    if (state != State.CONNECTED) {
+      return;
+    }
+    if (overloaded) {
+      pause(Pause.STORAGE);
+    } else {
+      resume(Pause.STORAGE);
+    }
+  }
+
+  /**
+   * The idle timer fired: no CONNECT within the connect timeout, or no packet within keep-alive.
+   */
+  public void onIdle() {
+    assert ctx.executor().inEventLoop();
+    if (!pauses.isEmpty() && state == State.CONNECTED) {
+      return; // we stopped reading, not the client: silence is ours
+    }
+    close(state == State.CONNECTED ? CloseReason.KEEP_ALIVE_TIMEOUT : CloseReason.CONNECT_TIMEOUT);
+  }
+
+  /** Counts and logs (rate-limited) a bad input, then closes. */
+  public void reject(CloseReason reason, String format, Object... args) {
+    if (state == State.CLOSED) {
+      return;
+    }
+    // The prefix holds the client id: pass it as an argument, never inside the template, so that
+    // a client id containing "{}" cannot shift the arguments.
+    Object[] all = new Object[args.length + 2];
+    all[0] = logPrefix;
+    all[1] = reason.tag();
+    System.arraycopy(args, 0, all, 2, args.length);
+    REJECTIONS.warn("{} closing ({}): " + format, all);
+    close(reason);
+  }
+
+  /** The one way this connection ends. Earlier acknowledgements are flushed first. */
+  public void close(CloseReason reason) {
+    assert ctx.executor().inEventLoop();
+    if (state == State.CLOSED) {
+      return;
+    }
+    state = State.CLOSED;
+    metrics.closed(reason);
+    LOG.debug("{} closing: {}", logPrefix, reason);
+    ctx.flush();
+    ctx.close();
+  }
+
+  /**
+   * Ends the connection with a last packet (a refusing CONNACK): it is written and flushed, and the
+   * channel closes once it is on the wire.
+   */
+  public void closeAfter(Object lastPacket, CloseReason reason) {
+    assert ctx.executor().inEventLoop();
+    if (state == State.CLOSED) {
+      ReferenceCountUtil.release(lastPacket);
+      return;
+    }
+    state = State.CLOSED;
+    metrics.closed(reason);
+    ctx.writeAndFlush(lastPacket).addListener(written -> ctx.close());
+  }
+
+  /** The channel became inactive, whoever closed it. */
+  public void channelClosed() {
+    state = State.CLOSED;
+  }
+
+  @Override
+  public void takeOver() {
+    ctx.channel().eventLoop().execute(() -> close(CloseReason.TAKEN_OVER));
+  }
+}

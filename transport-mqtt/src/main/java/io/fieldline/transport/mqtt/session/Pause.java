@@ -1,0 +1,20 @@
+package io.fieldline.transport.mqtt.session;
+
+/**
+ * Why the server is not reading a connection's socket. Reading ({@code autoRead}) stops when the
+ * first reason is set and resumes when the last one is cleared (see {@link Connection#pause}).
+ */
+public enum Pause {
+  /** The access token is being looked up: nothing beyond CONNECT is read until CONNACK. */
+  AUTH,
+  /**
+   * The connection's in-flight window is at {@code max-inflight}; cleared at the low-water mark.
+   */
+  WINDOW,
+  /** The storage layer's pressure gauge is overloaded (every connection pauses). */
+  STORAGE,
+  /**
+   * A write failed: the connection takes no new work and closes once earlier PUBLISHes are acked.
+   */
+  FAILING
+}

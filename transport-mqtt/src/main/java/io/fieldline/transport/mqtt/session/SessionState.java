@@ -1,0 +1,44 @@
+package io.fieldline.transport.mqtt.session;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The state of one device's MQTT session, shared by its successive connections: what a
+ * CleanSession=0 session keeps for {@code session-expiry} after its connection closes (MQTT 3.1.1
+ * §3.1.2.4). Created and resumed by {@link SessionRegistry}; read and changed by the publish and
+ * subscribe paths of the connection that holds it.
+ *
+ * <p>Thread-safe: a connection's event loop changes it while the registry's expiry sweep (another
+ * thread) reads its expiry; a later connection of the same device may run on another event loop.
+ */
+public final class SessionState {
+
+  private final Map<String, Integer> subscriptions = new ConcurrentHashMap<>();
+  private final Set<Integer> awaitingRelease = ConcurrentHashMap.newKeySet();
+  // Long.MAX_VALUE while a connection holds the session; set when it closes.
+  private volatile long expiresAtNanos = Long.MAX_VALUE;
+
+  /** Topic filter → granted QoS. */
+  public Map<String, Integer> subscriptions() {
+    return subscriptions;
+  }
+
+  /** QoS 2 packet ids answered with PUBREC and not yet released (MQTT 3.1.1 §4.3.3). */
+  public Set<Integer> awaitingRelease() {
+    return awaitingRelease;
+  }
+
+  boolean isLiveAt(long nowNanos) {
+    return expiresAtNanos - nowNanos > 0;
+  }
+
+  void keepWhileConnected() {
+    expiresAtNanos = Long.MAX_VALUE;
+  }
+
+  void expireAt(long nanos) {
+    expiresAtNanos = nanos;
+  }
+}

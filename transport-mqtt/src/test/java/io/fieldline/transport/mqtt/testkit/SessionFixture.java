@@ -1,0 +1,71 @@
+package io.fieldline.transport.mqtt.testkit;
+
+import io.fieldline.common.DeviceGateway;
+import io.fieldline.common.DeviceId;
+import io.fieldline.common.PayloadParser;
+import io.fieldline.transport.mqtt.MqttMetrics;
+import io.fieldline.transport.mqtt.MqttTransportConfig;
+import io.fieldline.transport.mqtt.session.SessionContext;
+import io.fieldline.transport.mqtt.session.SessionRegistry;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What the connections of one server share: config, fakes for the ports, the session registry, the
+ * cluster's takeover notices and the meters. {@link #open()} starts one connection through the real
+ * pipeline. Fields are the test's handles on the fakes.
+ */
+public final class SessionFixture {
+
+  public final MqttTransportConfig config;
+  public final FakeDeviceRegistry registry = new FakeDeviceRegistry();
+  public final FakeDeviceGateway gateway = new FakeDeviceGateway();
+  public final FakeDeadLetterStore deadLetters = new FakeDeadLetterStore();
+  public final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+
+  /** Devices whose session this node accepted, in order, as the cluster's takeover heard them. */
+  public final List<DeviceId> announced = new CopyOnWriteArrayList<>();
+
+  public final SessionRegistry sessions;
+  public final SessionContext context;
+  public volatile boolean storageOverloaded;
+
+  public SessionFixture(MqttTransportConfig config) {
+    this(config, null);
+  }
+
+  /** With {@code gateway} instead of {@link #gateway} (null: the fake). */
+  public SessionFixture(MqttTransportConfig config, @Nullable DeviceGateway gateway) {
+    this.config = config;
+    this.sessions = new SessionRegistry(config.sessionExpiry());
+    this.context =
+        new SessionContext(
+            config,
+            registry,
+            gateway != null ? gateway : this.gateway,
+            deadLetters,
+            PayloadParser.defaults(),
+            sessions,
+            announced::add,
+            new MqttMetrics(meters),
+            () -> storageOverloaded);
+  }
+
+  public SessionClient open() {
+    return new SessionClient(this);
+  }
+
+  /** The count of a counter, 0 if it was never registered. */
+  public double count(String name, String... tags) {
+    Counter counter = meters.find(name).tags(tags).counter();
+    return counter == null ? 0 : counter.count();
+  }
+
+  /** The count of {@code fieldline.mqtt.rejected{reason}}. */
+  public double rejected(String reason) {
+    return count("fieldline.mqtt.rejected", "reason", reason);
+  }
+}
