@@ -188,7 +188,7 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
   }
 
   /** Runs a task on this connection's event loop (no-op before the channel is active). */
-  public void executeOnEventLoop(Runnable task) {
+  void executeOnEventLoop(Runnable task) {
     Connection current = connection;
     if (current != null) {
       current.ctx().executor().execute(task);
@@ -196,7 +196,7 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
   }
 
   /** Closes this connection because the server is stopping. Any thread. */
-  public void shutdown() {
+  void shutdown() {
     executeOnEventLoop(() -> connection().close(CloseReason.SHUTDOWN));
   }
 

@@ -20,18 +20,18 @@ import java.nio.charset.StandardCharsets;
  *
  * Anything else gets {@code {"error": "..."}}. Stateless and thread-safe.
  */
-public final class ClientRpc {
+final class ClientRpc {
 
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
   private final MqttTransportConfig config;
 
-  public ClientRpc(MqttTransportConfig config) {
+  ClientRpc(MqttTransportConfig config) {
     this.config = config;
   }
 
   /** Builds the response payload for a request payload {@code {"method": ..., "params": ...}}. */
-  public byte[] answer(byte[] request) {
+  byte[] answer(byte[] request) {
     ObjectNode response = MAPPER.createObjectNode();
     String method;
     try {

@@ -1,24 +1,26 @@
 package io.fieldline.transport.mqtt.publish;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
- * A PUBLISH topic of the ThingsBoard device API, parsed once per message.
+ * A PUBLISH topic of the ThingsBoard device API, parsed once per message. Immutable.
  *
  * @param kind what the topic is for
  * @param requestId the trailing id of request/response topics, empty otherwise
  */
-public record DeviceTopic(Kind kind, String requestId) {
+record DeviceTopic(Kind kind, String requestId) {
 
-  public static final String TELEMETRY = "v1/devices/me/telemetry";
-  public static final String ATTRIBUTES = "v1/devices/me/attributes";
-  public static final String ATTRIBUTES_REQUEST_PREFIX = "v1/devices/me/attributes/request/";
-  public static final String ATTRIBUTES_RESPONSE_PREFIX = "v1/devices/me/attributes/response/";
-  public static final String RPC_REQUEST_PREFIX = "v1/devices/me/rpc/request/";
-  public static final String RPC_RESPONSE_PREFIX = "v1/devices/me/rpc/response/";
+  /** Where the answer to {@code v1/devices/me/rpc/request/{id}} goes, followed by the id. */
+  static final String RPC_RESPONSE_PREFIX = "v1/devices/me/rpc/response/";
+
+  private static final String TELEMETRY = "v1/devices/me/telemetry";
+  private static final String ATTRIBUTES = "v1/devices/me/attributes";
+  private static final String ATTRIBUTES_REQUEST_PREFIX = "v1/devices/me/attributes/request/";
+  private static final String RPC_REQUEST_PREFIX = "v1/devices/me/rpc/request/";
 
   /** The topics a device may publish to. */
-  public enum Kind {
+  enum Kind {
     TELEMETRY,
     ATTRIBUTES,
     /** {@code v1/devices/me/attributes/request/{id}}: read attribute values. */
@@ -34,13 +36,13 @@ public record DeviceTopic(Kind kind, String requestId) {
   private static final DeviceTopic ATTRIBUTES_TOPIC = new DeviceTopic(Kind.ATTRIBUTES, "");
   private static final DeviceTopic UNKNOWN_TOPIC = new DeviceTopic(Kind.UNKNOWN, "");
 
-  public DeviceTopic {
+  DeviceTopic {
     Objects.requireNonNull(kind, "kind");
     Objects.requireNonNull(requestId, "requestId");
   }
 
   /** Parses a PUBLISH topic name; anything outside the device API is {@link Kind#UNKNOWN}. */
-  public static DeviceTopic parse(String topic) {
+  static DeviceTopic parse(String topic) {
     // Telemetry first: it is almost every message.
     if (TELEMETRY.equals(topic)) {
       return TELEMETRY_TOPIC;
@@ -58,8 +60,7 @@ public record DeviceTopic(Kind kind, String requestId) {
     return withId == null ? UNKNOWN_TOPIC : withId;
   }
 
-  private static @org.jspecify.annotations.Nullable DeviceTopic withId(
-      String topic, String prefix, Kind kind) {
+  private static @Nullable DeviceTopic withId(String topic, String prefix, Kind kind) {
     if (topic.length() > prefix.length() && topic.startsWith(prefix)) {
       String id = topic.substring(prefix.length());
       if (id.indexOf('/') < 0) {

@@ -34,9 +34,7 @@ public enum CloseReason {
   /** The client sent DISCONNECT. */
   CLIENT_DISCONNECT("client_disconnect", false),
   /** The server is shutting down. */
-  SHUTDOWN("shutdown", false),
-  /** An unexpected exception in the pipeline. */
-  INTERNAL_ERROR("internal_error", false);
+  SHUTDOWN("shutdown", false);
 
   private final String tag;
   private final boolean rejected;
