@@ -4,7 +4,10 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.handler.timeout.IdleStateHandler;
 import java.util.concurrent.TimeUnit;
 
-/** Installs the idle timers of a connection. */
+/**
+ * Installs the idle timers of a connection. Stateless; {@link #apply} runs on the channel's event
+ * loop (the connect path calls it when it accepts a session).
+ */
 public final class KeepAlive {
 
   private KeepAlive() {}

@@ -11,6 +11,7 @@ import io.netty.handler.flush.FlushConsolidationHandler;
  * The stages of one MQTT connection, in order: flush consolidation → idle timer → decoder (with the
  * maximum packet size) → encoder → session → last-resort exception handler. The one place the
  * pipeline is assembled, used by the server's channel initializer and by the session tests.
+ * Stateless; runs on the channel's event loop as the channel is initialised.
  */
 public final class MqttPipeline {
 
