@@ -2,7 +2,10 @@ package io.fieldline.common;
 
 import java.util.concurrent.CompletionStage;
 
-/** Durable storage for payloads that could not be parsed (see {@link DeadLetter}). */
+/**
+ * Durable storage for payloads that could not be parsed (see {@link DeadLetter}); the transport
+ * writes through it. Reading them back is {@link DeadLetterQueries}.
+ */
 public interface DeadLetterStore {
 
   /** Stores the dead letter; completes when it is written, fails with {@link StoreException}. */

@@ -1,9 +1,11 @@
 /**
  * Fieldline's shared vocabulary: device identities, typed key/values, the messages a device sends,
- * ThingsBoard payload parsing, and the ports ({@link io.fieldline.common.DeviceRegistry}, {@link
- * io.fieldline.common.TelemetryStore}, {@link io.fieldline.common.DeadLetterStore}, {@link
- * io.fieldline.common.DeviceGateway}) through which the transport, the actors and the storage meet
- * without knowing each other.
+ * ThingsBoard payload parsing, and the ports through which the transport, the actors, the storage
+ * and the REST API meet without knowing each other: the write side ({@link
+ * io.fieldline.common.DeviceRegistry}, {@link io.fieldline.common.TelemetryStore}, {@link
+ * io.fieldline.common.DeadLetterStore}, {@link io.fieldline.common.DeviceGateway}) and the read
+ * side ({@link io.fieldline.common.TelemetryQueries} with {@link io.fieldline.common.HistoryQuery},
+ * {@link io.fieldline.common.DeadLetterQueries}).
  */
 @NullMarked
 package io.fieldline.common;

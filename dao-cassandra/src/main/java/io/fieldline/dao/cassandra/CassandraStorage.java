@@ -2,11 +2,24 @@ package io.fieldline.dao.cassandra;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.typesafe.config.Config;
+import io.fieldline.common.DeadLetterQueries;
+import io.fieldline.common.DeadLetterStore;
+import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PressureGauge;
-import io.fieldline.dao.cassandra.internal.schema.SchemaMigrator;
+import io.fieldline.common.TelemetryQueries;
+import io.fieldline.common.TelemetryStore;
+import io.fieldline.dao.cassandra.cql.CassandraSessionFactory;
+import io.fieldline.dao.cassandra.cql.WriteLimiter;
+import io.fieldline.dao.cassandra.deadletter.CassandraDeadLetterStore;
+import io.fieldline.dao.cassandra.registry.CachingDeviceRegistry;
+import io.fieldline.dao.cassandra.registry.CassandraDeviceRegistry;
+import io.fieldline.dao.cassandra.schema.KeyIndexBackfill;
+import io.fieldline.dao.cassandra.schema.SchemaMigrator;
+import io.fieldline.dao.cassandra.telemetry.read.CassandraTelemetryQueries;
+import io.fieldline.dao.cassandra.telemetry.write.CassandraTelemetryStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.InetSocketAddress;
-import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -15,9 +28,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Everything the server needs from Cassandra, built in one call: the session, the schema, one
- * shared {@link WriteLimiter}, and the stores. This is the module's composition root; the server
- * wires the ports it exposes into the actors and the transport.
+ * Everything the server needs from Cassandra, built in one call: the session (driver metrics in the
+ * given registry), the schema (migrations and their data steps), one shared {@link WriteLimiter},
+ * and the stores behind the ports of {@code io.fieldline.common}. This is the one way to build this
+ * module, for the server and for tests that need a whole storage; the server wires the ports it
+ * hands out into the actors, the transport and the REST API.
  *
  * <p>{@link #start} blocks (connecting, migrating, preparing) and belongs in {@code main}. The
  * getters are thread-safe. {@link #close} drains in-flight writes, then closes the session.
@@ -25,15 +40,16 @@ import org.slf4j.LoggerFactory;
 public final class CassandraStorage implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(CassandraStorage.class);
+  private static final long DRAIN_SECONDS = 10;
 
   private final CqlSession session;
   private final CassandraConfig config;
   private final WriteLimiter limiter;
   private final CassandraTelemetryStore telemetryStore;
   private final CassandraTelemetryQueries queries;
-  private final CassandraDeviceRegistry deviceRegistry;
-  private final CachingDeviceRegistry cachingDeviceRegistry;
+  private final DeviceRegistry deviceRegistry;
   private final CassandraDeadLetterStore deadLetters;
+  private final List<PressureGauge> pressure;
 
   private CassandraStorage(CqlSession session, CassandraConfig config, MeterRegistry registry) {
     this.session = session;
@@ -41,16 +57,21 @@ public final class CassandraStorage implements AutoCloseable {
     this.limiter = WriteLimiter.from(config);
     this.telemetryStore = new CassandraTelemetryStore(session, config, limiter, registry);
     this.queries = new CassandraTelemetryQueries(session, config);
-    this.deviceRegistry = new CassandraDeviceRegistry(session, config);
-    this.cachingDeviceRegistry = new CachingDeviceRegistry(deviceRegistry, config.deviceCache());
+    this.deviceRegistry =
+        new CachingDeviceRegistry(
+            new CassandraDeviceRegistry(session, config), config.deviceCache());
     this.deadLetters = new CassandraDeadLetterStore(session, config, limiter, registry);
+    List<PressureGauge> gauges = new ArrayList<>(telemetryStore.pressure());
+    gauges.add(limiter.pressure());
+    this.pressure = List.copyOf(gauges);
   }
 
   /**
    * Reads {@code fieldline.cassandra}, connects, migrates the schema (unless {@code create-schema =
    * false}) and prepares every store. Blocks; call from {@code main}.
    *
-   * @param root the resolved application configuration
+   * @param root the resolved application configuration (its {@code datastax-java-driver} block
+   *     configures the driver)
    * @param registry where store and driver metrics go
    * @param defaultContactPoints used when {@code fieldline.cassandra.contact-points} is empty (the
    *     embedded node's CQL address)
@@ -62,17 +83,7 @@ public final class CassandraStorage implements AutoCloseable {
     CqlSession session = CassandraSessionFactory.open(root, config, defaultContactPoints, registry);
     try {
       if (config.createSchema()) {
-        List<Integer> applied =
-            new SchemaMigrator(session, config.keyspace())
-                .migrate(
-                    config.replication(),
-                    config.deadLetterTtl().getSeconds(),
-                    KeyIndexBackfill.dataSteps(session, config));
-        LOG.info(
-            "[cql] keyspace {} at schema version {} (applied now: {})",
-            config.keyspace(),
-            SchemaMigrator.latestVersion(),
-            applied);
+        migrateSchema(session, config);
       }
       return new CassandraStorage(session, config, registry);
     } catch (RuntimeException e) {
@@ -81,7 +92,30 @@ public final class CassandraStorage implements AutoCloseable {
     }
   }
 
-  /** The session, for components that need raw CQL (health checks). */
+  /**
+   * Creates the keyspace {@code config.keyspace()} if missing and applies every schema version not
+   * recorded in it, each with its data step; what {@link #start} does with {@code create-schema =
+   * true}, for a caller that owns its session (a test preparing a keyspace for several servers).
+   * Blocks.
+   *
+   * @return the versions applied by this call, oldest first
+   */
+  public static List<Integer> migrateSchema(CqlSession session, CassandraConfig config) {
+    List<Integer> applied =
+        new SchemaMigrator(session, config.keyspace())
+            .migrate(
+                config.replication(),
+                config.deadLetterTtl().toSeconds(),
+                KeyIndexBackfill.dataSteps(session, config));
+    LOG.info(
+        "[cql] schema of keyspace {} ready at version {} (migrations applied now: {})",
+        config.keyspace(),
+        SchemaMigrator.latestVersion(),
+        applied);
+    return applied;
+  }
+
+  /** The session, for components that need raw CQL (the readiness check). */
   public CqlSession session() {
     return session;
   }
@@ -91,39 +125,38 @@ public final class CassandraStorage implements AutoCloseable {
     return config;
   }
 
-  /** The {@link io.fieldline.common.TelemetryStore} port. */
-  public CassandraTelemetryStore telemetryStore() {
+  /** Telemetry and attribute writes, and the latest values device actors restore. */
+  public TelemetryStore telemetryStore() {
     return telemetryStore;
   }
 
-  /** REST read side. */
-  public CassandraTelemetryQueries queries() {
+  /** The REST read side: keys, latest values, history, attributes. */
+  public TelemetryQueries queries() {
     return queries;
   }
 
-  /** The {@link io.fieldline.common.DeviceRegistry} port with the token cache in front. */
-  public CachingDeviceRegistry deviceRegistry() {
-    return cachingDeviceRegistry;
-  }
-
-  /** The registry without cache (admin paths that must read through). */
-  public CassandraDeviceRegistry uncachedDeviceRegistry() {
+  /** Devices and tokens, with the token cache in front (the CONNECT path). */
+  public DeviceRegistry deviceRegistry() {
     return deviceRegistry;
   }
 
-  /** The {@link io.fieldline.common.DeadLetterStore} port, with a read method. */
-  public CassandraDeadLetterStore deadLetters() {
+  /** Where the transport keeps payloads it could not parse. */
+  public DeadLetterStore deadLetters() {
     return deadLetters;
   }
 
-  /** The global write bound shared by the stores. */
-  public WriteLimiter writeLimiter() {
-    return limiter;
+  /** The dead letters read back, for the REST API. */
+  public DeadLetterQueries deadLetterQueries() {
+    return deadLetters;
   }
 
-  /** In-flight plus queued writes; the transport pauses socket reads while it is overloaded. */
-  public PressureGauge pressure() {
-    return limiter.pressure();
+  /**
+   * Every gauge the transport must watch, pausing socket reads while any is overloaded: the
+   * telemetry writes waiting for or carried by a coalesced batch (when coalescing is on), then the
+   * requests in flight or queued in the global limiter.
+   */
+  public List<PressureGauge> pressure() {
+    return pressure;
   }
 
   /** Completes once no write is in flight or queued. */
@@ -131,17 +164,15 @@ public final class CassandraStorage implements AutoCloseable {
     return limiter.whenIdle();
   }
 
-  /** Waits up to 10 seconds for in-flight writes to finish, then closes the session. */
+  /**
+   * Waits up to {@value #DRAIN_SECONDS} seconds for in-flight and queued writes to finish, then
+   * closes the session (which lets the driver's own in-flight requests complete). Blocks.
+   */
   @Override
   public void close() {
-    close(Duration.ofSeconds(10));
-  }
-
-  /** Waits up to {@code drainTimeout} for in-flight writes to finish, then closes the session. */
-  public void close(Duration drainTimeout) {
     try {
       CompletableFuture<Void> idle = limiter.whenIdle().toCompletableFuture();
-      idle.get(drainTimeout.toMillis(), TimeUnit.MILLISECONDS);
+      idle.get(DRAIN_SECONDS, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (Exception e) {

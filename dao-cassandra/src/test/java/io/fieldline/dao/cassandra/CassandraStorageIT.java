@@ -9,7 +9,8 @@ import io.fieldline.cassandra.embedded.SharedCassandra;
 import io.fieldline.common.Device;
 import io.fieldline.common.KvEntry;
 import io.fieldline.common.TsKvEntry;
-import io.fieldline.dao.cassandra.internal.schema.SchemaMigrator;
+import io.fieldline.dao.cassandra.cql.StoreMetrics;
+import io.fieldline.dao.cassandra.schema.SchemaMigrator;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;
 import java.util.Optional;
@@ -44,7 +45,10 @@ class CassandraStorageIT {
           .toCompletableFuture()
           .get(60, TimeUnit.SECONDS);
       assertThat(storage.drained().toCompletableFuture().get(10, TimeUnit.SECONDS)).isNull();
-      assertThat(storage.pressure().level()).isZero();
+      assertThat(storage.pressure())
+          .as("the coalescer's gauge, then the limiter's")
+          .hasSize(2)
+          .allSatisfy(gauge -> assertThat(gauge.level()).isZero());
       assertThat(registry.get(StoreMetrics.ROWS_WRITTEN).counter().count()).isEqualTo(1);
     }
 

@@ -5,7 +5,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.fieldline.cassandra.embedded.EmbeddedCassandra;
 import io.fieldline.cassandra.embedded.SharedCassandra;
-import io.fieldline.dao.cassandra.internal.schema.SchemaMigrator;
+import io.fieldline.dao.cassandra.cql.CassandraSessionFactory;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
@@ -21,9 +21,9 @@ import org.junit.jupiter.api.TestInstance;
  * ({@code it_<class name>}), migrated once per class, and a session built the production way.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class CassandraTestBase {
+public abstract class CassandraTestBase {
 
-  static final Duration TIMEOUT = Duration.ofSeconds(60);
+  protected static final Duration TIMEOUT = Duration.ofSeconds(60);
 
   protected EmbeddedCassandra cassandra;
   protected Config root;
@@ -38,7 +38,7 @@ abstract class CassandraTestBase {
   }
 
   @BeforeAll
-  void connectAndMigrate() {
+  protected void connectAndMigrate() {
     cassandra = SharedCassandra.get();
     keyspace = "it_" + getClass().getSimpleName().toLowerCase(Locale.ROOT);
     root =
@@ -56,12 +56,11 @@ abstract class CassandraTestBase {
             .resolve();
     config = CassandraConfig.from(root);
     session = CassandraSessionFactory.open(root, config, List.of(cassandra.cqlAddress()), registry);
-    new SchemaMigrator(session, keyspace)
-        .migrate(config.replication(), config.deadLetterTtl().getSeconds());
+    CassandraStorage.migrateSchema(session, config);
   }
 
   @AfterAll
-  void closeSession() {
+  protected void closeSession() {
     if (session != null) {
       session.close();
     }

@@ -1,0 +1,34 @@
+package io.fieldline.common;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The read side of device values, as the REST API serves them with ThingsBoard's semantics: the
+ * time-series keys of a device, their latest values, their history (raw or aggregated, see {@link
+ * HistoryQuery}), and attributes. The write side is {@link TelemetryStore}.
+ *
+ * <p>Every method is asynchronous and never blocks the caller; stages fail with {@link
+ * StoreException} when storage cannot answer. Results are sorted by key.
+ */
+public interface TelemetryQueries {
+
+  /** The device's time-series keys, sorted. */
+  CompletionStage<List<String>> keys(DeviceId deviceId);
+
+  /** Latest values of the given keys (every key when empty), sorted by key. */
+  CompletionStage<List<TsKvEntry>> latest(DeviceId deviceId, Optional<Set<String>> keys);
+
+  /**
+   * Values of each key of the query with {@code startTs <= ts < endTs}, raw or aggregated, in the
+   * query's order. Keys without values are absent from the map, which is sorted by key.
+   */
+  CompletionStage<Map<String, List<TsKvEntry>>> history(DeviceId deviceId, HistoryQuery query);
+
+  /** Attributes of one scope, all of them or the given keys, sorted by key. */
+  CompletionStage<List<AttributeKvEntry>> attributes(
+      DeviceId deviceId, AttributeScope scope, Optional<Set<String>> keys);
+}

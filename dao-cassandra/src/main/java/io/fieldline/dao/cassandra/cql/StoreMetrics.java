@@ -1,0 +1,155 @@
+package io.fieldline.dao.cassandra.cql;
+
+import io.fieldline.common.StoreException;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The storage layer's Micrometer meters and their names, in one place. Tags come from enums only
+ * (bounded cardinality); nothing is tagged by device.
+ *
+ * <p>Registering is idempotent: several stores sharing one registry and one {@link WriteLimiter}
+ * share the same meters. Thread-safe.
+ */
+public final class StoreMetrics {
+
+  /** Timer (with percentile histogram) of store writes, from call to completion, queue included. */
+  public static final String WRITE_LATENCY = "fieldline.store.write.latency";
+
+  /** Gauge: requests running against Cassandra now. */
+  public static final String WRITES_INFLIGHT = "fieldline.store.writes.inflight";
+
+  /** Gauge: requests waiting for an in-flight slot. */
+  public static final String WRITES_QUEUED = "fieldline.store.writes.queued";
+
+  /** Gauge: telemetry writes (device messages) waiting for a coalesced batch. */
+  public static final String WRITES_PENDING = "fieldline.store.writes.pending";
+
+  /** Counter of failed writes, tagged {@code cause} = lower-case {@link StoreException.Kind}. */
+  public static final String WRITE_FAILURES = "fieldline.store.write.failures";
+
+  /** Counter of time-series and attribute values written successfully. */
+  public static final String ROWS_WRITTEN = "fieldline.store.rows.written";
+
+  /** Counter of partition updates issued (one per table and partition touched by a batch). */
+  public static final String MUTATIONS = "fieldline.store.mutations";
+
+  /** Counter of write requests (batches or single statements) sent: Cassandra round trips. */
+  public static final String REQUESTS = "fieldline.store.requests";
+
+  /** Writes (device messages) per coalesced request: how much group commit is happening. */
+  public static final String WRITES_PER_REQUEST = "fieldline.store.request.writes";
+
+  /** Tag naming the kind of write on {@link #WRITE_LATENCY}. */
+  public static final String TAG_OP = "op";
+
+  /** Tag naming the failure kind on {@link #WRITE_FAILURES}. */
+  public static final String TAG_CAUSE = "cause";
+
+  /** What was written, the values of the {@code op} tag. */
+  public enum Op {
+    TELEMETRY,
+    ATTRIBUTES,
+    DEAD_LETTER;
+
+    /** The tag value: the lower-case name. */
+    public String tag() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  private final Map<Op, Timer> latency = new EnumMap<>(Op.class);
+  private final Map<StoreException.Kind, Counter> failures =
+      new EnumMap<>(StoreException.Kind.class);
+  private final Counter rowsWritten;
+  private final Counter mutations;
+  private final Counter requests;
+  private final DistributionSummary writesPerRequest;
+  private final MeterRegistry registry;
+
+  /** Registers the meters, and the gauges of {@code limiter}, in {@code registry}. */
+  public StoreMetrics(MeterRegistry registry, WriteLimiter limiter) {
+    this.registry = registry;
+    for (Op op : Op.values()) {
+      latency.put(
+          op,
+          Timer.builder(WRITE_LATENCY)
+              .description("Store write latency, queueing for an in-flight slot included")
+              .tag(TAG_OP, op.tag())
+              .publishPercentileHistogram()
+              .register(registry));
+    }
+    for (StoreException.Kind kind : StoreException.Kind.values()) {
+      failures.put(
+          kind,
+          Counter.builder(WRITE_FAILURES)
+              .description("Store writes that failed, by cause")
+              .tag(TAG_CAUSE, kind.name().toLowerCase(Locale.ROOT))
+              .register(registry));
+    }
+    rowsWritten = Counter.builder(ROWS_WRITTEN).description("Values written").register(registry);
+    mutations =
+        Counter.builder(MUTATIONS).description("Partition updates issued").register(registry);
+    requests =
+        Counter.builder(REQUESTS)
+            .description("Write requests sent to Cassandra")
+            .register(registry);
+    writesPerRequest =
+        DistributionSummary.builder(WRITES_PER_REQUEST)
+            .description("Writes (device messages) carried by one coalesced request")
+            .register(registry);
+    // The first limiter registered wins; stores sharing a registry share one limiter.
+    if (registry.find(WRITES_INFLIGHT).gauge() == null) {
+      Gauge.builder(WRITES_INFLIGHT, limiter, WriteLimiter::inflight)
+          .description("Write requests running against Cassandra")
+          .register(registry);
+      Gauge.builder(WRITES_QUEUED, limiter, WriteLimiter::queued)
+          .description("Write requests waiting for an in-flight slot")
+          .register(registry);
+    }
+  }
+
+  /**
+   * Registers the pending-writes gauge of the (one) telemetry coalescer; like every Micrometer
+   * gauge it holds {@code owner} weakly.
+   */
+  public <T> void registerPending(T owner, ToDoubleFunction<T> queued) {
+    Gauge.builder(WRITES_PENDING, owner, queued)
+        .description("Telemetry writes waiting for a coalesced batch")
+        .register(registry);
+  }
+
+  /** The latency timer of {@code op}. */
+  public Timer latency(Op op) {
+    return latency.get(op);
+  }
+
+  /** Counts one failed write. */
+  public void failed(StoreException.Kind kind) {
+    failures.get(kind).increment();
+  }
+
+  /** Counts values written successfully. */
+  public void written(int rows) {
+    rowsWritten.increment(rows);
+  }
+
+  /** One coalesced request carrying {@code writes} writes was sent. */
+  public void coalesced(int writes) {
+    requests.increment();
+    writesPerRequest.record(writes);
+  }
+
+  /** Counts partition updates and requests issued by one write. */
+  public void issued(int partitionUpdates, int requestCount) {
+    mutations.increment(partitionUpdates);
+    requests.increment(requestCount);
+  }
+}

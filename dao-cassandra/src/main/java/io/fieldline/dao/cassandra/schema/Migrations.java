@@ -1,0 +1,60 @@
+package io.fieldline.dao.cassandra.schema;
+
+import java.util.List;
+
+/**
+ * Every schema version of Fieldline, oldest first. Add new versions at the end; never edit a
+ * released one (a database records which versions it has applied, not their text). {@code %1$s} is
+ * the keyspace, {@code %2$d} the dead-letter TTL in seconds.
+ */
+final class Migrations {
+
+  private Migrations() {}
+
+  static final List<Migration> ALL =
+      List.of(
+          new Migration(
+              1,
+              "time series, latest values, attributes, devices, dead letters",
+              List.of(
+                  // One partition per device and time bucket holds every key of that bucket, so
+                  // one message is one partition update; key first keeps per-key ranges cheap.
+                  "CREATE TABLE IF NOT EXISTS %1$s.ts_kv ("
+                      + " device_id uuid, part bigint, key text, ts bigint,"
+                      + " bool_v boolean, long_v bigint, dbl_v double, str_v text, json_v text,"
+                      + " PRIMARY KEY ((device_id, part), key, ts))"
+                      + " WITH CLUSTERING ORDER BY (key ASC, ts DESC)",
+                  "CREATE TABLE IF NOT EXISTS %1$s.ts_kv_latest ("
+                      + " device_id uuid, key text, ts bigint,"
+                      + " bool_v boolean, long_v bigint, dbl_v double, str_v text, json_v text,"
+                      + " PRIMARY KEY (device_id, key))",
+                  "CREATE TABLE IF NOT EXISTS %1$s.ts_kv_partitions ("
+                      + " device_id uuid, part bigint, PRIMARY KEY (device_id, part))"
+                      + " WITH CLUSTERING ORDER BY (part DESC)",
+                  "CREATE TABLE IF NOT EXISTS %1$s.attributes_kv ("
+                      + " device_id uuid, scope text, key text, last_update_ts bigint,"
+                      + " bool_v boolean, long_v bigint, dbl_v double, str_v text, json_v text,"
+                      + " PRIMARY KEY ((device_id, scope), key))",
+                  "CREATE TABLE IF NOT EXISTS %1$s.devices ("
+                      + " id uuid PRIMARY KEY, name text, type text, access_token text,"
+                      + " created_time bigint)",
+                  "CREATE TABLE IF NOT EXISTS %1$s.device_by_token ("
+                      + " access_token text PRIMARY KEY, device_id uuid)",
+                  // A single bucket (0) gives ordered listing and LWT uniqueness of names; it holds
+                  // every device name, which is fine up to a few million devices.
+                  "CREATE TABLE IF NOT EXISTS %1$s.device_by_name ("
+                      + " bucket int, name text, device_id uuid, PRIMARY KEY ((bucket), name))",
+                  "CREATE TABLE IF NOT EXISTS %1$s.dead_letters ("
+                      + " device_id uuid, id timeuuid, received_at bigint, topic text,"
+                      + " reason text, payload blob, PRIMARY KEY (device_id, id))"
+                      + " WITH CLUSTERING ORDER BY (id DESC) AND default_time_to_live = %2$d")),
+          new Migration(
+              2,
+              "key index: the time buckets holding each key (latest values read from ts_kv)",
+              List.of(
+                  // Clustering (key, part DESC): the first row of a key is its newest bucket, where
+                  // its latest value is the first row (ts_kv clusters ts DESC).
+                  "CREATE TABLE IF NOT EXISTS %1$s.ts_kv_keys ( device_id uuid, key text, part"
+                      + " bigint, PRIMARY KEY (device_id, key, part)) WITH CLUSTERING ORDER BY (key"
+                      + " ASC, part DESC)")));
+}

@@ -1,0 +1,239 @@
+package io.fieldline.dao.cassandra.telemetry.write;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import io.fieldline.common.AttributeScope;
+import io.fieldline.common.DeviceId;
+import io.fieldline.common.KvEntry;
+import io.fieldline.common.PressureGauge;
+import io.fieldline.common.StoreException;
+import io.fieldline.common.TelemetryStore;
+import io.fieldline.common.TsKvEntry;
+import io.fieldline.dao.cassandra.CassandraConfig;
+import io.fieldline.dao.cassandra.TsPartitioning;
+import io.fieldline.dao.cassandra.cql.StoreMetrics;
+import io.fieldline.dao.cassandra.cql.WriteLimiter;
+import io.fieldline.dao.cassandra.cql.WriteRunner;
+import io.fieldline.dao.cassandra.telemetry.read.LatestValuesReader;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The Cassandra {@link TelemetryStore}: one device message is one unlogged batch (shared with other
+ * devices' messages when writes queue up, see {@link WriteCoalescer}), so one round trip and, in
+ * the steady state, one partition update however many keys it carries.
+ *
+ * <p>A telemetry message becomes ({@link TelemetryInserts}): one {@code ts_kv} insert per value
+ * (all values of one time bucket share the partition {@code (device_id, part)}); the first time
+ * this process sees a bucket of the device, one {@code ts_kv_partitions} row; the first time it
+ * sees a key in a bucket, one {@code ts_kv_keys} row ({@link IndexRow}, remembered in {@link
+ * SeenIndexRows}). Latest values are read from the newest rows ({@link LatestValuesReader}), so
+ * nothing else is written per message, unless time-series rows expire ({@code ts-ttl}): then each
+ * message also upserts one {@code ts_kv_latest} row per key, written {@code USING TIMESTAMP
+ * ts*1000} so that an older value arriving late never replaces a newer one. A message that does not
+ * fit one coalesced batch (or every message, with coalescing off) is split into batches of at most
+ * {@code max-batch-statements} statements ({@link UnloggedBatches}), and the write succeeds only if
+ * every batch does. Every statement is prepared at construction, idempotent (retransmissions
+ * overwrite the same rows) and runs with {@code write-consistency} through the shared {@link
+ * WriteLimiter}. {@link #readLatest} (actors restoring state after a restart or a rebalance,
+ * possibly thousands at once) takes limiter slots too.
+ *
+ * <p>Thread-safe; called on the device actors' threads, never blocking them. Stages complete on
+ * driver I/O threads, with {@link StoreException} on failure.
+ */
+public final class CassandraTelemetryStore implements TelemetryStore {
+
+  private static final Runnable NOTHING = () -> {};
+
+  private final CassandraConfig config;
+  private final WriteRunner runner;
+  private final UnloggedBatches batches;
+  private final @Nullable WriteCoalescer coalescer;
+  private final TelemetryInserts inserts;
+  private final SeenIndexRows seenIndexRows;
+  private final LatestValuesReader latestReader;
+
+  /**
+   * Prepares the statements; blocks, so call at startup and not on a driver or event-loop thread.
+   *
+   * @param session a session whose keyspace {@code config.keyspace()} has the current schema
+   * @param limiter the global write bound, shared with the other stores
+   * @param registry where the {@link StoreMetrics} go
+   */
+  public CassandraTelemetryStore(
+      CqlSession session, CassandraConfig config, WriteLimiter limiter, MeterRegistry registry) {
+    this.config = config;
+    StoreMetrics metrics = new StoreMetrics(registry, limiter);
+    this.batches =
+        new UnloggedBatches(
+            config.writeConsistency(), config.maxBatchStatements(), config.maxBatchBytes());
+    CassandraConfig.CoalesceConfig coalesce = config.coalesce();
+    this.coalescer =
+        coalesce.enabled()
+            ? new WriteCoalescer(
+                session,
+                limiter,
+                metrics,
+                batches,
+                coalesce.maxBatchStatements(),
+                coalesce.maxBatchBytes(),
+                coalesce.maxBatchesInFlight(),
+                coalesce.maxQueuedWrites())
+            : null;
+    this.runner = new WriteRunner(session, limiter, metrics, "telemetry writes");
+    this.inserts = new TelemetryInserts(session, config.keyspace());
+    this.seenIndexRows = new SeenIndexRows(config.partitionsCacheSize());
+    this.latestReader = new LatestValuesReader(session, config);
+  }
+
+  @Override
+  public CompletionStage<Void> writeTelemetry(DeviceId deviceId, List<TsKvEntry> entries) {
+    if (entries.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    try {
+      return telemetryBatches(deviceId, entries);
+    } catch (ArithmeticException e) {
+      return outOfRange(e);
+    }
+  }
+
+  private CompletionStage<Void> telemetryBatches(DeviceId deviceId, List<TsKvEntry> entries) {
+    UUID device = deviceId.value();
+    TsPartitioning partitioning = config.tsPartitioning();
+    int ttl = config.tsTtlSeconds();
+    List<SizedStatement> statements = new ArrayList<>(entries.size() + 2);
+    List<Long> parts = new ArrayList<>(1);
+    // The index rows this message needs; those not yet written by this process go with it.
+    Set<IndexRow> indexRows = new LinkedHashSet<>();
+    for (TsKvEntry entry : entries) {
+      // Refused in both modes alike (it is needed as a write time only with ts-ttl): a timestamp
+      // beyond year 292,000 is a device bug, and stored it would be the key's latest value for
+      // ever.
+      TelemetryInserts.writeTimestamp(entry.ts());
+      long part = partitioning.partitionOf(entry.ts());
+      if (!parts.contains(part)) {
+        parts.add(part);
+        indexRows.add(new IndexRow.Partition(device, part));
+      }
+      indexRows.add(new IndexRow.KeyPartition(device, entry.key(), part));
+      statements.add(inserts.timeSeries(device, part, entry, ttl));
+    }
+    List<IndexRow> newIndexRows = seenIndexRows.unseen(indexRows);
+    boolean newPartitions = false;
+    boolean newKeys = false;
+    for (IndexRow row : newIndexRows) {
+      statements.add(row.insert(inserts));
+      if (row.table() == IndexRow.Table.TS_KV_PARTITIONS) {
+        newPartitions = true;
+      } else {
+        newKeys = true;
+      }
+    }
+    if (!config.derivedLatest()) {
+      addLatestUpserts(device, entries, statements);
+    }
+    // ts_kv partitions touched, plus the device's ts_kv_latest partition when it is written, plus
+    // its ts_kv_partitions and ts_kv_keys partitions when new index rows are recorded.
+    int partitionUpdates =
+        parts.size()
+            + (config.derivedLatest() ? 0 : 1)
+            + (newPartitions ? 1 : 0)
+            + (newKeys ? 1 : 0);
+    CompletionStage<Void> write =
+        write(
+            StoreMetrics.Op.TELEMETRY,
+            statements,
+            entries.size(),
+            partitionUpdates,
+            newIndexRows.isEmpty() ? NOTHING : () -> seenIndexRows.addAll(newIndexRows));
+    write.whenComplete(
+        (ok, failure) -> {
+          if (failure != null) {
+            // Cassandra may be restarting: writes it acknowledged but had not synced to its commit
+            // log yet can be gone, index rows included. Write them all again.
+            seenIndexRows.clear();
+          }
+        });
+    return write;
+  }
+
+  // One ts_kv_latest upsert per key: the newest value of the message.
+  private void addLatestUpserts(UUID device, List<TsKvEntry> entries, List<SizedStatement> out) {
+    Map<String, TsKvEntry> newestPerKey = new LinkedHashMap<>();
+    for (TsKvEntry entry : entries) {
+      newestPerKey.merge(entry.key(), entry, (old, now) -> now.ts() >= old.ts() ? now : old);
+    }
+    for (TsKvEntry newest : newestPerKey.values()) {
+      out.add(inserts.latest(device, newest));
+    }
+  }
+
+  @Override
+  public CompletionStage<Void> writeAttributes(
+      DeviceId deviceId, AttributeScope scope, List<KvEntry> entries, long ts) {
+    if (entries.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    try {
+      List<SizedStatement> statements = new ArrayList<>(entries.size());
+      for (KvEntry kv : entries) {
+        statements.add(inserts.attribute(deviceId.value(), scope, kv, ts));
+      }
+      return write(StoreMetrics.Op.ATTRIBUTES, statements, entries.size(), 1, NOTHING);
+    } catch (ArithmeticException e) {
+      return outOfRange(e);
+    }
+  }
+
+  /** Reads the latest value of every key of the device, sorted by key. */
+  @Override
+  public CompletionStage<List<TsKvEntry>> readLatest(DeviceId deviceId) {
+    return runner.read(() -> latestReader.latest(deviceId, Optional.empty()));
+  }
+
+  /**
+   * The gauges the transport watches, besides the limiter's: the telemetry writes waiting for a
+   * coalesced batch or carried by one (none when coalescing is off).
+   */
+  public List<PressureGauge> pressure() {
+    return coalescer == null ? List.of() : List.of(coalescer.pressure());
+  }
+
+  // One write of the store: merged with concurrent writes into a shared batch by the coalescer
+  // when it fits one, else sent as batches of its own.
+  private CompletionStage<Void> write(
+      StoreMetrics.Op op,
+      List<SizedStatement> statements,
+      int rows,
+      int partitionUpdates,
+      Runnable onSuccess) {
+    WriteCoalescer shared = coalescer;
+    if (shared == null || !shared.fits(statements)) {
+      return runner.run(op, batches.split(statements), rows, partitionUpdates, onSuccess);
+    }
+    long start = System.nanoTime();
+    return runner.track(
+        op,
+        start,
+        shared.submit(statements).toCompletableFuture(),
+        rows,
+        partitionUpdates,
+        onSuccess);
+  }
+
+  // A timestamp beyond year 292 000 does not fit Cassandra's microsecond write timestamps.
+  private static CompletionStage<Void> outOfRange(ArithmeticException e) {
+    return CompletableFuture.failedFuture(
+        new StoreException(StoreException.Kind.FAILED, "timestamp out of range", e));
+  }
+}

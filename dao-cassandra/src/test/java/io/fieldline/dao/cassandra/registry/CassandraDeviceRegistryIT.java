@@ -1,0 +1,189 @@
+package io.fieldline.dao.cassandra.registry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fieldline.common.Device;
+import io.fieldline.common.DeviceConflictException;
+import io.fieldline.common.DeviceId;
+import io.fieldline.common.DeviceRegistry;
+import io.fieldline.dao.cassandra.CassandraTestBase;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class CassandraDeviceRegistryIT extends CassandraTestBase {
+
+  private CassandraDeviceRegistry registry;
+
+  @BeforeAll
+  void createRegistry() {
+    registry = new CassandraDeviceRegistry(session, config);
+  }
+
+  @BeforeEach
+  void cleanTables() {
+    truncate("devices", "device_by_token", "device_by_name");
+  }
+
+  private Device create(String name, Optional<String> token) {
+    return await(registry.create(name, "sensor", token));
+  }
+
+  private static Throwable failureOf(CompletionStage<?> stage) {
+    try {
+      stage.toCompletableFuture().join();
+    } catch (CompletionException e) {
+      return e.getCause();
+    }
+    throw new AssertionError("expected a failure");
+  }
+
+  @Test
+  void should_find_the_device_by_token_and_id_when_created_with_a_generated_token() {
+    Device device = create("pump-1", Optional.empty());
+
+    assertThat(device.accessToken()).hasSize(20).matches("[A-Za-z0-9]{20}");
+    assertThat(device.type()).isEqualTo("sensor");
+    assertThat(await(registry.findByToken(device.accessToken()))).contains(device);
+    assertThat(await(registry.findById(device.id()))).contains(device);
+    assertThat(await(registry.findByToken("unknown-token"))).isEmpty();
+    assertThat(await(registry.findById(DeviceId.random()))).isEmpty();
+  }
+
+  @Test
+  void should_fail_with_conflict_and_keep_the_first_device_when_the_name_is_taken() {
+    Device first = create("pump-1", Optional.of("token-a"));
+
+    Throwable failure = failureOf(registry.create("pump-1", "other", Optional.of("token-b")));
+
+    assertThat(failure).isInstanceOf(DeviceConflictException.class);
+    assertThat(await(registry.findByToken("token-b"))).isEmpty();
+    assertThat(await(registry.findByToken("token-a"))).contains(first);
+  }
+
+  @Test
+  void should_fail_with_conflict_and_release_the_name_when_the_token_is_taken() {
+    create("pump-1", Optional.of("token-a"));
+
+    Throwable failure = failureOf(registry.create("pump-2", "sensor", Optional.of("token-a")));
+
+    assertThat(failure).isInstanceOf(DeviceConflictException.class);
+    assertThat(await(registry.list(10, Optional.empty())))
+        .extracting(Device::name)
+        .containsExactly("pump-1");
+    assertThat(create("pump-2", Optional.of("token-b")).name()).isEqualTo("pump-2");
+  }
+
+  @Test
+  void should_finish_a_half_created_device_when_created_again_with_the_same_name() {
+    // What a create leaves behind when it dies after reserving the name (or whose timed-out
+    // lightweight transactions were applied after all): name and token rows, no devices row.
+    UUID orphan = UUID.randomUUID();
+    session.execute(
+        "INSERT INTO " + keyspace + ".device_by_name (bucket, name, device_id) VALUES (0, ?, ?)",
+        "pump-7",
+        orphan);
+    session.execute(
+        "INSERT INTO " + keyspace + ".device_by_token (access_token, device_id) VALUES (?, ?)",
+        "token-7",
+        orphan);
+
+    Device device = create("pump-7", Optional.of("token-7"));
+
+    assertThat(device.id().value()).isEqualTo(orphan);
+    assertThat(await(registry.findByToken("token-7"))).contains(device);
+    assertThat(await(registry.findById(device.id()))).contains(device);
+    assertThat(failureOf(registry.create("pump-7", "sensor", Optional.of("token-8"))))
+        .as("a finished device keeps its name")
+        .isInstanceOf(DeviceConflictException.class);
+  }
+
+  @Test
+  void should_page_through_devices_in_name_order_when_listing() {
+    for (String name : List.of("d", "b", "e", "a", "c")) {
+      create(name, Optional.empty());
+    }
+
+    List<Device> first = await(registry.list(2, Optional.empty()));
+    List<Device> second = await(registry.list(2, Optional.of(first.get(1).name())));
+    List<Device> third = await(registry.list(2, Optional.of(second.get(1).name())));
+
+    assertThat(first).extracting(Device::name).containsExactly("a", "b");
+    assertThat(second).extracting(Device::name).containsExactly("c", "d");
+    assertThat(third).extracting(Device::name).containsExactly("e");
+  }
+
+  @Test
+  void should_remove_every_row_when_deleted() {
+    Device device = create("pump-1", Optional.of("token-a"));
+
+    assertThat(await(registry.delete(device.id()))).isTrue();
+
+    assertThat(await(registry.findByToken("token-a"))).isEmpty();
+    assertThat(await(registry.findById(device.id()))).isEmpty();
+    assertThat(await(registry.list(10, Optional.empty()))).isEmpty();
+    assertThat(await(registry.delete(device.id()))).isFalse();
+    assertThat(create("pump-1", Optional.of("token-a")).name()).isEqualTo("pump-1");
+  }
+
+  @Test
+  void should_serve_repeat_lookups_without_cassandra_when_cached() {
+    Device device = create("pump-1", Optional.of("token-a"));
+    CountingRegistry counting = new CountingRegistry(registry);
+    CachingDeviceRegistry cache = new CachingDeviceRegistry(counting, config.deviceCache());
+
+    for (int i = 0; i < 5; i++) {
+      assertThat(await(cache.findByToken("token-a"))).contains(device);
+      assertThat(await(cache.findByToken("bad-token"))).isEmpty();
+    }
+
+    assertThat(counting.lookups.get()).isEqualTo(2);
+    assertThat(cache.stats().hits()).isEqualTo(8);
+
+    await(cache.delete(device.id()));
+    assertThat(await(cache.findByToken("token-a"))).isEmpty();
+    assertThat(counting.lookups.get()).isEqualTo(3);
+  }
+
+  /** Counts the lookups that reach the real registry. */
+  private static final class CountingRegistry implements DeviceRegistry {
+    final DeviceRegistry delegate;
+    final AtomicInteger lookups = new AtomicInteger();
+
+    CountingRegistry(DeviceRegistry delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public CompletionStage<Optional<Device>> findByToken(String token) {
+      lookups.incrementAndGet();
+      return delegate.findByToken(token);
+    }
+
+    @Override
+    public CompletionStage<Optional<Device>> findById(DeviceId id) {
+      return delegate.findById(id);
+    }
+
+    @Override
+    public CompletionStage<Device> create(String name, String type, Optional<String> token) {
+      return delegate.create(name, type, token);
+    }
+
+    @Override
+    public CompletionStage<List<Device>> list(int pageSize, Optional<String> afterName) {
+      return delegate.list(pageSize, afterName);
+    }
+
+    @Override
+    public CompletionStage<Boolean> delete(DeviceId id) {
+      return delegate.delete(id);
+    }
+  }
+}
