@@ -7,22 +7,17 @@ import io.fieldline.actors.LocalDeviceGateway;
 import io.fieldline.cassandra.embedded.EmbeddedCassandra;
 import io.fieldline.cluster.ClusterConfig;
 import io.fieldline.cluster.ClusterNode;
+import io.fieldline.common.DeadLetterStore;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PayloadParser;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.SessionTakeover;
-import io.fieldline.dao.cassandra.CachingDeviceRegistry;
+import io.fieldline.common.TelemetryQueries;
+import io.fieldline.common.TelemetryStore;
 import io.fieldline.dao.cassandra.CassandraConfig;
-import io.fieldline.dao.cassandra.CassandraDeadLetterStore;
-import io.fieldline.dao.cassandra.CassandraDeviceRegistry;
-import io.fieldline.dao.cassandra.CassandraSessionFactory;
-import io.fieldline.dao.cassandra.CassandraTelemetryQueries;
-import io.fieldline.dao.cassandra.CassandraTelemetryStore;
-import io.fieldline.dao.cassandra.KeyIndexBackfill;
-import io.fieldline.dao.cassandra.WriteLimiter;
-import io.fieldline.dao.cassandra.internal.schema.SchemaMigrator;
+import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.rest.RestApi;
 import io.fieldline.transport.mqtt.MqttServer;
@@ -127,31 +122,15 @@ public final class FieldlineServer implements AutoCloseable {
       onStop("embedded Cassandra", node::stop);
     }
     List<InetSocketAddress> embeddedContact = node == null ? List.of() : List.of(node.cqlAddress());
-    CqlSession session =
-        CassandraSessionFactory.open(root, cassandraConfig, embeddedContact, metrics);
-    onStop("Cassandra session", session::close);
-    if (cassandraConfig.createSchema()) {
-      List<Integer> applied =
-          new SchemaMigrator(session, cassandraConfig.keyspace())
-              .migrate(
-                  cassandraConfig.replication(),
-                  cassandraConfig.deadLetterTtl().toSeconds(),
-                  KeyIndexBackfill.dataSteps(session, cassandraConfig));
-      LOG.info(
-          "[cql] schema of keyspace {} ready (migrations applied now: {})",
-          cassandraConfig.keyspace(),
-          applied);
-    }
-    WriteLimiter limiter = WriteLimiter.from(cassandraConfig);
-    CassandraTelemetryStore telemetryStore =
-        new CassandraTelemetryStore(session, cassandraConfig, limiter, metrics);
-    CassandraDeadLetterStore deadLetters =
-        new CassandraDeadLetterStore(session, cassandraConfig, limiter, metrics);
-    DeviceRegistry devices =
-        new CachingDeviceRegistry(
-            new CassandraDeviceRegistry(session, cassandraConfig), cassandraConfig.deviceCache());
+    // Session, schema (with its data steps), stores; closing drains writes, then the session.
+    CassandraStorage storage = CassandraStorage.start(root, metrics, embeddedContact);
+    onStop("Cassandra storage", storage::close);
+    CqlSession session = storage.session();
+    TelemetryStore telemetryStore = storage.telemetryStore();
+    DeadLetterStore deadLetters = storage.deadLetters();
+    DeviceRegistry devices = storage.deviceRegistry();
     registry = devices;
-    CassandraTelemetryQueries queries = new CassandraTelemetryQueries(session, cassandraConfig);
+    TelemetryQueries queries = storage.queries();
 
     // One actor system for the device actors and Pekko HTTP.
     ActorSystem<Void> actorSystem = ActorSystem.create(Behaviors.empty(), "fieldline", root);
@@ -181,8 +160,7 @@ public final class FieldlineServer implements AutoCloseable {
     DeviceGateway transportGateway = clusterNode == null ? gateway : clusterNode.gateway();
     SessionTakeover takeover =
         clusterNode == null ? SessionTakeover.LOCAL_ONLY : clusterNode.sessionTakeover();
-    List<PressureGauge> pressure = new ArrayList<>(telemetryStore.pressure());
-    pressure.add(limiter.pressure());
+    List<PressureGauge> pressure = new ArrayList<>(storage.pressure());
     if (clusterNode != null) {
       pressure.add(clusterNode.forwardingPressure());
     }
@@ -224,7 +202,7 @@ public final class FieldlineServer implements AutoCloseable {
             tokens,
             devices,
             queries,
-            deadLetters,
+            storage.deadLetterQueries(),
             () -> ready(session, clusterNode),
             metrics);
     ServerBinding binding =

@@ -1,8 +1,8 @@
 package io.fieldline.server.rest;
 
+import io.fieldline.common.DeadLetterQueries;
 import io.fieldline.common.DeviceRegistry;
-import io.fieldline.dao.cassandra.CassandraDeadLetterStore;
-import io.fieldline.dao.cassandra.CassandraTelemetryQueries;
+import io.fieldline.common.TelemetryQueries;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
@@ -26,8 +26,8 @@ public final class RestApi extends AllDirectives {
       String adminPassword,
       JwtTokens tokens,
       DeviceRegistry registry,
-      CassandraTelemetryQueries queries,
-      CassandraDeadLetterStore deadLetters,
+      TelemetryQueries queries,
+      DeadLetterQueries deadLetters,
       Supplier<CompletionStage<Boolean>> readiness,
       PrometheusMeterRegistry prometheus) {
     this.auth = new AuthRoutes(adminUsername, adminPassword, tokens);

@@ -2,15 +2,15 @@ package io.fieldline.server.rest;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fieldline.common.Aggregation;
 import io.fieldline.common.AttributeKvEntry;
 import io.fieldline.common.AttributeScope;
+import io.fieldline.common.DeadLetterQueries;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.HistoryQuery;
+import io.fieldline.common.SortOrder;
+import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TsKvEntry;
-import io.fieldline.dao.cassandra.Aggregation;
-import io.fieldline.dao.cassandra.CassandraDeadLetterStore;
-import io.fieldline.dao.cassandra.CassandraTelemetryQueries;
-import io.fieldline.dao.cassandra.HistoryQuery;
-import io.fieldline.dao.cassandra.SortOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
@@ -31,14 +31,15 @@ import org.apache.pekko.http.javadsl.server.Route;
 /**
  * ThingsBoard's read API for one device (under {@code /api/plugins/telemetry/DEVICE/{id}}): time
  * series keys, latest values, history with aggregation, attributes; and Fieldline's dead letters
- * ({@code /api/fieldline/deadletters/DEVICE/{id}}). Reads go straight to Cassandra.
+ * ({@code /api/fieldline/deadletters/DEVICE/{id}}). Reads go straight to storage, through the read
+ * ports of {@code io.fieldline.common}.
  */
 final class TelemetryRoutes extends AllDirectives {
 
-  private final CassandraTelemetryQueries queries;
-  private final CassandraDeadLetterStore deadLetters;
+  private final TelemetryQueries queries;
+  private final DeadLetterQueries deadLetters;
 
-  TelemetryRoutes(CassandraTelemetryQueries queries, CassandraDeadLetterStore deadLetters) {
+  TelemetryRoutes(TelemetryQueries queries, DeadLetterQueries deadLetters) {
     this.queries = queries;
     this.deadLetters = deadLetters;
   }

@@ -11,7 +11,7 @@ import io.fieldline.cluster.HashRing;
 import io.fieldline.cluster.Member;
 import io.fieldline.common.DeviceId;
 import io.fieldline.dao.cassandra.CassandraConfig;
-import io.fieldline.dao.cassandra.internal.schema.SchemaMigrator;
+import io.fieldline.dao.cassandra.CassandraStorage;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -78,9 +78,12 @@ final class LocalCluster implements AutoCloseable {
             .build();
     try (admin) {
       // The schema exists before the nodes start: they find it migrated and start in parallel.
-      CassandraConfig defaults = CassandraConfig.from(ConfigFactory.load());
-      new SchemaMigrator(admin, keyspace)
-          .migrate(defaults.replication(), defaults.deadLetterTtl().toSeconds());
+      CassandraStorage.migrateSchema(
+          admin,
+          CassandraConfig.from(
+              ConfigFactory.parseString("fieldline.cassandra.keyspace = " + keyspace)
+                  .withFallback(ConfigFactory.load())
+                  .resolve()));
     }
     this.cql =
         CqlSession.builder()
