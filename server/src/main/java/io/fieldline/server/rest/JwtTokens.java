@@ -1,23 +1,35 @@
 package io.fieldline.server.rest;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.nimbusds.jose.JOSEException;
+import com.nimbusds.jose.JOSEObjectType;
+import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.JWSSigner;
+import com.nimbusds.jose.JWSVerifier;
+import com.nimbusds.jose.crypto.MACSigner;
+import com.nimbusds.jose.crypto.MACVerifier;
+import com.nimbusds.jwt.JWTClaimsSet;
+import com.nimbusds.jwt.SignedJWT;
 import java.nio.charset.StandardCharsets;
-import java.security.InvalidKeyException;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
+import java.text.ParseException;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Base64;
+import java.time.Instant;
+import java.util.Date;
+import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
  * Issues and verifies the REST API's bearer tokens: compact JWTs signed with HMAC-SHA256 (RFC 7519
- * / RFC 7515), carrying the user ({@code sub}), the token kind ({@code typ}: access or refresh),
- * {@code iat} and {@code exp}. Thread-safe.
+ * / RFC 7515) through Nimbus JOSE+JWT, carrying the user ({@code sub}), the token kind ({@code
+ * typ}: {@code access} or {@code refresh}), ThingsBoard's {@code scopes} ({@code TENANT_ADMIN}),
+ * {@code iat} and {@code exp} (seconds).
+ *
+ * <p>A token is accepted only if its header names HS256 (so neither {@code alg: none} nor another
+ * algorithm keyed with the same secret), its signature verifies (the library compares in constant
+ * time), it is of the asked kind, names a user, and its {@code exp} is after the injected clock's
+ * current second. Thread-safe: the signer and the verifier are.
  */
 public final class JwtTokens {
 
@@ -27,20 +39,31 @@ public final class JwtTokens {
     REFRESH
   }
 
-  private static final ObjectMapper MAPPER = new ObjectMapper();
-  private static final Base64.Encoder ENCODER = Base64.getUrlEncoder().withoutPadding();
-  private static final Base64.Decoder DECODER = Base64.getUrlDecoder();
-  private static final String HEADER =
-      ENCODER.encodeToString(
-          "{\"alg\":\"HS256\",\"typ\":\"JWT\"}".getBytes(StandardCharsets.UTF_8));
+  private static final JWSHeader HEADER =
+      new JWSHeader.Builder(JWSAlgorithm.HS256).type(JOSEObjectType.JWT).build();
+  private static final List<String> SCOPES = List.of("TENANT_ADMIN");
 
-  private final SecretKeySpec key;
+  private final JWSSigner signer;
+  private final JWSVerifier verifier;
   private final Duration accessTtl;
   private final Duration refreshTtl;
   private final Clock clock;
 
+  /**
+   * @param secret the signing key, at least 32 bytes in UTF-8 (HS256 needs 256 bits)
+   * @param accessTtl lifetime of an access token
+   * @param refreshTtl lifetime of a refresh token
+   * @param clock the time tokens are issued at and checked against
+   * @throws IllegalArgumentException if the secret is shorter than 32 bytes
+   */
   public JwtTokens(String secret, Duration accessTtl, Duration refreshTtl, Clock clock) {
-    this.key = new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256");
+    byte[] key = secret.getBytes(StandardCharsets.UTF_8);
+    try {
+      this.signer = new MACSigner(key);
+      this.verifier = new MACVerifier(key);
+    } catch (JOSEException e) {
+      throw new IllegalArgumentException("the JWT secret must have at least 32 bytes", e);
+    }
     this.accessTtl = accessTtl;
     this.refreshTtl = refreshTtl;
     this.clock = clock;
@@ -50,51 +73,45 @@ public final class JwtTokens {
   public String issue(String user, Kind kind) {
     long now = clock.millis() / 1000;
     long ttl = (kind == Kind.ACCESS ? accessTtl : refreshTtl).toSeconds();
-    ObjectNode claims = MAPPER.createObjectNode();
-    claims.put("sub", user);
-    claims.put("typ", kind.name().toLowerCase(java.util.Locale.ROOT));
-    claims.putArray("scopes").add("TENANT_ADMIN");
-    claims.put("iat", now);
-    claims.put("exp", now + ttl);
-    String body =
-        HEADER + "." + ENCODER.encodeToString(claims.toString().getBytes(StandardCharsets.UTF_8));
-    return body + "." + ENCODER.encodeToString(sign(body));
+    JWTClaimsSet claims =
+        new JWTClaimsSet.Builder()
+            .subject(user)
+            .claim("typ", kind.name().toLowerCase(Locale.ROOT))
+            .claim("scopes", SCOPES)
+            .issueTime(Date.from(Instant.ofEpochSecond(now)))
+            .expirationTime(Date.from(Instant.ofEpochSecond(now + ttl)))
+            .build();
+    SignedJWT jwt = new SignedJWT(HEADER, claims);
+    try {
+      jwt.sign(signer);
+    } catch (JOSEException e) {
+      throw new IllegalStateException("HS256 signing failed", e);
+    }
+    return jwt.serialize();
   }
 
   /** The user of a valid, unexpired token of the given kind; empty for anything else. */
   public Optional<String> verify(String token, Kind kind) {
-    int first = token.indexOf('.');
-    int last = token.lastIndexOf('.');
-    if (first < 0 || last <= first) {
-      return Optional.empty();
-    }
-    String body = token.substring(0, last);
     try {
-      byte[] signature = DECODER.decode(token.substring(last + 1));
-      if (!MessageDigest.isEqual(signature, sign(body))) {
+      SignedJWT jwt = SignedJWT.parse(token);
+      // Checked before the signature: the verifier would also accept HS384/HS512 with this key.
+      if (!JWSAlgorithm.HS256.equals(jwt.getHeader().getAlgorithm()) || !jwt.verify(verifier)) {
         return Optional.empty();
       }
-      JsonNode claims = MAPPER.readTree(DECODER.decode(token.substring(first + 1, last)));
-      boolean kindMatches = kind.name().equalsIgnoreCase(claims.path("typ").asText());
-      boolean alive = claims.path("exp").asLong(0) > clock.millis() / 1000;
-      String user = claims.path("sub").asText("");
-      return kindMatches && alive && !user.isEmpty() ? Optional.of(user) : Optional.empty();
-    } catch (IllegalArgumentException | java.io.IOException malformed) {
+      JWTClaimsSet claims = jwt.getJWTClaimsSet();
+      boolean kindMatches = kind.name().equalsIgnoreCase(claims.getStringClaim("typ"));
+      Date expiry = claims.getExpirationTime();
+      boolean alive = expiry != null && expiry.getTime() / 1000 > clock.millis() / 1000;
+      String user = claims.getSubject();
+      return kindMatches && alive && user != null && !user.isEmpty()
+          ? Optional.of(user)
+          : Optional.empty();
+    } catch (ParseException | JOSEException malformed) {
       return Optional.empty();
     }
   }
 
   public Duration accessTtl() {
     return accessTtl;
-  }
-
-  private byte[] sign(String body) {
-    try {
-      Mac mac = Mac.getInstance("HmacSHA256");
-      mac.init(key);
-      return mac.doFinal(body.getBytes(StandardCharsets.US_ASCII));
-    } catch (NoSuchAlgorithmException | InvalidKeyException e) {
-      throw new IllegalStateException("HmacSHA256 unavailable", e);
-    }
   }
 }
