@@ -120,6 +120,17 @@ public final class CassandraStorage implements AutoCloseable {
     return session;
   }
 
+  /**
+   * Whether Cassandra answers a query now, for the readiness check: completes with false, never
+   * exceptionally, when it does not. Takes no limiter slot.
+   */
+  public CompletionStage<Boolean> reachable() {
+    return session
+        .executeAsync("SELECT release_version FROM system.local")
+        .thenApply(rows -> rows.one() != null)
+        .exceptionally(error -> false);
+  }
+
   /** The parsed configuration. */
   public CassandraConfig config() {
     return config;

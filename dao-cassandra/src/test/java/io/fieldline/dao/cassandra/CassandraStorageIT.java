@@ -44,6 +44,7 @@ class CassandraStorageIT {
           .writeTelemetry(device.id(), List.of(new TsKvEntry(1L, KvEntry.of("t", 1L))))
           .toCompletableFuture()
           .get(60, TimeUnit.SECONDS);
+      assertThat(storage.reachable().toCompletableFuture().get(60, TimeUnit.SECONDS)).isTrue();
       assertThat(storage.drained().toCompletableFuture().get(10, TimeUnit.SECONDS)).isNull();
       assertThat(storage.pressure())
           .as("the coalescer's gauge, then the limiter's")
@@ -52,8 +53,9 @@ class CassandraStorageIT {
       assertThat(registry.get(StoreMetrics.ROWS_WRITTEN).counter().count()).isEqualTo(1);
     }
 
-    try (CassandraStorage again =
-        CassandraStorage.start(root, registry, List.of(cassandra.cqlAddress()))) {
+    CassandraStorage again =
+        CassandraStorage.start(root, registry, List.of(cassandra.cqlAddress()));
+    try (again) {
       assertThat(new SchemaMigrator(again.session(), "it_cassandrastorageit").appliedVersions())
           .containsExactlyInAnyOrder(1, SchemaMigrator.latestVersion());
       assertThat(
@@ -69,5 +71,8 @@ class CassandraStorageIT {
           .extracting(Device::name)
           .containsExactly("d1");
     }
+    assertThat(again.reachable().toCompletableFuture().get(10, TimeUnit.SECONDS))
+        .as("not reachable once closed")
+        .isFalse();
   }
 }
