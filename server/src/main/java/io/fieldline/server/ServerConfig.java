@@ -8,7 +8,7 @@ import java.util.Locale;
 
 /**
  * The server's own settings ({@code fieldline.data-dir}, {@code http}, {@code admin}, {@code auth},
- * {@code embedded-cassandra}, {@code demo-device}, {@code shutdown}); see {@code reference.conf}.
+ * {@code embedded-cassandra}, {@code demo-device}, {@code payload}); see {@code reference.conf}.
  */
 public record ServerConfig(
     Path dataDir,
@@ -27,7 +27,9 @@ public record ServerConfig(
     Duration embeddedStartTimeout,
     String cassandraClasspathFile,
     boolean demoDevice,
-    String demoDeviceName) {
+    String demoDeviceName,
+    boolean payloadTypeCast,
+    int payloadMaxStringValueLength) {
 
   /** Reads and validates the keys; reports every invalid one at once. */
   public static ServerConfig from(Config root) {
@@ -57,6 +59,8 @@ public record ServerConfig(
     String cassandraClasspathFile = r.string("embedded-cassandra.classpath-file");
     boolean demoDevice = r.bool("demo-device.enabled");
     String demoDeviceName = r.string("demo-device.name");
+    boolean payloadTypeCast = r.bool("payload.type-cast");
+    int payloadMaxStringValueLength = r.integer("payload.max-string-value-length", 0);
     return r.validated(
         new ServerConfig(
             dataDir,
@@ -75,6 +79,8 @@ public record ServerConfig(
             embeddedStartTimeout,
             cassandraClasspathFile,
             demoDevice,
-            demoDeviceName));
+            demoDeviceName,
+            payloadTypeCast,
+            payloadMaxStringValueLength));
   }
 }

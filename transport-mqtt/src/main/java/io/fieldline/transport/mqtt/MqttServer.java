@@ -54,63 +54,6 @@ public final class MqttServer implements AutoCloseable {
   private @Nullable Channel serverChannel;
 
   /**
-   * A single-node server that builds its own session registry.
-   *
-   * <p>Kept until the server's wiring moves to the pre-built registry: use {@link
-   * #MqttServer(MqttTransportConfig, DeviceRegistry, DeviceGateway, DeadLetterStore, PayloadParser,
-   * List, MeterRegistry, SessionRegistry, SessionTakeover)}.
-   */
-  public MqttServer(
-      MqttTransportConfig config,
-      DeviceRegistry registry,
-      DeviceGateway gateway,
-      DeadLetterStore deadLetters,
-      PayloadParser parser,
-      List<PressureGauge> storagePressure,
-      MeterRegistry meterRegistry) {
-    this(
-        config,
-        registry,
-        gateway,
-        deadLetters,
-        parser,
-        storagePressure,
-        meterRegistry,
-        SessionTakeover.LOCAL_ONLY);
-  }
-
-  /**
-   * A server that builds its own session registry.
-   *
-   * <p>Kept until the server's wiring moves to the pre-built registry: use {@link
-   * #MqttServer(MqttTransportConfig, DeviceRegistry, DeviceGateway, DeadLetterStore, PayloadParser,
-   * List, MeterRegistry, SessionRegistry, SessionTakeover)}, which lets the cluster hold the
-   * registry (as its {@code SessionCloser}) before this server exists.
-   *
-   * @param takeover told of every accepted session (one session per device across a cluster)
-   */
-  public MqttServer(
-      MqttTransportConfig config,
-      DeviceRegistry registry,
-      DeviceGateway gateway,
-      DeadLetterStore deadLetters,
-      PayloadParser parser,
-      List<PressureGauge> storagePressure,
-      MeterRegistry meterRegistry,
-      SessionTakeover takeover) {
-    this(
-        config,
-        registry,
-        gateway,
-        deadLetters,
-        parser,
-        storagePressure,
-        meterRegistry,
-        new SessionRegistry(config.sessionExpiry()),
-        takeover);
-  }
-
-  /**
    * @param config transport settings
    * @param registry token lookup for CONNECT
    * @param gateway where parsed messages go (the device actors, or the cluster's forwarding)

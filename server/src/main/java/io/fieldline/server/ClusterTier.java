@@ -1,0 +1,83 @@
+package io.fieldline.server;
+
+import io.fieldline.cluster.ClusterConfig;
+import io.fieldline.cluster.ClusterNode;
+import io.fieldline.common.DeviceGateway;
+import io.fieldline.common.PressureGauge;
+import io.fieldline.common.SessionCloser;
+import io.fieldline.common.SessionTakeover;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The cluster tier, present only with {@code fieldline.cluster.zookeeper} set: a {@link
+ * ClusterNode} (gRPC listener, ZooKeeper membership) between the transport and the local device
+ * actors, forwarding each message to its device's owner node. On a single node every method answers
+ * with the local equivalent, so the transport tier is wired the same way in both cases.
+ *
+ * @param node the cluster node, or null on a single node
+ * @param config the cluster's settings
+ */
+record ClusterTier(@Nullable ClusterNode node, ClusterConfig config) {
+
+  /**
+   * Starts the node's gRPC listener and ZooKeeper membership (it joins the ring only in {@link
+   * #join}). Takeover notices from other nodes close sessions through {@code sessions}, which
+   * exists before the transport does.
+   */
+  static ClusterTier start(
+      ClusterConfig config,
+      DeviceTier devices,
+      SessionCloser sessions,
+      MeterRegistry metrics,
+      StopSteps stops) {
+    if (!config.enabled()) {
+      return new ClusterTier(null, config);
+    }
+    ClusterNode node = ClusterNode.start(config, devices.gateway(), sessions, metrics);
+    stops.add("cluster node", node::close);
+    // Actors of devices the ring gives to another node stop now (their writes finish); a later
+    // message starts a fresh actor on the owner, which restores its state from Cassandra.
+    String self = node.nodeId();
+    node.addViewListener(
+        view -> devices.gateway().release(device -> !self.equals(view.ring().ownerOf(device))));
+    return new ClusterTier(node, config);
+  }
+
+  /** What the transport submits to: the cluster's forwarding gateway, or the local actors. */
+  DeviceGateway gateway(DeviceGateway local) {
+    return node == null ? local : node.gateway();
+  }
+
+  /** Tells the other nodes when a device connects here; nothing to tell on a single node. */
+  SessionTakeover takeover() {
+    return node == null ? SessionTakeover.LOCAL_ONLY : node.sessionTakeover();
+  }
+
+  /** The forwarding queue's gauge, which pauses socket reads like storage pressure does. */
+  List<PressureGauge> pressure() {
+    return node == null ? List.of() : List.of(node.forwardingPressure());
+  }
+
+  /** Lets forwarded messages finish (their PUBACKs go out) before the transport closes. */
+  void drainForwarded() {
+    if (node != null) {
+      StopSteps.await(
+          node.gateway().shutdown(), config.forwardTimeout().plusSeconds(1), "forwarded messages");
+    }
+  }
+
+  /** Whether this node can serve: always on a single node, on its own ring in a cluster. */
+  boolean ready() {
+    return node == null || node.claiming();
+  }
+
+  /** Joins the ring, last: other nodes forward to this one only once it can serve them. */
+  void join(int mqttPort, int httpPort, StopSteps stops) {
+    if (node != null) {
+      node.join(mqttPort, httpPort);
+      stops.add("cluster membership", node::leave);
+    }
+  }
+}

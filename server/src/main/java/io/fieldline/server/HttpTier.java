@@ -1,0 +1,64 @@
+package io.fieldline.server;
+
+import io.fieldline.dao.cassandra.CassandraStorage;
+import io.fieldline.server.rest.JwtTokens;
+import io.fieldline.server.rest.RestApi;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.ServerBinding;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HTTP tier: the REST API (ThingsBoard's shapes), health and metrics on Pekko HTTP, in the
+ * device tier's actor system. It reads through the storage tier's ports; readiness asks Cassandra
+ * and, in a cluster, whether this node is on its ring.
+ *
+ * @param binding the bound listener
+ */
+record HttpTier(ServerBinding binding) {
+
+  private static final Logger LOG = LoggerFactory.getLogger(HttpTier.class);
+
+  static HttpTier start(
+      ServerConfig config,
+      String adminPassword,
+      String jwtSecret,
+      CassandraStorage storage,
+      DeviceTier devices,
+      ClusterTier cluster,
+      PrometheusMeterRegistry metrics,
+      StopSteps stops) {
+    JwtTokens tokens =
+        new JwtTokens(jwtSecret, config.tokenTtl(), config.refreshTokenTtl(), Clock.systemUTC());
+    RestApi api =
+        new RestApi(
+            config.adminUsername(),
+            adminPassword,
+            tokens,
+            storage.deviceRegistry(),
+            storage.queries(),
+            storage.deadLetterQueries(),
+            () -> storage.reachable().thenApply(up -> up && cluster.ready()),
+            metrics);
+    ServerBinding binding =
+        Http.get(devices.system())
+            .newServerAt(config.httpHost(), config.httpPort())
+            .bind(api.routes())
+            .toCompletableFuture()
+            .join();
+    stops.add(
+        "HTTP",
+        () ->
+            StopSteps.await(
+                binding.terminate(Duration.ofSeconds(5)), Duration.ofSeconds(10), "HTTP"));
+    LOG.info("[http] listening on {}", binding.localAddress());
+    return new HttpTier(binding);
+  }
+
+  int port() {
+    return binding.localAddress().getPort();
+  }
+}

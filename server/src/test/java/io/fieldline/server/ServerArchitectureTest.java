@@ -1,0 +1,105 @@
+package io.fieldline.server;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import io.fieldline.dao.cassandra.CassandraStorage;
+import io.fieldline.server.rest.RestApi;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The boundaries between modules that the Maven graph cannot hold, checked on the whole server's
+ * classes (every module is on this module's classpath): the REST API reads through the ports in
+ * {@code common} only; nothing outside {@code dao-cassandra} reaches past its entry point; no
+ * module uses another module's {@code internal} packages. Plain tests calling {@code check}:
+ * {@code @ArchTest} fields are not run by Surefire 3.5.3.
+ */
+class ServerArchitectureTest {
+
+  private static final JavaClasses CLASSES =
+      new ClassFileImporter()
+          .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+          .importPackages("io.fieldline");
+
+  /** A class of a module's root package {@code root} or of any package below it. */
+  private static DescribedPredicate<JavaClass> insideModuleBelowRoot(String root) {
+    return DescribedPredicate.describe(
+        "a class in a package below " + root, c -> c.getPackageName().startsWith(root + "."));
+  }
+
+  @Test
+  void should_read_storage_through_common_ports_only_when_serving_rest() {
+    assertThat(CLASSES.contain(RestApi.class)).isTrue();
+    noClasses()
+        .that()
+        .resideInAPackage("io.fieldline.server.rest..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(
+            "io.fieldline.dao..",
+            "io.fieldline.actors..",
+            "io.fieldline.transport..",
+            "io.fieldline.cluster..",
+            "com.datastax..",
+            "org.apache.cassandra..",
+            "io.netty..")
+        .check(CLASSES);
+  }
+
+  @Test
+  void should_build_storage_through_its_entry_point_only_when_outside_dao_cassandra() {
+    assertThat(CLASSES.contain(CassandraStorage.class)).isTrue();
+    noClasses()
+        .that()
+        .resideOutsideOfPackage("io.fieldline.dao.cassandra..")
+        .should()
+        .dependOnClassesThat(insideModuleBelowRoot("io.fieldline.dao.cassandra"))
+        .check(CLASSES);
+  }
+
+  @Test
+  void should_not_use_another_modules_internal_packages() {
+    for (String module :
+        new String[] {
+          "io.fieldline.common",
+          "io.fieldline.dao.cassandra",
+          "io.fieldline.actors",
+          "io.fieldline.transport.mqtt",
+          "io.fieldline.cluster",
+          "io.fieldline.cassandra.embedded"
+        }) {
+      noClasses()
+          .that()
+          .resideOutsideOfPackage(module + "..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAPackage(module + ".internal..")
+          .check(CLASSES);
+    }
+  }
+
+  @Test
+  void should_keep_the_transport_and_the_cluster_apart_when_wiring() {
+    // They meet through common's ports (DeviceGateway, SessionTakeover, SessionCloser); the
+    // composition root hands one to the other.
+    noClasses()
+        .that()
+        .resideInAPackage("io.fieldline.cluster..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage("io.fieldline.transport..", "io.fieldline.actors..")
+        .check(CLASSES);
+    noClasses()
+        .that()
+        .resideInAPackage("io.fieldline.transport..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage("io.fieldline.cluster..", "io.fieldline.actors..")
+        .check(CLASSES);
+  }
+}
