@@ -10,7 +10,6 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -192,9 +191,7 @@ public final class PayloadParser {
   }
 
   private void addValues(JsonNode object, List<KvEntry> out) {
-    Iterator<Map.Entry<String, JsonNode>> fields = object.fields();
-    while (fields.hasNext()) {
-      Map.Entry<String, JsonNode> field = fields.next();
+    for (Map.Entry<String, JsonNode> field : object.properties()) {
       KvEntry kv = toKv(field.getKey(), field.getValue());
       if (kv != null) {
         out.add(kv);
