@@ -109,11 +109,6 @@ public final class ActorMetrics {
     passivations.increment();
   }
 
-  /** Device actors alive now. */
-  int activeActors() {
-    return activeActors.get();
-  }
-
   /** Writes in flight now, all devices. */
   int inflightWrites() {
     return inflightWrites.get();

@@ -6,6 +6,7 @@ import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.dao.cassandra.CassandraStorage;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -30,9 +31,10 @@ record StorageTier(@Nullable EmbeddedCassandra embedded, CassandraStorage storag
       stops.add("embedded Cassandra", node::stop);
     }
     List<InetSocketAddress> contact = node == null ? List.of() : List.of(node.cqlAddress());
-    CassandraStorage storage = CassandraStorage.start(root, metrics, contact);
-    // Closing drains the writes still in flight, then closes the session.
-    stops.add("Cassandra storage", storage::close);
+    CassandraStorage storage = CassandraStorage.start(root, cassandraConfig, metrics, contact);
+    // The device actors drained before this runs; a write finishing later could not be
+    // acknowledged any more (the transport is closed), so close at once.
+    stops.add("Cassandra storage", () -> storage.close(Duration.ZERO));
     return new StorageTier(node, storage);
   }
 }

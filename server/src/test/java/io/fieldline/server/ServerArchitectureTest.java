@@ -10,14 +10,16 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.server.rest.RestApi;
+import io.fieldline.transport.mqtt.session.SessionRegistry;
 import org.junit.jupiter.api.Test;
 
 /**
  * The boundaries between modules that the Maven graph cannot hold, checked on the whole server's
  * classes (every module is on this module's classpath): the REST API reads through the ports in
- * {@code common} only; nothing outside {@code dao-cassandra} reaches past its entry point; no
- * module uses another module's {@code internal} packages. Plain tests calling {@code check}:
- * {@code @ArchTest} fields are not run by Surefire 3.5.3.
+ * {@code common} only; nothing outside {@code dao-cassandra} reaches past its entry point; other
+ * modules use only the root package of the actors, the transport (plus its {@code SessionRegistry})
+ * and the cluster; no module uses another module's {@code internal} packages. Plain tests calling
+ * {@code check}: {@code @ArchTest} fields are not run by Surefire 3.5.3.
  */
 class ServerArchitectureTest {
 
@@ -60,6 +62,27 @@ class ServerArchitectureTest {
         .should()
         .dependOnClassesThat(insideModuleBelowRoot("io.fieldline.dao.cassandra"))
         .check(CLASSES);
+  }
+
+  @Test
+  void should_use_only_the_root_package_when_using_the_actors_the_transport_or_the_cluster() {
+    for (String module :
+        new String[] {
+          "io.fieldline.actors", "io.fieldline.transport.mqtt", "io.fieldline.cluster"
+        }) {
+      noClasses()
+          .that()
+          .resideOutsideOfPackage(module + "..")
+          .should()
+          .dependOnClassesThat(
+              insideModuleBelowRoot(module)
+                  // Built by the composition root before the transport and the cluster, and
+                  // handed to both (the cluster sees it as common's SessionCloser).
+                  .and(
+                      DescribedPredicate.not(
+                          JavaClass.Predicates.belongToAnyOf(SessionRegistry.class))))
+          .check(CLASSES);
+    }
   }
 
   @Test

@@ -53,10 +53,10 @@ public final class ConfigReader {
     return read(key, "", block::getString);
   }
 
-  /** A string that must not be blank; returned trimmed. */
+  /** A string that must not be blank; returned as written. */
   public String nonBlankString(String key) {
-    String value = string(key).trim();
-    check(!value.isEmpty(), key, "must not be empty");
+    String value = string(key);
+    check(!value.isBlank(), key, "must not be empty");
     return value;
   }
 
@@ -158,6 +158,19 @@ public final class ConfigReader {
     if (!ok && !unreadable.contains(key)) {
       errors.add(path + "." + key + ": " + message);
     }
+  }
+
+  /**
+   * A rule of {@code key} that also reads {@code others} (low water below the maximum): skipped
+   * when any of them could not be read, since the placeholder read instead would make it fail.
+   */
+  public void check(boolean ok, String key, String message, String... others) {
+    for (String other : others) {
+      if (unreadable.contains(other)) {
+        return;
+      }
+    }
+    check(ok, key, message);
   }
 
   /**

@@ -42,7 +42,7 @@ class ConfigReaderTest {
                 "port = 1883, timeout = 10s, size = 1 KiB, policy = dead-letter, name = \" a \""));
 
     assertThat(sample)
-        .isEqualTo(new Sample(1883, Duration.ofSeconds(10), 1024, Policy.DEAD_LETTER, "a"));
+        .isEqualTo(new Sample(1883, Duration.ofSeconds(10), 1024, Policy.DEAD_LETTER, " a "));
   }
 
   @Test
@@ -92,5 +92,24 @@ class ConfigReaderTest {
                     config("port = 1, timeout = 1s, size = 100, policy = close, name = forbidden")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("x.y.name: must not be forbidden");
+  }
+
+  @Test
+  void should_skip_a_cross_key_rule_when_a_key_it_reads_is_unreadable() {
+    ConfigReader r = ConfigReader.of(config("max = many, low = 50"), "x.y");
+    int max = r.integer("max", 1, 100);
+    int low = r.integer("low", 0, 100);
+    r.check(low < max, "low", "must be below max", "max");
+
+    assertThatThrownBy(() -> r.validated(low))
+        .hasMessageContaining("x.y.max: ")
+        .hasMessageNotContaining("must be below max");
+  }
+
+  @Test
+  void should_return_a_non_blank_string_as_written_when_it_has_spaces() {
+    ConfigReader r = ConfigReader.of(config("name = \" admin \""), "x.y");
+
+    assertThat(r.validated(r.nonBlankString("name"))).isEqualTo(" admin ");
   }
 }

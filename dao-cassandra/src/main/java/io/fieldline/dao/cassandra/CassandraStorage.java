@@ -19,9 +19,9 @@ import io.fieldline.dao.cassandra.telemetry.read.CassandraTelemetryQueries;
 import io.fieldline.dao.cassandra.telemetry.write.CassandraTelemetryStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -67,19 +67,21 @@ public final class CassandraStorage implements AutoCloseable {
   }
 
   /**
-   * Reads {@code fieldline.cassandra}, connects, migrates the schema (unless {@code create-schema =
-   * false}) and prepares every store. Blocks; call from {@code main}.
+   * Connects, migrates the schema (unless {@code create-schema = false}) and prepares every store.
+   * Blocks; call from {@code main}.
    *
    * @param root the resolved application configuration (its {@code datastax-java-driver} block
    *     configures the driver)
+   * @param config {@code fieldline.cassandra}, already read and validated from {@code root}
    * @param registry where store and driver metrics go
    * @param defaultContactPoints used when {@code fieldline.cassandra.contact-points} is empty (the
    *     embedded node's CQL address)
-   * @throws IllegalArgumentException for invalid configuration, listing every problem
    */
   public static CassandraStorage start(
-      Config root, MeterRegistry registry, List<InetSocketAddress> defaultContactPoints) {
-    CassandraConfig config = CassandraConfig.from(root);
+      Config root,
+      CassandraConfig config,
+      MeterRegistry registry,
+      List<InetSocketAddress> defaultContactPoints) {
     CqlSession session = CassandraSessionFactory.open(root, config, defaultContactPoints, registry);
     try {
       if (config.createSchema()) {
@@ -116,7 +118,7 @@ public final class CassandraStorage implements AutoCloseable {
   }
 
   /** The session, for components that need raw CQL (the readiness check). */
-  public CqlSession session() {
+  CqlSession session() {
     return session;
   }
 
@@ -132,7 +134,7 @@ public final class CassandraStorage implements AutoCloseable {
   }
 
   /** The parsed configuration. */
-  public CassandraConfig config() {
+  CassandraConfig config() {
     return config;
   }
 
@@ -171,7 +173,7 @@ public final class CassandraStorage implements AutoCloseable {
   }
 
   /** Completes once no write is in flight or queued. */
-  public CompletionStage<Void> drained() {
+  CompletionStage<Void> drained() {
     return limiter.whenIdle();
   }
 
@@ -181,9 +183,19 @@ public final class CassandraStorage implements AutoCloseable {
    */
   @Override
   public void close() {
+    close(Duration.ofSeconds(DRAIN_SECONDS));
+  }
+
+  /**
+   * Waits up to {@code drain} for in-flight and queued writes to finish, then closes the session.
+   * The server passes zero: by then the device actors have had their own drain, and no PUBACK can
+   * follow a write that completes later, since the transport is closed. Blocks.
+   */
+  public void close(Duration drain) {
     try {
-      CompletableFuture<Void> idle = limiter.whenIdle().toCompletableFuture();
-      idle.get(DRAIN_SECONDS, TimeUnit.SECONDS);
+      if (!drain.isZero()) {
+        limiter.whenIdle().toCompletableFuture().get(drain.toMillis(), TimeUnit.MILLISECONDS);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (Exception e) {

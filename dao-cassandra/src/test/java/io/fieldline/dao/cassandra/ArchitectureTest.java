@@ -4,6 +4,8 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
@@ -27,6 +29,23 @@ class ArchitectureTest {
   void should_have_no_package_cycles_when_sliced_by_package() {
     assertThat(CLASSES.containPackage(ROOT + ".telemetry.write")).isTrue();
     slices().matching(ROOT + ".(**)").should().beFreeOfCycles().check(CLASSES);
+  }
+
+  @Test
+  void should_use_only_the_settings_from_the_root_when_in_a_feature_package() {
+    // The root's entry point depends on every feature; features depending back on it (beyond the
+    // settings records) would be the cycle the sliced rule above cannot see.
+    noClasses()
+        .that()
+        .resideOutsideOfPackage(ROOT)
+        .should()
+        .dependOnClassesThat(
+            JavaClass.Predicates.resideInAPackage(ROOT)
+                .and(
+                    DescribedPredicate.not(
+                        JavaClass.Predicates.belongToAnyOf(
+                            CassandraConfig.class, TsPartitioning.class))))
+        .check(CLASSES);
   }
 
   @Test

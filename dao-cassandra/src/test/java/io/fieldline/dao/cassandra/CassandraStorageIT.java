@@ -32,7 +32,8 @@ class CassandraStorageIT {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
     try (CassandraStorage storage =
-        CassandraStorage.start(root, registry, List.of(cassandra.cqlAddress()))) {
+        CassandraStorage.start(
+            root, CassandraConfig.from(root), registry, List.of(cassandra.cqlAddress()))) {
       Device device =
           storage
               .deviceRegistry()
@@ -54,7 +55,8 @@ class CassandraStorageIT {
     }
 
     CassandraStorage again =
-        CassandraStorage.start(root, registry, List.of(cassandra.cqlAddress()));
+        CassandraStorage.start(
+            root, CassandraConfig.from(root), registry, List.of(cassandra.cqlAddress()));
     try (again) {
       assertThat(new SchemaMigrator(again.session(), "it_cassandrastorageit").appliedVersions())
           .containsExactlyInAnyOrder(1, SchemaMigrator.latestVersion());

@@ -110,8 +110,4 @@ public final class JwtTokens {
       return Optional.empty();
     }
   }
-
-  public Duration accessTtl() {
-    return accessTtl;
-  }
 }

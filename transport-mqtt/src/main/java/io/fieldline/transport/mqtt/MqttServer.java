@@ -140,7 +140,7 @@ public final class MqttServer implements AutoCloseable {
     return context.metrics();
   }
 
-  /** This node's sessions: the registry given to (or built by) the constructor. */
+  /** This node's sessions: the registry given to the constructor. */
   public SessionRegistry sessions() {
     return context.sessions();
   }

@@ -60,7 +60,8 @@ public record MqttTransportConfig(
     r.check(
         inflightLowWater < maxInflight,
         "inflight-low-water",
-        "must be >= 0 and < max-inflight, got " + inflightLowWater);
+        "must be >= 0 and < max-inflight, got " + inflightLowWater,
+        "max-inflight");
     int maxQueuedBeforeConnack = r.integer("max-queued-before-connack", 0);
     Duration sessionExpiry = r.nonNegativeDuration("session-expiry");
     InvalidPayloadPolicy invalidPayload = r.oneOf("invalid-payload", InvalidPayloadPolicy.class);

@@ -63,6 +63,7 @@ class MqttTransportConfigTest {
                         + " invalid-payload = drop }"))
         .withMessageContaining("fieldline.mqtt.port: must be 0..65535, got 70000")
         .withMessageContaining("fieldline.mqtt.max-inflight: must be 1..65535, got 0")
+        .withMessageContaining("inflight-low-water")
         .withMessageContaining("max-packet-size")
         .withMessageContaining("max-client-id-length")
         .withMessageContaining("max-connections")
