@@ -8,6 +8,7 @@ import java.time.Clock;
 import java.time.Duration;
 import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;
+import org.apache.pekko.http.javadsl.settings.ServerSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,10 +43,20 @@ record HttpTier(ServerBinding binding) {
             storage.queries(),
             storage.deadLetterQueries(),
             () -> storage.reachable().thenApply(up -> up && cluster.ready()),
-            metrics);
+            metrics,
+            config.rest());
+    // The body limit also at the parser (bodies no route reads), and the TCP peer as an attribute
+    // for the per-address login throttle.
+    ServerSettings defaults = ServerSettings.create(devices.system().classicSystem());
+    ServerSettings settings =
+        defaults
+            .withRemoteAddressAttribute(true)
+            .withParserSettings(
+                defaults.getParserSettings().withMaxContentLength(config.rest().maxBodyBytes()));
     ServerBinding binding =
         Http.get(devices.system())
             .newServerAt(config.httpHost(), config.httpPort())
+            .withSettings(settings)
             .bind(api.routes())
             .toCompletableFuture()
             .join();

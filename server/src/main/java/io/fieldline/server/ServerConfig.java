@@ -2,8 +2,10 @@ package io.fieldline.server;
 
 import com.typesafe.config.Config;
 import io.fieldline.common.config.ConfigReader;
+import io.fieldline.server.rest.RestConfig;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -14,6 +16,7 @@ public record ServerConfig(
     Path dataDir,
     String httpHost,
     int httpPort,
+    RestConfig rest,
     String adminUsername,
     String adminPassword,
     String jwtSecret,
@@ -37,6 +40,22 @@ public record ServerConfig(
     Path dataDir = Path.of(r.string("data-dir"));
     String httpHost = r.string("http.host");
     int httpPort = r.integer("http.port", 0, 65535);
+    List<String> corsOrigins = RestConfig.origins(r.string("http.cors.allowed-origins"));
+    for (String origin : corsOrigins) {
+      r.check(
+          origin.equals("*") || origin.matches("https?://[^/\\s]+"),
+          "http.cors.allowed-origins",
+          "each origin must be * or scheme://host[:port], got " + origin);
+    }
+    RestConfig rest =
+        new RestConfig(
+            r.bytes("http.max-body-size", 1024, Integer.MAX_VALUE),
+            r.integer("http.login.max-failures-per-user", 1),
+            r.integer("http.login.max-failures-per-address", 1),
+            r.positiveDuration("http.login.window"),
+            r.integer("http.login.max-tracked", 1, 1_000_000),
+            corsOrigins,
+            r.nonNegativeDuration("http.cors.max-age"));
     String adminUsername = r.nonBlankString("admin.username");
     String adminPassword = r.string("admin.password");
     String jwtSecret = r.string("auth.jwt-secret");
@@ -66,6 +85,7 @@ public record ServerConfig(
             dataDir,
             httpHost,
             httpPort,
+            rest,
             adminUsername,
             adminPassword,
             jwtSecret,

@@ -35,6 +35,9 @@ final class DeviceRoutes extends AllDirectives {
 
   static final int MAX_BULK = 50_000;
 
+  /** Most devices a listing may walk past to reach its page. */
+  static final int MAX_WALK = 100_000;
+
   private static final int BULK_PARALLELISM = 32;
 
   private final DeviceRegistry registry;
@@ -144,22 +147,27 @@ final class DeviceRoutes extends AllDirectives {
 
   private CompletionStage<HttpResponse> create(String body, Optional<String> accessToken) {
     JsonNode json = parse(body);
-    String name = json.path("name").asText("").trim();
-    if (name.isEmpty()) {
-      return CompletableFuture.completedFuture(HttpJson.error(400, "device name is required"));
-    }
+    String name = RequestParams.name("device name", json.path("name").asText("").trim());
     String type = json.path("type").asText("default");
+    type = type.isBlank() ? "default" : RequestParams.name("type", type);
+    Optional<String> token =
+        accessToken.filter(t -> !t.isBlank()).map(t -> RequestParams.name("accessToken", t));
     return registry
-        .create(name, type.isBlank() ? "default" : type, accessToken.filter(t -> !t.isBlank()))
+        .create(name, type, token)
         .thenApply(device -> HttpJson.ok(JsonViews.device(device)));
   }
 
   // ThingsBoard pages by number; the registry pages by name. Page N is reached by walking N pages,
   // which is fine for an admin listing and documented in docs/rest-api.md.
   private CompletionStage<HttpResponse> page(int pageSize, int page) {
-    if (pageSize < 1 || pageSize > MAX_PAGE || page < 0) {
+    if (pageSize < 1 || pageSize > MAX_PAGE || page < 0 || (long) page * pageSize > MAX_WALK) {
       return CompletableFuture.completedFuture(
-          HttpJson.error(400, "pageSize must be 1.." + MAX_PAGE + " and page >= 0"));
+          HttpJson.error(
+              400,
+              "pageSize must be 1.."
+                  + MAX_PAGE
+                  + ", page >= 0 and page * pageSize <= "
+                  + MAX_WALK));
     }
     return walk(pageSize, page, Optional.empty());
   }
@@ -189,14 +197,17 @@ final class DeviceRoutes extends AllDirectives {
    */
   private CompletionStage<HttpResponse> bulk(String body) {
     JsonNode json = parse(body);
-    String prefix = json.path("namePrefix").asText("");
-    String tokenPrefix = json.path("tokenPrefix").asText(prefix);
-    int count = json.path("count").asInt(0);
-    String type = json.path("type").asText("default");
-    if (prefix.isBlank() || count < 1 || count > MAX_BULK) {
-      return CompletableFuture.completedFuture(
-          HttpJson.error(400, "namePrefix is required and count must be 1.." + MAX_BULK));
+    JsonNode countNode = json.path("count");
+    if (!countNode.isInt() || countNode.asInt() < 1 || countNode.asInt() > MAX_BULK) {
+      throw new IllegalArgumentException("count must be an integer in 1.." + MAX_BULK);
     }
+    int count = countNode.asInt();
+    // Room for the largest index after each prefix, so every name and token fits.
+    int room = RequestParams.MAX_NAME_LENGTH - Integer.toString(count - 1).length();
+    String prefix = RequestParams.prefix("namePrefix", json.path("namePrefix").asText(""), room);
+    String tokenPrefix =
+        RequestParams.prefix("tokenPrefix", json.path("tokenPrefix").asText(prefix), room);
+    String type = RequestParams.name("type", json.path("type").asText("default"));
     List<CompletableFuture<Device>> results = new ArrayList<>(count);
     // BULK_PARALLELISM sequential chains: bounded concurrency without blocking a thread.
     List<CompletableFuture<Void>> chains = new ArrayList<>();
@@ -214,7 +225,7 @@ final class DeviceRoutes extends AllDirectives {
               .get(lane)
               .thenCompose(
                   ignored ->
-                      createOrGet(prefix + index, tokenPrefix + index, type)
+                      createOrGetSafely(prefix + index, tokenPrefix + index, type)
                           .handle(
                               (device, error) -> {
                                 if (error != null) {
@@ -238,6 +249,15 @@ final class DeviceRoutes extends AllDirectives {
               }
               return HttpJson.ok(array);
             });
+  }
+
+  // A synchronous throw would end the lane without completing its results: the request would hang.
+  private CompletionStage<Device> createOrGetSafely(String name, String token, String type) {
+    try {
+      return createOrGet(name, token, type);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   private CompletionStage<Device> createOrGet(String name, String token, String type) {

@@ -6,20 +6,42 @@ import io.fieldline.common.TelemetryQueries;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
+import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.RejectionHandler;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
  * The whole HTTP surface: {@code /health/*} and {@code /metrics} (open), {@code /api/auth/*}
  * (credentials in the body), everything else under {@code /api} behind a bearer token. Shapes
- * follow ThingsBoard's REST API; see docs/rest-api.md.
+ * follow ThingsBoard's REST API; see docs/rest-api.md. Around all of it: the CORS policy, request
+ * bodies limited to {@link RestConfig#maxBodyBytes()} (413), and JSON error bodies for Pekko's own
+ * rejections.
  */
 public final class RestApi extends AllDirectives {
+
+  /**
+   * Pekko's own rejection answers (unknown path 404, wrong method 405, malformed query parameter
+   * 400, body over the size limit 413) with the ThingsBoard error body the routes use.
+   */
+  private static final RejectionHandler JSON_REJECTIONS =
+      RejectionHandler.defaultHandler()
+          .mapRejectionResponse(
+              response -> {
+                String message =
+                    response.entity() instanceof HttpEntity.Strict strict
+                        ? strict.getData().utf8String()
+                        : response.status().reason();
+                return HttpJson.error(response.status().intValue(), message)
+                    .addHeaders(response.getHeaders());
+              });
 
   private final AuthRoutes auth;
   private final DeviceRoutes devices;
   private final TelemetryRoutes telemetry;
   private final OpsRoutes ops;
+  private final Cors cors;
+  private final long maxBodyBytes;
 
   public RestApi(
       String adminUsername,
@@ -29,21 +51,35 @@ public final class RestApi extends AllDirectives {
       TelemetryQueries queries,
       DeadLetterQueries deadLetters,
       Supplier<CompletionStage<Boolean>> readiness,
-      PrometheusMeterRegistry prometheus) {
-    this.auth = new AuthRoutes(adminUsername, adminPassword, tokens);
+      PrometheusMeterRegistry prometheus,
+      RestConfig config) {
+    LoginThrottle throttle = new LoginThrottle(config, System::nanoTime);
+    this.auth =
+        new AuthRoutes(
+            adminUsername, adminPassword, tokens, throttle, new RestMetrics(prometheus, throttle));
+    this.cors = new Cors(config);
+    this.maxBodyBytes = config.maxBodyBytes();
     this.devices = new DeviceRoutes(registry);
     this.telemetry = new TelemetryRoutes(queries, deadLetters);
     this.ops = new OpsRoutes(readiness, prometheus);
   }
 
   public Route routes() {
-    return concat(
-        ops.routes(),
-        pathPrefix(
-            "api",
-            () ->
-                concat(
-                    pathPrefix("auth", auth::routes),
-                    auth.authenticated(user -> concat(devices.routes(), telemetry.routes())))));
+    return cors.wrap(
+        () ->
+            handleRejections(
+                JSON_REJECTIONS,
+                () -> withSizeLimit(maxBodyBytes, () -> concat(ops.routes(), api()))));
+  }
+
+  private Route api() {
+    return pathPrefix(
+        "api",
+        () ->
+            concat(
+                // Rejections answered here: a rejected login (body too large) must not fall
+                // through to the token check below and become a 401.
+                pathPrefix("auth", () -> handleRejections(JSON_REJECTIONS, auth::routes)),
+                auth.authenticated(user -> concat(devices.routes(), telemetry.routes()))));
   }
 }

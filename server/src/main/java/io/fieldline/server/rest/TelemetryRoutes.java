@@ -68,7 +68,15 @@ final class TelemetryRoutes extends AllDirectives {
                                     () ->
                                         deadLetters(
                                             new DeviceId(uuid),
-                                            limit.map(Integer::parseInt).orElse(100)))))));
+                                            (int)
+                                                RequestParams.longIn(
+                                                    limit
+                                                        .map(l -> Map.of("limit", l))
+                                                        .orElse(Map.of()),
+                                                    "limit",
+                                                    100L,
+                                                    1,
+                                                    1000)))))));
   }
 
   private Route telemetry(DeviceId id) {
@@ -110,21 +118,28 @@ final class TelemetryRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> timeseries(DeviceId id, Map<String, String> params) {
-    Optional<Set<String>> keys = keys(params.get("keys"));
+    Optional<Set<String>> keys = RequestParams.keys(params.get("keys"));
     boolean strict = Boolean.parseBoolean(params.getOrDefault("useStrictDataTypes", "false"));
     if (!params.containsKey("startTs") && !params.containsKey("endTs")) {
       return queries
           .latest(id, keys)
           .thenApply(values -> HttpJson.ok(JsonViews.timeseries(values, strict)));
     }
-    long startTs = longParam(params, "startTs", null);
-    long endTs = longParam(params, "endTs", null);
-    Aggregation agg =
-        Aggregation.valueOf(params.getOrDefault("agg", "NONE").toUpperCase(Locale.ROOT));
-    SortOrder order =
-        SortOrder.valueOf(params.getOrDefault("orderBy", "DESC").toUpperCase(Locale.ROOT));
-    long interval = longParam(params, "interval", 0L);
-    int limit = (int) longParam(params, "limit", (long) HistoryQuery.DEFAULT_LIMIT);
+    // Bounded before any arithmetic: the bucket count and the partitions walked stay in range.
+    long startTs = RequestParams.timestamp(params, "startTs", null);
+    long endTs = RequestParams.timestamp(params, "endTs", null);
+    if (endTs < startTs) {
+      throw new IllegalArgumentException("endTs must not be before startTs");
+    }
+    Aggregation agg = RequestParams.oneOf(params, "agg", Aggregation.class, Aggregation.NONE);
+    SortOrder order = RequestParams.oneOf(params, "orderBy", SortOrder.class, SortOrder.DESC);
+    long interval =
+        RequestParams.longIn(
+            params, "interval", 0L, agg == Aggregation.NONE ? 0 : 1, RequestParams.MAX_TS);
+    int limit =
+        (int)
+            RequestParams.longIn(
+                params, "limit", (long) HistoryQuery.DEFAULT_LIMIT, 1, RequestParams.MAX_LIMIT);
     CompletionStage<Set<String>> keySet =
         keys.isPresent()
             ? CompletableFuture.completedFuture(keys.get())
@@ -147,7 +162,7 @@ final class TelemetryRoutes extends AllDirectives {
 
   private CompletionStage<HttpResponse> attributes(
       DeviceId id, Optional<AttributeScope> scope, Map<String, String> params) {
-    Optional<Set<String>> keys = keys(params.get("keys"));
+    Optional<Set<String>> keys = RequestParams.keys(params.get("keys"));
     List<AttributeScope> scopes =
         scope.map(List::of).orElse(Arrays.asList(AttributeScope.values()));
     List<CompletableFuture<List<AttributeKvEntry>>> reads = new ArrayList<>();
@@ -180,9 +195,6 @@ final class TelemetryRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> deadLetters(DeviceId id, int limit) {
-    if (limit < 1 || limit > 1000) {
-      throw new IllegalArgumentException("limit must be 1..1000");
-    }
     return deadLetters
         .list(id, limit)
         .thenApply(
@@ -218,34 +230,6 @@ final class TelemetryRoutes extends AllDirectives {
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           "scope must be one of CLIENT_SCOPE, SHARED_SCOPE, SERVER_SCOPE");
-    }
-  }
-
-  private static Optional<Set<String>> keys(String param) {
-    if (param == null || param.isBlank()) {
-      return Optional.empty();
-    }
-    Set<String> keys = new LinkedHashSet<>();
-    for (String key : param.split(",")) {
-      if (!key.isBlank()) {
-        keys.add(key.trim());
-      }
-    }
-    return keys.isEmpty() ? Optional.empty() : Optional.of(keys);
-  }
-
-  private static long longParam(Map<String, String> params, String name, Long fallback) {
-    String value = params.get(name);
-    if (value == null) {
-      if (fallback == null) {
-        throw new IllegalArgumentException(name + " is required");
-      }
-      return fallback;
-    }
-    try {
-      return Long.parseLong(value.trim());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(name + " must be an integer");
     }
   }
 }
