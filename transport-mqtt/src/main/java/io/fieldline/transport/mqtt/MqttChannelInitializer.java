@@ -2,25 +2,41 @@ package io.fieldline.transport.mqtt;
 
 import io.fieldline.transport.mqtt.pipeline.MqttPipeline;
 import io.fieldline.transport.mqtt.session.CloseReason;
+import io.fieldline.transport.mqtt.session.PreAuthLimits;
+import io.fieldline.transport.mqtt.session.PreAuthLimits.Admission;
+import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.socket.SocketChannel;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Builds each connection's pipeline ({@link MqttPipeline}) around a new {@link MqttSessionHandler}
- * and keeps the server's set of open sessions. Connections beyond {@code max-connections} are
- * closed before anything is read.
+ * and keeps the server's set of open sessions. A connection the {@link PreAuthLimits} refuse
+ * ({@code max-connections}, {@code max-unauthenticated-connections}, the per-address connection
+ * rate) is closed before anything is read, counted in {@code fieldline.mqtt.rejected{reason}} and
+ * logged at most once per kind per 10 s.
  *
  * <p>Shared by every channel; runs on each channel's event loop, several at once.
  */
 final class MqttChannelInitializer extends ChannelInitializer<SocketChannel> {
 
+  private static final Logger LOG = LoggerFactory.getLogger(MqttChannelInitializer.class);
+  private static final Map<Admission, RateLimitedLog> REFUSED = new EnumMap<>(Admission.class);
+
+  static {
+    for (Admission admission : Admission.values()) {
+      REFUSED.put(admission, new RateLimitedLog(LOG, 10, TimeUnit.SECONDS));
+    }
+  }
+
   private final SessionContext context;
   private final Set<MqttSessionHandler> sessions;
-  // Channels are initialised on several event loops at once: count with one atomic step.
-  private final AtomicInteger open = new AtomicInteger();
 
   MqttChannelInitializer(SessionContext context, Set<MqttSessionHandler> sessions) {
     this.context = context;
@@ -30,21 +46,25 @@ final class MqttChannelInitializer extends ChannelInitializer<SocketChannel> {
   @Override
   protected void initChannel(SocketChannel channel) {
     MqttTransportConfig config = context.config();
-    if (open.incrementAndGet() > config.maxConnections()) {
-      open.decrementAndGet();
-      context.metrics().closed(CloseReason.CONNECTION_LIMIT);
+    PreAuthLimits limits = context.preAuth();
+    Admission admission = limits.admit(channel);
+    CloseReason refused = admission.reason();
+    if (refused != null) {
+      context.metrics().closed(refused);
+      REFUSED
+          .get(admission)
+          .warn(
+              "[mqtt|-|{}] connection refused ({}): {} open, {} unauthenticated",
+              channel.remoteAddress(),
+              refused.tag(),
+              limits.open(),
+              limits.unauthenticated());
       channel.close();
       return;
     }
     MqttSessionHandler session = new MqttSessionHandler(context);
     sessions.add(session);
-    channel
-        .closeFuture()
-        .addListener(
-            closed -> {
-              sessions.remove(session);
-              open.decrementAndGet();
-            });
+    channel.closeFuture().addListener(closed -> sessions.remove(session));
     MqttPipeline.addStages(channel.pipeline(), config, session);
   }
 }

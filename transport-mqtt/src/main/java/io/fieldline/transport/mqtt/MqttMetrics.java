@@ -11,6 +11,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * The transport's meters. Names are {@code fieldline.mqtt.*}; every tag comes from an enum, never
@@ -25,7 +26,9 @@ public final class MqttMetrics {
     NOT_AUTHORIZED,
     SERVER_UNAVAILABLE,
     UNSUPPORTED_VERSION,
-    IDENTIFIER_REJECTED
+    IDENTIFIER_REJECTED,
+    /** Refused without a lookup: the source address spent its failed-authentication budget. */
+    RATE_LIMITED
   }
 
   /** Why reading a socket was paused. */
@@ -36,6 +39,7 @@ public final class MqttMetrics {
     STORAGE
   }
 
+  private final MeterRegistry registry;
   private final AtomicInteger connections = new AtomicInteger();
   private final Map<ConnectResult, Counter> connects = new EnumMap<>(ConnectResult.class);
   private final Counter[] publishReceived = new Counter[3];
@@ -49,6 +53,7 @@ public final class MqttMetrics {
   private final Timer ackLatency;
 
   public MqttMetrics(MeterRegistry registry) {
+    this.registry = registry;
     Gauge.builder("fieldline.mqtt.connections", connections, AtomicInteger::get)
         .description("Open MQTT connections")
         .register(registry);
@@ -112,6 +117,13 @@ public final class MqttMetrics {
     return Counter.builder("fieldline.mqtt.rejected")
         .tag("reason", reason)
         .description("Bad inputs by reason")
+        .register(registry);
+  }
+
+  /** Registers the gauge of open connections not yet authenticated. */
+  public void unauthenticatedConnections(Supplier<Number> count) {
+    Gauge.builder("fieldline.mqtt.connections.unauthenticated", count)
+        .description("Open MQTT connections not yet authenticated (CONNACK 0x00 not sent)")
         .register(registry);
   }
 

@@ -6,6 +6,7 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PayloadParser;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.SessionTakeover;
+import io.fieldline.transport.mqtt.session.PreAuthLimits;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -78,6 +79,9 @@ public final class MqttServer implements AutoCloseable {
       SessionTakeover takeover) {
     this.config = config;
     this.storagePressure = List.copyOf(storagePressure);
+    MqttMetrics metrics = new MqttMetrics(meterRegistry);
+    PreAuthLimits preAuth = new PreAuthLimits(config);
+    metrics.unauthenticatedConnections(preAuth::unauthenticated);
     this.context =
         new SessionContext(
             config,
@@ -87,7 +91,8 @@ public final class MqttServer implements AutoCloseable {
             parser,
             sessions,
             takeover,
-            new MqttMetrics(meterRegistry),
+            metrics,
+            preAuth,
             () -> this.storagePressure.stream().anyMatch(PressureGauge::isOverloaded));
   }
 

@@ -58,6 +58,7 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
     handshake = new ConnectHandshake(context, current, this);
     connection = current;
     context.metrics().connectionOpened();
+    current.startConnectDeadline(context.config().connectTimeout());
     super.channelActive(ctx);
   }
 

@@ -14,7 +14,16 @@ import java.time.Duration;
  * @param maxPacketSize largest accepted MQTT packet in bytes (fixed header excluded)
  * @param maxClientIdLength longest accepted client identifier
  * @param maxConnections open connections beyond which new ones are closed at once
- * @param connectTimeout time a new connection has to send CONNECT
+ * @param connectTimeout time a new connection has to send CONNECT and be authenticated
+ * @param maxUnauthenticatedConnections open connections not yet authenticated beyond which new ones
+ *     are closed at once
+ * @param perAddressConnectionRate new connections per second per source address; 0 = no limit
+ * @param perAddressConnectionBurst new connections a source address may open at once
+ * @param perAddressFailedAuthBurst failed authentications a source address may have before its
+ *     CONNECTs are refused unchecked; 0 = no limit
+ * @param perAddressFailedAuthRefill time in which a source address regains one failed
+ *     authentication
+ * @param perAddressTableSize source addresses whose budgets are remembered
  * @param maxInflight unacknowledged PUBLISHes per connection before reading pauses
  * @param inflightLowWater reading resumes when the unacknowledged count falls to this
  * @param maxQueuedBeforeConnack PUBLISHes accepted while CONNECT is being authenticated
@@ -29,6 +38,12 @@ public record MqttTransportConfig(
     int maxClientIdLength,
     int maxConnections,
     Duration connectTimeout,
+    int maxUnauthenticatedConnections,
+    int perAddressConnectionRate,
+    int perAddressConnectionBurst,
+    int perAddressFailedAuthBurst,
+    Duration perAddressFailedAuthRefill,
+    int perAddressTableSize,
     int maxInflight,
     int inflightLowWater,
     int maxQueuedBeforeConnack,
@@ -55,6 +70,12 @@ public record MqttTransportConfig(
     int maxClientIdLength = r.integer("max-client-id-length", 23);
     int maxConnections = r.integer("max-connections", 1);
     Duration connectTimeout = r.positiveDuration("connect-timeout");
+    int maxUnauthenticated = r.integer("max-unauthenticated-connections", 1);
+    int connectionRate = r.integer("per-address-connection-rate", 0);
+    int connectionBurst = r.integer("per-address-connection-burst", 1);
+    int failedAuthBurst = r.integer("per-address-failed-auth-burst", 0);
+    Duration failedAuthRefill = r.positiveDuration("per-address-failed-auth-refill");
+    int tableSize = r.integer("per-address-table-size", 1);
     int maxInflight = r.integer("max-inflight", 1, 65535);
     int inflightLowWater = r.integer("inflight-low-water", 0, 65535);
     r.check(
@@ -74,6 +95,12 @@ public record MqttTransportConfig(
             maxClientIdLength,
             maxConnections,
             connectTimeout,
+            maxUnauthenticated,
+            connectionRate,
+            connectionBurst,
+            failedAuthBurst,
+            failedAuthRefill,
+            tableSize,
             maxInflight,
             inflightLowWater,
             maxQueuedBeforeConnack,
@@ -90,6 +117,12 @@ public record MqttTransportConfig(
         maxClientIdLength,
         maxConnections,
         connectTimeout,
+        maxUnauthenticatedConnections,
+        perAddressConnectionRate,
+        perAddressConnectionBurst,
+        perAddressFailedAuthBurst,
+        perAddressFailedAuthRefill,
+        perAddressTableSize,
         maxInflight,
         inflightLowWater,
         maxQueuedBeforeConnack,

@@ -31,6 +31,12 @@ class MqttTransportConfigTest {
                 256,
                 15000,
                 Duration.ofSeconds(10),
+                2000,
+                500,
+                2000,
+                20,
+                Duration.ofSeconds(1),
+                100_000,
                 100,
                 50,
                 100,
@@ -99,6 +105,40 @@ class MqttTransportConfigTest {
         .isThrownBy(() -> parse("fieldline.mqtt { max-inflight = 4, inflight-low-water = 4 }"))
         .withMessageContaining(
             "fieldline.mqtt.inflight-low-water: must be >= 0 and < max-inflight, got 4");
+  }
+
+  @Test
+  void should_read_pre_authentication_limits_when_they_are_set() {
+    MqttTransportConfig config =
+        parse(
+            "fieldline.mqtt { max-unauthenticated-connections = 5, per-address-connection-rate = 0,"
+                + " per-address-connection-burst = 3, per-address-failed-auth-burst = 2,"
+                + " per-address-failed-auth-refill = 250 ms, per-address-table-size = 7 }");
+
+    assertThat(config.maxUnauthenticatedConnections()).isEqualTo(5);
+    assertThat(config.perAddressConnectionRate()).isZero();
+    assertThat(config.perAddressConnectionBurst()).isEqualTo(3);
+    assertThat(config.perAddressFailedAuthBurst()).isEqualTo(2);
+    assertThat(config.perAddressFailedAuthRefill()).isEqualTo(Duration.ofMillis(250));
+    assertThat(config.perAddressTableSize()).isEqualTo(7);
+  }
+
+  @Test
+  void should_report_every_pre_authentication_error_when_values_are_invalid() {
+    assertThatIllegalArgumentException()
+        .isThrownBy(
+            () ->
+                parse(
+                    "fieldline.mqtt { max-unauthenticated-connections = 0,"
+                        + " per-address-connection-rate = -1, per-address-connection-burst = 0,"
+                        + " per-address-failed-auth-burst = -1,"
+                        + " per-address-failed-auth-refill = 0 s, per-address-table-size = 0 }"))
+        .withMessageContaining("max-unauthenticated-connections")
+        .withMessageContaining("per-address-connection-rate")
+        .withMessageContaining("per-address-connection-burst")
+        .withMessageContaining("per-address-failed-auth-burst")
+        .withMessageContaining("per-address-failed-auth-refill")
+        .withMessageContaining("per-address-table-size");
   }
 
   @ParameterizedTest

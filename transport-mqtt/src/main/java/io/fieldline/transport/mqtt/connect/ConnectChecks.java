@@ -22,6 +22,20 @@ final class ConnectChecks {
   }
 
   /**
+   * Whether the client id and user name are well-formed UTF-8 without U+0000 (MQTT 3.1.1 §1.5.3:
+   * otherwise the server MUST close the connection). Netty's decoder turns ill-formed UTF-8 into
+   * U+FFFD, so a U+FFFD in them is taken as ill-formed input.
+   */
+  static boolean wellFormedStrings(MqttConnectMessage connect) {
+    return wellFormed(connect.payload().clientIdentifier())
+        && (!connect.variableHeader().hasUserName() || wellFormed(connect.payload().userName()));
+  }
+
+  private static boolean wellFormed(@Nullable String text) {
+    return text == null || (text.indexOf('\u0000') < 0 && text.indexOf('\uFFFD') < 0);
+  }
+
+  /**
    * The refusal for a CONNECT of MQTT 3.1 or 3.1.1, or {@code null} if its token may be looked up.
    */
   static @Nullable ConnectRefusal refusal(MqttConnectMessage connect, MqttTransportConfig config) {

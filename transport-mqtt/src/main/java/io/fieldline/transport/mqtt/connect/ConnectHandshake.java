@@ -7,6 +7,7 @@ import io.fieldline.transport.mqtt.pipeline.KeepAlive;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.Pause;
+import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.fieldline.transport.mqtt.session.SessionState;
@@ -15,7 +16,10 @@ import io.netty.handler.codec.mqtt.MqttConnectReturnCode;
 import io.netty.handler.codec.mqtt.MqttMessage;
 import io.netty.handler.codec.mqtt.MqttMessageBuilders;
 import io.netty.util.ReferenceCountUtil;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,6 +49,16 @@ public final class ConnectHandshake {
   }
 
   private static final Logger LOG = LoggerFactory.getLogger(ConnectHandshake.class);
+  private static final Map<ConnectRefusal, RateLimitedLog> REFUSALS =
+      new EnumMap<>(ConnectRefusal.class);
+  private static final RateLimitedLog LOOKUP_FAILURES =
+      new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+
+  static {
+    for (ConnectRefusal refusal : ConnectRefusal.values()) {
+      REFUSALS.put(refusal, new RateLimitedLog(LOG, 10, TimeUnit.SECONDS));
+    }
+  }
 
   private final SessionContext context;
   private final Connection connection;
@@ -73,9 +87,18 @@ public final class ConnectHandshake {
     }
     cleanSession = connect.variableHeader().isCleanSession();
     connection.identify(connect.payload().clientIdentifier());
+    if (!ConnectChecks.wellFormedStrings(connect)) {
+      // MQTT 3.1.1 §1.5.3: ill-formed UTF-8 or U+0000 in a string → close, no CONNACK.
+      connection.reject(CloseReason.BAD_UTF8, "client id or user name with U+0000 or bad UTF-8");
+      return;
+    }
     ConnectRefusal refusal = ConnectChecks.refusal(connect, context.config());
     if (refusal != null) {
       refuse(refusal);
+      return;
+    }
+    if (!context.preAuth().mayAuthenticate(connection.ctx().channel())) {
+      refuse(ConnectRefusal.AUTH_RATE_LIMITED);
       return;
     }
     String token = connect.payload().userName(); // present and not empty: checked above
@@ -142,12 +165,12 @@ public final class ConnectHandshake {
       return; // closed while the lookup was running
     }
     if (error != null || found == null) {
-      LOG.warn("{} credential lookup failed: {}", connection.logPrefix(), String.valueOf(error));
+      LOOKUP_FAILURES.warn(
+          "{} credential lookup failed: {}", connection.logPrefix(), String.valueOf(error));
       refuse(ConnectRefusal.SERVER_UNAVAILABLE);
       return;
     }
     if (found.isEmpty()) {
-      LOG.info("{} refused: unknown access token", connection.logPrefix());
       refuse(ConnectRefusal.UNKNOWN_TOKEN);
       return;
     }
@@ -161,6 +184,7 @@ public final class ConnectHandshake {
     context.takeover().sessionOpened(authenticated.id());
     KeepAlive.apply(connection.ctx().pipeline(), keepAlive);
     connection.enterConnected();
+    context.preAuth().authenticated(connection.ctx().channel());
     context.metrics().connect(ConnectResult.ACCEPTED);
     connection
         .ctx()
@@ -187,7 +211,13 @@ public final class ConnectHandshake {
 
   private void refuse(ConnectRefusal refusal) {
     context.metrics().connect(refusal.result());
-    LOG.info("{} CONNECT refused: {}", connection.logPrefix(), refusal.returnCode());
+    if (refusal == ConnectRefusal.NO_TOKEN || refusal == ConnectRefusal.UNKNOWN_TOKEN) {
+      context.preAuth().authenticationFailed(connection.ctx().channel());
+    }
+    // One line per kind of refusal per interval: 1,000 wrong tokens must not write 1,000 lines.
+    REFUSALS
+        .get(refusal)
+        .info("{} CONNECT refused: {}", connection.logPrefix(), refusal.describe());
     // MQTT 3.1.1 §3.2.2.3: after a non-zero CONNACK the server MUST close the connection.
     connection.closeAfter(
         MqttMessageBuilders.connAck()

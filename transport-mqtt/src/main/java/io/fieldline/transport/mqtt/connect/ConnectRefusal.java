@@ -28,6 +28,12 @@ enum ConnectRefusal {
   SERVER_UNAVAILABLE(
       MqttConnectReturnCode.CONNECTION_REFUSED_SERVER_UNAVAILABLE,
       ConnectResult.SERVER_UNAVAILABLE),
+  /**
+   * The source address spent its failed-authentication budget ({@code
+   * per-address-failed-auth-burst}): refused without a lookup, 0x03 (try again later).
+   */
+  AUTH_RATE_LIMITED(
+      MqttConnectReturnCode.CONNECTION_REFUSED_SERVER_UNAVAILABLE, ConnectResult.RATE_LIMITED),
   /** No user name, or an empty one: there is no access token to look up. 0x04. */
   NO_TOKEN(
       MqttConnectReturnCode.CONNECTION_REFUSED_BAD_USER_NAME_OR_PASSWORD,
@@ -50,5 +56,10 @@ enum ConnectRefusal {
 
   ConnectResult result() {
     return result;
+  }
+
+  /** For the log: the kind of refusal and its return code. */
+  String describe() {
+    return name().toLowerCase(java.util.Locale.ROOT) + " (" + returnCode + ")";
   }
 }

@@ -12,9 +12,13 @@ public final class KeepAlive {
 
   private KeepAlive() {}
 
-  /** Before CONNECT: the client has {@code connectTimeoutMillis} to send it. */
-  public static IdleStateHandler beforeConnect(long connectTimeoutMillis) {
-    return new IdleStateHandler(connectTimeoutMillis, 0, 0, TimeUnit.MILLISECONDS);
+  /**
+   * Before CONNECT: a disabled timer, the place {@link #apply} fills in. The connect timeout is a
+   * deadline from channel active (the session's), not an idle timer: an idle timer is reset by
+   * every byte, so a CONNECT trickled one byte at a time would never time out.
+   */
+  public static IdleStateHandler beforeConnect() {
+    return new IdleStateHandler(0, 0, 0, TimeUnit.MILLISECONDS);
   }
 
   /**

@@ -28,7 +28,7 @@ public final class MqttPipeline {
         .addLast(
             PipelineNames.FLUSH_CONSOLIDATION,
             new FlushConsolidationHandler(EXPLICIT_FLUSHES_BEFORE_FLUSH, true))
-        .addLast(PipelineNames.IDLE, KeepAlive.beforeConnect(config.connectTimeout().toMillis()))
+        .addLast(PipelineNames.IDLE, KeepAlive.beforeConnect())
         .addLast(
             PipelineNames.DECODER,
             new MqttDecoder(config.maxPacketSize(), config.maxClientIdLength()))

@@ -21,10 +21,16 @@ public enum CloseReason {
   QUEUE_OVERFLOW("queue_overflow", true),
   /** The server is at {@code max-connections}. */
   CONNECTION_LIMIT("connection_limit", true),
+  /** The server is at {@code max-unauthenticated-connections}. */
+  UNAUTHENTICATED_LIMIT("unauthenticated_limit", true),
+  /** The source address opened connections faster than {@code per-address-connection-rate}. */
+  CONNECTION_RATE("connection_rate", true),
+  /** CONNECT not received and authenticated within {@code connect-timeout}, however trickled. */
+  CONNECT_TIMEOUT("connect_timeout", true),
+  /** A client id or user name with U+0000 or ill-formed UTF-8 (MQTT 3.1.1 §1.5.3). */
+  BAD_UTF8("bad_utf8", true),
   /** CONNECT refused (bad token, unsupported protocol version, bad client id). */
   CONNECT_REFUSED("connect_refused", false),
-  /** No CONNECT within {@code connect-timeout}. */
-  CONNECT_TIMEOUT("connect_timeout", false),
   /** Nothing received for 1.5 × keep-alive (MQTT 3.1.1 §3.1.2.10). */
   KEEP_ALIVE_TIMEOUT("keep_alive_timeout", false),
   /** Storing a message failed or timed out: no PUBACK, the device retransmits. */

@@ -4,8 +4,13 @@ import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics.PauseCause;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.util.ReferenceCountUtil;
+import java.time.Duration;
+import java.util.EnumMap;
 import java.util.EnumSet;
+import java.util.Map;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,7 +36,15 @@ import org.slf4j.LoggerFactory;
 public final class Connection implements SessionRegistry.Member {
 
   private static final Logger LOG = LoggerFactory.getLogger(Connection.class);
-  private static final RateLimitedLog REJECTIONS = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  // One budget per kind of bad input: a flood of one kind must not hide the others.
+  private static final Map<CloseReason, RateLimitedLog> REJECTIONS =
+      new EnumMap<>(CloseReason.class);
+
+  static {
+    for (CloseReason reason : CloseReason.values()) {
+      REJECTIONS.put(reason, new RateLimitedLog(LOG, 10, TimeUnit.SECONDS));
+    }
+  }
 
   /** How far the connection got. */
   public enum State {
@@ -50,6 +63,7 @@ public final class Connection implements SessionRegistry.Member {
   private final EnumSet<Pause> pauses = EnumSet.noneOf(Pause.class);
   private State state = State.AWAIT_CONNECT;
   private String logPrefix;
+  private @Nullable ScheduledFuture<?> connectDeadline;
 
   /** A connection whose channel just became active. */
   public Connection(ChannelHandlerContext ctx, MqttMetrics metrics) {
@@ -77,15 +91,49 @@ public final class Connection implements SessionRegistry.Member {
     state = State.AUTHENTICATING;
   }
 
-  /** CONNACK 0x00 is being sent. */
+  /** CONNACK 0x00 is being sent: the connect deadline no longer applies. */
   public void enterConnected() {
     assert ctx.executor().inEventLoop();
     state = State.CONNECTED;
+    cancelConnectDeadline();
   }
 
-  /** Names the client in every later log line: {@code [mqtt|clientId|address]}. */
+  /**
+   * Starts the connect deadline: unless CONNACK 0x00 is sent within {@code timeout} of now, the
+   * connection is closed ({@link CloseReason#CONNECT_TIMEOUT}), however its bytes were trickled.
+   */
+  public void startConnectDeadline(Duration timeout) {
+    assert ctx.executor().inEventLoop();
+    connectDeadline =
+        ctx.executor()
+            .schedule(
+                () -> {
+                  if (state == State.AWAIT_CONNECT || state == State.AUTHENTICATING) {
+                    reject(
+                        CloseReason.CONNECT_TIMEOUT,
+                        "not connected within {} ({})",
+                        timeout,
+                        state == State.AWAIT_CONNECT ? "CONNECT incomplete" : "authenticating");
+                  }
+                },
+                timeout.toNanos(),
+                TimeUnit.NANOSECONDS);
+  }
+
+  private void cancelConnectDeadline() {
+    ScheduledFuture<?> deadline = connectDeadline;
+    if (deadline != null) {
+      deadline.cancel(false);
+      connectDeadline = null;
+    }
+  }
+
+  /**
+   * Names the client in every later log line: {@code [mqtt|clientId|address]}, the client id
+   * escaped and truncated ({@link LogSafe}).
+   */
   public void identify(String clientId) {
-    logPrefix = "[mqtt|" + clientId + "|" + ctx.channel().remoteAddress() + "]";
+    logPrefix = "[mqtt|" + LogSafe.text(clientId) + "|" + ctx.channel().remoteAddress() + "]";
   }
 
   /** The prefix of this connection's log lines; pass it as an argument, never in a template. */
@@ -131,7 +179,8 @@ public final class Connection implements SessionRegistry.Member {
   }
 
   /**
-   * The idle timer fired: no CONNECT within the connect timeout, or no packet within keep-alive.
+   * The idle timer fired: no packet within keep-alive (before CONNECT the connect deadline rules,
+   * {@link #startConnectDeadline}).
    */
   public void onIdle() {
     assert ctx.executor().inEventLoop();
@@ -141,7 +190,11 @@ public final class Connection implements SessionRegistry.Member {
     close(state == State.CONNECTED ? CloseReason.KEEP_ALIVE_TIMEOUT : CloseReason.CONNECT_TIMEOUT);
   }
 
-  /** Counts and logs (rate-limited) a bad input, then closes. */
+  /**
+   * Counts and logs a bad input (at most one line per {@link CloseReason} per 10 s), then closes.
+   * String arguments are client text (topics, client ids, decoder messages): they are escaped and
+   * truncated ({@link LogSafe}).
+   */
   public void reject(CloseReason reason, String format, Object... args) {
     if (state == State.CLOSED) {
       return;
@@ -151,8 +204,10 @@ public final class Connection implements SessionRegistry.Member {
     Object[] all = new Object[args.length + 2];
     all[0] = logPrefix;
     all[1] = reason.tag();
-    System.arraycopy(args, 0, all, 2, args.length);
-    REJECTIONS.warn("{} closing ({}): " + format, all);
+    for (int i = 0; i < args.length; i++) {
+      all[i + 2] = args[i] instanceof String text ? LogSafe.text(text) : args[i];
+    }
+    REJECTIONS.get(reason).warn("{} closing ({}): " + format, all);
     close(reason);
   }
 
@@ -187,6 +242,7 @@ public final class Connection implements SessionRegistry.Member {
   /** The channel became inactive, whoever closed it. */
   public void channelClosed() {
     state = State.CLOSED;
+    cancelConnectDeadline();
   }
 
   @Override

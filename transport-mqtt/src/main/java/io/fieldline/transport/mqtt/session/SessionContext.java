@@ -21,6 +21,7 @@ import java.util.function.BooleanSupplier;
  * @param sessions one session per device on this node, persistent session state
  * @param takeover told of every session accepted here (one session per device across a cluster)
  * @param metrics the transport's meters
+ * @param preAuth the limits connections meet before they are authenticated
  * @param storageOverloaded whether the storage layer currently asks sockets to pause
  */
 public record SessionContext(
@@ -32,4 +33,5 @@ public record SessionContext(
     SessionRegistry sessions,
     SessionTakeover takeover,
     MqttMetrics metrics,
+    PreAuthLimits preAuth,
     BooleanSupplier storageOverloaded) {}

@@ -5,6 +5,7 @@ import io.fieldline.common.DeviceId;
 import io.fieldline.common.PayloadParser;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
+import io.fieldline.transport.mqtt.session.PreAuthLimits;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.micrometer.core.instrument.Counter;
@@ -51,6 +52,7 @@ public final class SessionFixture {
             sessions,
             announced::add,
             new MqttMetrics(meters),
+            new PreAuthLimits(config),
             () -> storageOverloaded);
   }
 
