@@ -1,6 +1,7 @@
 package io.fieldline.transport.mqtt.subscribe;
 
 import io.fieldline.transport.mqtt.session.Connection;
+import io.fieldline.transport.mqtt.session.LogSafe;
 import io.fieldline.transport.mqtt.session.SessionState;
 import io.netty.handler.codec.mqtt.MqttMessageBuilders;
 import io.netty.handler.codec.mqtt.MqttQoS;
@@ -43,7 +44,7 @@ public final class Subscriptions {
         session.subscriptions().put(filter, qos.value());
         granted.add(qos);
       } else {
-        LOG.debug("{} subscription refused: {}", connection.logPrefix(), filter);
+        LOG.debug("{} subscription refused: {}", connection.logPrefix(), LogSafe.text(filter));
         granted.add(MqttQoS.FAILURE); // MQTT 3.1.1 §3.9.3: return code 0x80
       }
     }
