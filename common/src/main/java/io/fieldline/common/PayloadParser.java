@@ -4,8 +4,10 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.io.IOException;
 import java.math.BigInteger;
@@ -29,6 +31,14 @@ import org.jspecify.annotations.Nullable;
  * {@code values} that is not an object, a string longer than the limit) is a {@link
  * PayloadFormatException}.
  *
+ * <p>Everything accepted is storable, so that an acknowledged message is never one the store then
+ * refuses (a refusal there is a storage failure: no PUBACK, and the device resends it for ever). A
+ * payload is therefore also refused when it holds more than one JSON value or anything but
+ * whitespace after its value (ThingsBoard would store the first object and drop the rest), an
+ * unpaired UTF-16 surrogate in a key or string (a JSON escape of U+D800..U+DFFF without its pair;
+ * Cassandra {@code text} is UTF-8 and cannot hold it), or a device timestamp outside {@link
+ * TimestampRange}.
+ *
  * <p>Immutable and thread-safe. Cheap for the ~100-byte payloads devices send, so the transport
  * calls it on the event loop.
  */
@@ -41,6 +51,11 @@ public final class PayloadParser {
           .enable(StreamReadFeature.USE_FAST_DOUBLE_PARSER)
           .disable(JsonParser.Feature.ALLOW_COMMENTS)
           .build();
+
+  // Whole payloads read as a tree (attributes): a second value or garbage after the root value is
+  // invalid. Not on MAPPER itself, which also reads nested values in the middle of a stream.
+  private static final ObjectReader WHOLE_PAYLOAD =
+      MAPPER.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   private final boolean typeCast;
   private final int maxStringValueLength;
@@ -92,6 +107,11 @@ public final class PayloadParser {
         addTelemetryObject(parser, receivedAt, out);
       } else {
         throw new PayloadFormatException("telemetry must be a JSON object or array");
+      }
+      // Only whitespace may follow the root value: a second object would otherwise be dropped
+      // after the first was stored and acknowledged, and garbage is not JSON.
+      if (parser.nextToken() != null) {
+        throw new PayloadFormatException("not valid JSON: more than one value in the payload");
       }
       return out;
     } catch (JsonProcessingException e) {
@@ -149,6 +169,14 @@ public final class PayloadParser {
         throw new PayloadFormatException("values must be a JSON object");
       }
       long timestamp = ts.asLong();
+      if (!TimestampRange.contains(timestamp)) {
+        throw new PayloadFormatException(
+            "ts must be between "
+                + TimestampRange.MIN
+                + " and "
+                + TimestampRange.MAX
+                + " epoch milliseconds");
+      }
       List<KvEntry> kvs = new ArrayList<>(values.size());
       addValues(values, kvs);
       for (KvEntry kv : kvs) {
@@ -164,9 +192,7 @@ public final class PayloadParser {
   // The same typing as toKv(String, JsonNode), from the parser's current token.
   private @Nullable KvEntry toKv(JsonParser parser, JsonToken token, String key)
       throws IOException {
-    if (key.isEmpty()) {
-      throw new PayloadFormatException("keys must not be empty");
-    }
+    checkKey(key);
     switch (token) {
       case VALUE_NULL:
         return null;
@@ -200,9 +226,7 @@ public final class PayloadParser {
   }
 
   private @Nullable KvEntry toKv(String key, JsonNode value) {
-    if (key.isEmpty()) {
-      throw new PayloadFormatException("keys must not be empty");
-    }
+    checkKey(key);
     switch (value.getNodeType()) {
       case NULL:
         return null;
@@ -217,13 +241,32 @@ public final class PayloadParser {
         return string(key, value.textValue());
       case OBJECT:
       case ARRAY:
-        return KvEntry.json(key, value.toString());
+        // Nested keys and strings end up in this text: checked whole, once.
+        return KvEntry.json(key, wellFormed(value.toString(), "nested value of a key"));
       default:
         throw new PayloadFormatException("unsupported value for key '" + key + "'");
     }
   }
 
+  private static void checkKey(String key) {
+    if (key.isEmpty()) {
+      throw new PayloadFormatException("keys must not be empty");
+    }
+    wellFormed(key, "key");
+  }
+
+  // The key or value itself is not quoted in the message: it is what cannot be stored.
+  private static String wellFormed(String text, String what) {
+    int at = PayloadFormatException.unpairedSurrogate(text);
+    if (at >= 0) {
+      throw new PayloadFormatException(
+          what + " holds an unpaired UTF-16 surrogate at character " + at);
+    }
+    return text;
+  }
+
   private KvEntry string(String key, String text) {
+    wellFormed(text, "string value");
     if (maxStringValueLength > 0 && text.length() > maxStringValueLength) {
       throw new PayloadFormatException(
           "string value of '" + key + "' is longer than " + maxStringValueLength);
@@ -271,7 +314,7 @@ public final class PayloadParser {
       throw new PayloadFormatException("empty payload");
     }
     try {
-      JsonNode node = MAPPER.readTree(payload);
+      JsonNode node = WHOLE_PAYLOAD.readTree(payload);
       if (node == null || node.isMissingNode()) {
         throw new PayloadFormatException("empty payload");
       }

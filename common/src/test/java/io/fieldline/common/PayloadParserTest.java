@@ -19,6 +19,10 @@ class PayloadParserTest {
     return parser.parseTelemetry(json.getBytes(StandardCharsets.UTF_8), NOW);
   }
 
+  private List<KvEntry> attributes(String json) {
+    return parser.parseAttributes(json.getBytes(StandardCharsets.UTF_8));
+  }
+
   private static TsKvEntry at(long ts, KvEntry kv) {
     return new TsKvEntry(ts, kv);
   }
@@ -171,6 +175,149 @@ class PayloadParserTest {
                   limited.parseTelemetry("{\"s\":\"abcd\"}".getBytes(StandardCharsets.UTF_8), NOW))
           .isInstanceOf(PayloadFormatException.class)
           .hasMessageContaining("longer than 3");
+    }
+  }
+
+  @Nested
+  class WholePayload {
+
+    @ParameterizedTest
+    @ValueSource(
+        strings = {
+          "{\"two1\":1}{\"two2\":2}",
+          "{\"a\":1} {\"b\":2}",
+          "[{\"a\":1}][{\"b\":2}]",
+          "{\"a\":1}[]",
+          "{\"a\":1}1",
+          "{\"a\":1}\"x\"",
+          "{\"a\":1}garbage",
+          "{\"a\":1}}",
+          "{\"a\":1}]",
+          "{\"ts\":1,\"values\":{\"a\":1}}{\"ts\":2,\"values\":{\"a\":2}}"
+        })
+    void should_reject_telemetry_when_anything_but_whitespace_follows_the_value(String payload) {
+      assertThatThrownBy(() -> telemetry(payload))
+          .isInstanceOf(PayloadFormatException.class)
+          .hasMessageContaining("JSON");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"{\"a\":1}{\"b\":2}", "{\"a\":1} garbage", "{\"a\":1}]"})
+    void should_reject_attributes_when_anything_but_whitespace_follows_the_object(String payload) {
+      assertThatThrownBy(() -> attributes(payload))
+          .isInstanceOf(PayloadFormatException.class)
+          .hasMessageContaining("JSON");
+    }
+
+    @Test
+    void should_parse_telemetry_when_only_whitespace_follows_the_value() {
+      assertThat(telemetry("{\"a\":1} \r\n\t ")).containsExactly(at(NOW, KvEntry.of("a", 1L)));
+      assertThat(telemetry("[{\"ts\":1,\"values\":{\"a\":1}}]\n"))
+          .containsExactly(at(1, KvEntry.of("a", 1L)));
+    }
+
+    @Test
+    void should_parse_attributes_when_only_whitespace_follows_the_object() {
+      assertThat(attributes("  {\"fw\":\"x\"}\n\n")).containsExactly(KvEntry.of("fw", "x"));
+    }
+  }
+
+  @Nested
+  class Storable {
+
+    @ParameterizedTest
+    @ValueSource(
+        strings = {
+          "{\"sur\\ud800\":1}",
+          "{\"v\":\"x\\udfffy\"}",
+          "{\"v\":\"\\udc00\\ud800\"}",
+          "{\"v\":\"end\\ud800\"}",
+          "{\"o\":{\"k\\ud800\":1}}",
+          "{\"o\":[\"\\udfff\"]}",
+          "{\"ts\":1,\"values\":{\"k\\ud800\":1}}",
+          "{\"ts\":1,\"values\":{\"k\":\"\\ud800\"}}",
+          "{\"ts\":1,\"values\":{\"k\":{\"n\":\"\\ud800\"}}}",
+          "[{\"a\":1},{\"\\ud800\":2}]",
+          "{\"values\":{\"\\ud800\":1},\"x\":1}"
+        })
+    void should_reject_telemetry_when_a_key_or_string_has_an_unpaired_surrogate(String payload) {
+      assertThatThrownBy(() -> telemetry(payload))
+          .isInstanceOf(PayloadFormatException.class)
+          .hasMessageContaining("unpaired")
+          .satisfies(
+              e ->
+                  assertThat(PayloadFormatException.unpairedSurrogate(e.getMessage()))
+                      .isEqualTo(-1));
+    }
+
+    @ParameterizedTest
+    @ValueSource(
+        strings = {"{\"sur\\ud800\":1}", "{\"v\":\"x\\udfffy\"}", "{\"c\":{\"\\ud800\":1}}"})
+    void should_reject_attributes_when_a_key_or_string_has_an_unpaired_surrogate(String payload) {
+      assertThatThrownBy(() -> attributes(payload))
+          .isInstanceOf(PayloadFormatException.class)
+          .hasMessageContaining("unpaired");
+    }
+
+    @Test
+    void should_reject_raw_utf8_bytes_of_a_surrogate() {
+      // ED A0 80 is how CESU-8 (not UTF-8) writes U+D800.
+      byte[] payload = {
+        '{', '"', 'k', '"', ':', '"', (byte) 0xED, (byte) 0xA0, (byte) 0x80, '"', '}'
+      };
+      assertThatThrownBy(() -> parser.parseTelemetry(payload, NOW))
+          .isInstanceOf(PayloadFormatException.class);
+    }
+
+    @Test
+    void should_keep_a_surrogate_pair_when_it_is_complete() {
+      assertThat(
+              telemetry("{\"\\ud83d\\ude00\":\"\\ud83d\\ude00\",\"o\":{\"k\":\"\\ud83d\\ude00\"}}"))
+          .extracting(TsKvEntry::kv)
+          .containsExactly(
+              KvEntry.of("\ud83d\ude00", "\ud83d\ude00"),
+              KvEntry.json("o", "{\"k\":\"\ud83d\ude00\"}"));
+    }
+
+    @Test
+    void should_keep_the_reason_storable_when_the_message_quotes_a_surrogate() {
+      assertThat(new PayloadFormatException("key 'a\ud800b'").getMessage())
+          .isEqualTo("key 'a\ufffdb'");
+      assertThat(new PayloadFormatException("pair \ud83d\ude00").getMessage())
+          .isEqualTo("pair \ud83d\ude00");
+    }
+
+    @ParameterizedTest
+    @ValueSource(
+        strings = {
+          "9223372036854775808",
+          "-9223372036854775808",
+          "9223372036854775807",
+          "-9223372036854775807",
+          "9223372036854776",
+          "-9223372036854776",
+          "1e300"
+        })
+    void should_reject_telemetry_when_ts_is_outside_the_storable_range(String ts) {
+      assertThatThrownBy(() -> telemetry("{\"ts\":" + ts + ",\"values\":{\"a\":1}}"))
+          .isInstanceOf(PayloadFormatException.class)
+          .hasMessageContaining("ts must be");
+    }
+
+    @Test
+    void should_accept_ts_when_it_is_at_either_end_of_the_storable_range() {
+      assertThat(TimestampRange.MAX).isEqualTo(9_223_372_036_854_775L);
+      assertThat(TimestampRange.MIN).isEqualTo(-9_223_372_036_854_775L);
+      assertThat(
+              telemetry(
+                  "[{\"ts\":9223372036854775,\"values\":{\"a\":1}},"
+                      + "{\"ts\":-9223372036854775,\"values\":{\"a\":2}}]"))
+          .containsExactly(
+              at(TimestampRange.MAX, KvEntry.of("a", 1L)),
+              at(TimestampRange.MIN, KvEntry.of("a", 2L)));
+      // The store's write time, ts * 1000 microseconds, still fits 64 bits at both ends.
+      assertThat(Math.multiplyExact(TimestampRange.MAX, 1000L)).isPositive();
+      assertThat(Math.multiplyExact(TimestampRange.MIN, 1000L)).isNegative();
     }
   }
 

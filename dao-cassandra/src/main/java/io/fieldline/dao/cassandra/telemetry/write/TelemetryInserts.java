@@ -5,6 +5,7 @@ import com.datastax.oss.driver.api.core.cql.BoundStatementBuilder;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import io.fieldline.common.AttributeScope;
 import io.fieldline.common.KvEntry;
+import io.fieldline.common.TimestampRange;
 import io.fieldline.common.TsKvEntry;
 import io.fieldline.dao.cassandra.cql.BindMarkers;
 import io.fieldline.dao.cassandra.cql.ValueColumns;
@@ -209,10 +210,15 @@ final class TelemetryInserts {
    * concurrent writes of a cell by write time, so using the value's own time makes the newest value
    * win, whatever order the writes arrive in.
    *
-   * @throws ArithmeticException beyond year 292,000, which does not fit a microsecond write time
+   * @throws ArithmeticException outside {@link TimestampRange} (about 292,000 years either side of
+   *     1970), which does not fit a microsecond write time; the payload parser refuses the same
+   *     range
    */
   static long writeTimestamp(long tsMillis) {
-    return Math.multiplyExact(tsMillis, 1000L);
+    if (!TimestampRange.contains(tsMillis)) {
+      throw new ArithmeticException("timestamp " + tsMillis + " outside the storable range");
+    }
+    return tsMillis * 1000L;
   }
 
   private static SizedStatement sized(KvEntry kv, BoundStatementBuilder bound) {
