@@ -8,7 +8,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
-import com.hivemq.client.mqtt.mqtt3.Mqtt3Client;
 import com.hivemq.client.mqtt.mqtt3.exceptions.Mqtt3ConnAckException;
 import com.hivemq.client.mqtt.mqtt3.message.connect.connack.Mqtt3ConnAckReturnCode;
 import io.fieldline.common.Device;
@@ -169,23 +168,5 @@ class BadInputIT extends ServerTestBase {
   private String login() throws Exception {
     String body = "{\"username\":\"" + ADMIN + "\",\"password\":\"" + PASSWORD + "\"}";
     return JSON.readTree(post("/api/auth/login", null, body).body()).get("token").asText();
-  }
-
-  private double metric(String prefix) {
-    return server
-        .metrics()
-        .scrape()
-        .lines()
-        .filter(line -> line.startsWith(prefix))
-        .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
-        .sum();
-  }
-
-  private Mqtt3BlockingClient client(String id) {
-    return Mqtt3Client.builder()
-        .identifier(id)
-        .serverHost("127.0.0.1")
-        .serverPort(mqttPort())
-        .buildBlocking();
   }
 }

@@ -6,7 +6,6 @@ import com.datastax.oss.driver.api.core.cql.Row;
 import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3AsyncClient;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
-import com.hivemq.client.mqtt.mqtt3.Mqtt3Client;
 import com.hivemq.client.mqtt.mqtt3.message.publish.Mqtt3Publish;
 import io.fieldline.common.Device;
 import io.fieldline.common.TimestampRange;
@@ -199,13 +198,5 @@ class PayloadPromiseIT extends ServerTestBase {
     Mqtt3BlockingClient client = client(token);
     client.connectWith().simpleAuth().username(token).applySimpleAuth().send();
     return client;
-  }
-
-  private Mqtt3BlockingClient client(String id) {
-    return Mqtt3Client.builder()
-        .identifier(id)
-        .serverHost("127.0.0.1")
-        .serverPort(mqttPort())
-        .buildBlocking();
   }
 }

@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
-import com.hivemq.client.mqtt.mqtt3.Mqtt3Client;
 import com.hivemq.client.mqtt.mqtt3.exceptions.Mqtt3ConnAckException;
 import com.hivemq.client.mqtt.mqtt3.message.connect.connack.Mqtt3ConnAckReturnCode;
 import io.fieldline.common.Device;
@@ -279,23 +278,5 @@ class PreAuthLimitsIT extends ServerTestBase {
     out.write(bytes.length >> 8);
     out.write(bytes.length & 0xff);
     out.writeBytes(bytes);
-  }
-
-  private double metric(String prefix) {
-    return server
-        .metrics()
-        .scrape()
-        .lines()
-        .filter(line -> line.startsWith(prefix))
-        .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
-        .sum();
-  }
-
-  private Mqtt3BlockingClient client(String id) {
-    return Mqtt3Client.builder()
-        .identifier(id)
-        .serverHost("127.0.0.1")
-        .serverPort(mqttPort())
-        .buildBlocking();
   }
 }

@@ -208,9 +208,9 @@ class RestHardeningIT extends ServerTestBase {
     assertThat(JSON.readTree(refused.body()).get("status").asInt()).isEqualTo(429);
     assertThat(refused.headers().firstValue("Retry-After"))
         .hasValueSatisfying(value -> assertThat(Long.parseLong(value)).isBetween(1L, 3L));
-    assertThat(metric("fieldline_http_login_failed_total{reason=\"bad_credentials\""))
+    assertThat(metricOverHttp("fieldline_http_login_failed_total{reason=\"bad_credentials\""))
         .isGreaterThanOrEqualTo(3);
-    assertThat(metric("fieldline_http_login_failed_total{reason=\"throttled\""))
+    assertThat(metricOverHttp("fieldline_http_login_failed_total{reason=\"throttled\""))
         .isGreaterThanOrEqualTo(1);
     await()
         .atMost(Duration.ofSeconds(60))
@@ -284,7 +284,7 @@ class RestHardeningIT extends ServerTestBase {
     assertThat(body.get("message").asText()).isNotBlank();
   }
 
-  private long metric(String prefix) {
+  private long metricOverHttp(String prefix) {
     String text = send(get("/metrics")).body();
     return text.lines()
         .filter(line -> line.startsWith(prefix))

@@ -3,6 +3,8 @@ package io.fieldline.server;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
+import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
+import com.hivemq.client.mqtt.mqtt3.Mqtt3Client;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.fieldline.cassandra.embedded.EmbeddedCassandra;
@@ -102,6 +104,26 @@ abstract class ServerTestBase {
 
   protected int mqttPort() {
     return server.mqttPort();
+  }
+
+  /** A HiveMQ MQTT 3.1.1 client for this server, not yet connected. */
+  protected Mqtt3BlockingClient client(String id) {
+    return Mqtt3Client.builder()
+        .identifier(id)
+        .serverHost("127.0.0.1")
+        .serverPort(mqttPort())
+        .buildBlocking();
+  }
+
+  /** The sum of every sample of the server's Prometheus meters whose line starts with prefix. */
+  protected double metric(String prefix) {
+    return server
+        .metrics()
+        .scrape()
+        .lines()
+        .filter(line -> line.startsWith(prefix))
+        .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+        .sum();
   }
 
   protected Device createDevice(String name) {

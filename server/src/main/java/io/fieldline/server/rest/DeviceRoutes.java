@@ -68,20 +68,7 @@ final class DeviceRoutes extends AllDirectives {
                   pathEnd(
                       () ->
                           concat(
-                              get(
-                                  () ->
-                                      reply(
-                                          registry
-                                              .findById(id)
-                                              .thenApply(
-                                                  found ->
-                                                      found
-                                                          .map(
-                                                              device ->
-                                                                  HttpJson.ok(
-                                                                      JsonViews.device(device)))
-                                                          .orElseGet(
-                                                              () -> HttpJson.notFound("device"))))),
+                              get(() -> reply(viewOf(id, JsonViews::device))),
                               delete(
                                   () ->
                                       reply(
@@ -95,21 +82,7 @@ final class DeviceRoutes extends AllDirectives {
                                                           : HttpJson.notFound("device")))))),
                   path(
                       PathMatchers.segment("credentials"),
-                      () ->
-                          get(
-                              () ->
-                                  reply(
-                                      registry
-                                          .findById(id)
-                                          .thenApply(
-                                              found ->
-                                                  found
-                                                      .map(
-                                                          device ->
-                                                              HttpJson.ok(
-                                                                  JsonViews.credentials(device)))
-                                                      .orElseGet(
-                                                          () -> HttpJson.notFound("device")))))));
+                      () -> get(() -> reply(viewOf(id, JsonViews::credentials)))));
             }),
         path(
             PathMatchers.segment("tenant").slash("devices"),
@@ -129,6 +102,17 @@ final class DeviceRoutes extends AllDirectives {
             () ->
                 post(
                     () -> entity(Unmarshaller.entityToString(), body -> reply(() -> bulk(body))))));
+  }
+
+  /** 200 with {@code view} of the device, or 404 when there is no such device. */
+  private CompletionStage<HttpResponse> viewOf(DeviceId id, Function<Device, JsonNode> view) {
+    return registry
+        .findById(id)
+        .thenApply(
+            found ->
+                found
+                    .map(device -> HttpJson.ok(view.apply(device)))
+                    .orElseGet(() -> HttpJson.notFound("device")));
   }
 
   private Route reply(CompletionStage<HttpResponse> response) {
