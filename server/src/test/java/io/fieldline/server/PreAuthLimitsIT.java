@@ -114,7 +114,9 @@ class PreAuthLimitsIT extends ServerTestBase {
           TimeUnit.SECONDS);
       bystanderPublishes();
 
-      assertThat(socket.getInputStream().read()).as("closed without CONNACK").isEqualTo(-1);
+      assertThat(readUntilClosed(socket.getInputStream()))
+          .as("closed without CONNACK")
+          .isEqualTo(-1);
     } finally {
       trickle.shutdownNow();
     }
@@ -140,7 +142,7 @@ class PreAuthLimitsIT extends ServerTestBase {
     // One more unauthenticated socket is closed at once, long before the connect deadline.
     try (Socket extra = new Socket("127.0.0.1", mqttPort())) {
       extra.setSoTimeout(3_000);
-      assertThat(extra.getInputStream().read()).isEqualTo(-1);
+      assertThat(readUntilClosed(extra.getInputStream())).isEqualTo(-1);
     }
     assertThat(metric("fieldline_mqtt_rejected_total{reason=\"unauthenticated_limit\""))
         .isGreaterThan(refusedBefore);
@@ -211,7 +213,7 @@ class PreAuthLimitsIT extends ServerTestBase {
     out.flush();
 
     InputStream in = socket.getInputStream();
-    assertThat(in.read()).as("closed without CONNACK").isEqualTo(-1);
+    assertThat(readUntilClosed(in)).as("closed without CONNACK").isEqualTo(-1);
     await()
         .atMost(Duration.ofSeconds(5))
         .untilAsserted(
