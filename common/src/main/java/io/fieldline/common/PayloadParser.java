@@ -253,6 +253,11 @@ public final class PayloadParser {
       throw new PayloadFormatException("keys must not be empty");
     }
     wellFormed(key, "key");
+    // The key itself is not quoted: it may be long or hold control characters.
+    String violation = NameRules.violation(key, NameRules.MAX_LENGTH);
+    if (violation != null) {
+      throw new PayloadFormatException("key " + violation);
+    }
   }
 
   // The key or value itself is not quoted in the message: it is what cannot be stored.

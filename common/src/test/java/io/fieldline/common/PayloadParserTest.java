@@ -259,6 +259,41 @@ class PayloadParserTest {
           .hasMessageContaining("unpaired");
     }
 
+    @ParameterizedTest
+    @ValueSource(
+        strings = {
+          "{\"a\\nERROR forged\":1}",
+          "{\"tab\\tkey\":1}",
+          "{\"nul\\u0000\":1}",
+          "{\"   \":1}",
+          "{\"ts\":1,\"values\":{\"\\u007f\":1}}"
+        })
+    void should_reject_telemetry_when_a_key_could_not_be_read_back(String payload) {
+      assertThatThrownBy(() -> telemetry(payload))
+          .isInstanceOf(PayloadFormatException.class)
+          .hasMessageStartingWith("key must not");
+    }
+
+    @Test
+    void should_reject_attributes_when_a_key_has_a_control_character() {
+      assertThatThrownBy(() -> attributes("{\"fw\\rversion\":\"1.0\"}"))
+          .isInstanceOf(PayloadFormatException.class)
+          .hasMessage("key must not contain control characters");
+    }
+
+    @Test
+    void should_reject_a_key_when_it_is_longer_than_255_characters() {
+      String longest = "k".repeat(NameRules.MAX_LENGTH);
+      assertThat(telemetry("{\"" + longest + "\":1}"))
+          .extracting(TsKvEntry::kv)
+          .containsExactly(KvEntry.of(longest, 1L));
+      assertThatThrownBy(() -> telemetry("{\"" + longest + "x\":1}"))
+          .isInstanceOf(PayloadFormatException.class)
+          .hasMessage("key must have at most 255 characters, got 256");
+      assertThatThrownBy(() -> attributes("{\"" + longest + "x\":1}"))
+          .isInstanceOf(PayloadFormatException.class);
+    }
+
     @Test
     void should_reject_raw_utf8_bytes_of_a_surrogate() {
       // ED A0 80 is how CESU-8 (not UTF-8) writes U+D800.

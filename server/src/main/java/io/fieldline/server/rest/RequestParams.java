@@ -1,5 +1,6 @@
 package io.fieldline.server.rest;
 
+import io.fieldline.common.NameRules;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.Map;
@@ -23,7 +24,7 @@ final class RequestParams {
   static final int MAX_KEYS = 100;
 
   /** Longest key, device name, type, access token or prefix, in characters. */
-  static final int MAX_NAME_LENGTH = 255;
+  static final int MAX_NAME_LENGTH = NameRules.MAX_LENGTH;
 
   /** Largest {@code limit} of a history or dead-letter read. */
   static final int MAX_LIMIT = 10_000;
@@ -98,25 +99,9 @@ final class RequestParams {
 
   /** Like {@link #name} with a smaller length bound (a prefix leaves room for its suffix). */
   static String prefix(String what, String value, int maxLength) {
-    if (value.isBlank()) {
-      throw new IllegalArgumentException(what + " must not be blank");
-    }
-    if (value.length() > maxLength) {
-      throw new IllegalArgumentException(
-          what + " must have at most " + maxLength + " characters, got " + value.length());
-    }
-    for (int i = 0; i < value.length(); i++) {
-      char c = value.charAt(i);
-      if (Character.isISOControl(c)) {
-        throw new IllegalArgumentException(what + " must not contain control characters");
-      }
-      if (Character.isHighSurrogate(c)
-          && i + 1 < value.length()
-          && Character.isLowSurrogate(value.charAt(i + 1))) {
-        i++;
-      } else if (Character.isSurrogate(c)) {
-        throw new IllegalArgumentException(what + " must not contain unpaired surrogates");
-      }
+    String violation = NameRules.violation(value, maxLength);
+    if (violation != null) {
+      throw new IllegalArgumentException(what + " " + violation);
     }
     return value;
   }

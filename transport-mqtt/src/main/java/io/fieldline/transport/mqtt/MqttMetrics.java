@@ -36,7 +36,11 @@ public final class MqttMetrics {
     /** The connection's in-flight window is full. */
     WINDOW,
     /** The storage layer is overloaded (global bound). */
-    STORAGE
+    STORAGE,
+    /** The client does not read what is sent to it ({@code outbound-high-water}). */
+    OUTBOUND,
+    /** The client sends client-side RPC requests faster than {@code client-rpc-rate}. */
+    RPC_RATE
   }
 
   private final MeterRegistry registry;

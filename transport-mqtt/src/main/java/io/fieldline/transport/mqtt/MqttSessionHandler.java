@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * SUBSCRIBE and UNSUBSCRIBE to {@link Subscriptions} — and PINGREQ and DISCONNECT are answered
  * here. Packets that fail to decode, packets out of order and the idle timer end in the {@link
  * Connection}, the connection's lifecycle that every path shares. The stage releases every packet
- * it is given (the pre-CONNACK queue takes its own reference).
+ * it is given.
  *
  * <p>Confined to the channel's event loop; one instance per channel (not sharable). The methods
  * {@link MqttServer} calls from other threads ({@link #shutdown}, {@link #executeOnEventLoop}) hop
@@ -83,7 +83,6 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
       ReferenceCountUtil.release(msg);
       return;
     }
-    boolean kept = false;
     try {
       Connection.State state = connection().state();
       if (state == Connection.State.CLOSED) {
@@ -93,15 +92,11 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
         onDecoderFailure(message.decoderResult().cause());
         return;
       }
-      if (state == Connection.State.AUTHENTICATING) {
-        kept = handshake().queue(message);
-        return;
-      }
+      // Nothing arrives while AUTHENTICATING: reading is paused and flow control holds the packets
+      // pipelined behind CONNECT until CONNACK is written.
       dispatch(message);
     } finally {
-      if (!kept) {
-        ReferenceCountUtil.release(message);
-      }
+      ReferenceCountUtil.release(message);
     }
   }
 
@@ -170,17 +165,19 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
   }
 
   @Override
-  public void replay(MqttMessage packet) {
-    dispatch(packet);
-  }
-
-  @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
     if (event instanceof IdleStateEvent) {
       connection().onIdle();
       return;
     }
     super.userEventTriggered(ctx, event);
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+    connection()
+        .onWritabilityChanged(ctx.channel().isWritable(), context.config().outboundStallTimeout());
+    super.channelWritabilityChanged(ctx);
   }
 
   /** Storage pressure changed; called on this channel's event loop. */

@@ -26,7 +26,14 @@ import java.time.Duration;
  * @param perAddressTableSize source addresses whose budgets are remembered
  * @param maxInflight unacknowledged PUBLISHes per connection before reading pauses
  * @param inflightLowWater reading resumes when the unacknowledged count falls to this
- * @param maxQueuedBeforeConnack PUBLISHes accepted while CONNECT is being authenticated
+ * @param maxAwaitingRelease QoS 2 packet ids a session may hold between PUBREC and PUBREL
+ * @param outboundHighWater bytes queued for a connection's socket at which reading it stops
+ * @param outboundLowWater queued bytes at which reading resumes
+ * @param outboundStallTimeout time a connection may stay above the high-water mark before it is
+ *     closed
+ * @param clientRpcRate client-side RPC requests per second a connection is answered at before its
+ *     reading is slowed; 0 = no limit
+ * @param clientRpcBurst client-side RPC requests answered at once, on top of the rate
  * @param sessionExpiry how long a CleanSession=0 session outlives its connection
  * @param invalidPayload what to do with a payload that is not valid ThingsBoard JSON
  */
@@ -46,7 +53,12 @@ public record MqttTransportConfig(
     int perAddressTableSize,
     int maxInflight,
     int inflightLowWater,
-    int maxQueuedBeforeConnack,
+    int maxAwaitingRelease,
+    int outboundHighWater,
+    int outboundLowWater,
+    Duration outboundStallTimeout,
+    int clientRpcRate,
+    int clientRpcBurst,
     Duration sessionExpiry,
     InvalidPayloadPolicy invalidPayload) {
 
@@ -83,7 +95,17 @@ public record MqttTransportConfig(
         "inflight-low-water",
         "must be >= 0 and < max-inflight, got " + inflightLowWater,
         "max-inflight");
-    int maxQueuedBeforeConnack = r.integer("max-queued-before-connack", 0);
+    int maxAwaitingRelease = r.integer("max-awaiting-release", 1, 65535);
+    int outboundHighWater = (int) r.bytes("outbound-high-water", 1024, Integer.MAX_VALUE);
+    int outboundLowWater = (int) r.bytes("outbound-low-water", 0, Integer.MAX_VALUE);
+    r.check(
+        outboundLowWater < outboundHighWater,
+        "outbound-low-water",
+        "must be below outbound-high-water, got " + outboundLowWater,
+        "outbound-high-water");
+    Duration outboundStallTimeout = r.positiveDuration("outbound-stall-timeout");
+    int clientRpcRate = r.integer("client-rpc-rate", 0);
+    int clientRpcBurst = r.integer("client-rpc-burst", 1);
     Duration sessionExpiry = r.nonNegativeDuration("session-expiry");
     InvalidPayloadPolicy invalidPayload = r.oneOf("invalid-payload", InvalidPayloadPolicy.class);
     return r.validated(
@@ -103,7 +125,12 @@ public record MqttTransportConfig(
             tableSize,
             maxInflight,
             inflightLowWater,
-            maxQueuedBeforeConnack,
+            maxAwaitingRelease,
+            outboundHighWater,
+            outboundLowWater,
+            outboundStallTimeout,
+            clientRpcRate,
+            clientRpcBurst,
             sessionExpiry,
             invalidPayload));
   }
@@ -125,7 +152,12 @@ public record MqttTransportConfig(
         perAddressTableSize,
         maxInflight,
         inflightLowWater,
-        maxQueuedBeforeConnack,
+        maxAwaitingRelease,
+        outboundHighWater,
+        outboundLowWater,
+        outboundStallTimeout,
+        clientRpcRate,
+        clientRpcBurst,
         sessionExpiry,
         invalidPayload);
   }

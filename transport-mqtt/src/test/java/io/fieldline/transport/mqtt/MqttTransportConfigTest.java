@@ -40,6 +40,11 @@ class MqttTransportConfigTest {
                 100,
                 50,
                 100,
+                65536,
+                32768,
+                Duration.ofSeconds(30),
+                10,
+                20,
                 Duration.ofHours(1),
                 InvalidPayloadPolicy.DEAD_LETTER));
   }
@@ -139,6 +144,32 @@ class MqttTransportConfigTest {
         .withMessageContaining("per-address-failed-auth-burst")
         .withMessageContaining("per-address-failed-auth-refill")
         .withMessageContaining("per-address-table-size");
+  }
+
+  @Test
+  void should_report_every_connection_bound_error_when_values_are_invalid() {
+    assertThatIllegalArgumentException()
+        .isThrownBy(
+            () ->
+                parse(
+                    "fieldline.mqtt { max-awaiting-release = 0, outbound-high-water = 512,"
+                        + " outbound-low-water = 1 KiB, outbound-stall-timeout = 0 s,"
+                        + " client-rpc-rate = -1, client-rpc-burst = 0 }"))
+        .withMessageContaining("max-awaiting-release")
+        .withMessageContaining("outbound-high-water")
+        .withMessageContaining("outbound-low-water")
+        .withMessageContaining("outbound-stall-timeout")
+        .withMessageContaining("client-rpc-rate")
+        .withMessageContaining("client-rpc-burst");
+  }
+
+  @Test
+  void should_reject_outbound_low_water_when_it_is_not_below_high_water() {
+    assertThatIllegalArgumentException()
+        .isThrownBy(
+            () ->
+                parse("fieldline.mqtt { outbound-high-water = 8 KiB, outbound-low-water = 8 KiB }"))
+        .withMessageContaining("outbound-low-water: must be below outbound-high-water");
   }
 
   @ParameterizedTest

@@ -13,9 +13,7 @@ import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.fieldline.transport.mqtt.session.SessionState;
 import io.netty.handler.codec.mqtt.MqttConnectMessage;
 import io.netty.handler.codec.mqtt.MqttConnectReturnCode;
-import io.netty.handler.codec.mqtt.MqttMessage;
 import io.netty.handler.codec.mqtt.MqttMessageBuilders;
-import io.netty.util.ReferenceCountUtil;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.Optional;
@@ -29,11 +27,12 @@ import org.slf4j.LoggerFactory;
  * ConnectChecks}), the asynchronous access-token lookup, and the answer — CONNACK 0x00 for an
  * accepted session, or a refusing CONNACK ({@link ConnectRefusal}) and close.
  *
- * <p>While the token is looked up the socket is not read ({@link Pause#AUTH}); packets the client
- * pipelined behind CONNECT wait in a {@link PreConnackQueue} and go back to the dispatcher, in
- * order, right after CONNACK. Accepting registers the session on this node (which closes an older
- * local connection of the device) and tells the cluster's {@link SessionTakeover} (which closes it
- * on other nodes); when the channel closes, the handshake ends that registration again.
+ * <p>While the token is looked up the socket is not read ({@link Pause#AUTH}): packets the client
+ * pipelined behind CONNECT stay in the pipeline's flow control and reach the dispatcher, in order,
+ * once CONNACK is written and reading resumes. Accepting registers the session on this node (which
+ * closes an older local connection of the device) and tells the cluster's {@link SessionTakeover}
+ * (which closes it on other nodes); when the channel closes, the handshake ends that registration
+ * again.
  *
  * <p>Confined to the channel's event loop; the lookup's completion hops back to it.
  */
@@ -43,9 +42,6 @@ public final class ConnectHandshake {
   public interface Listener {
     /** The session was accepted and CONNACK written: serve the device's packets from now on. */
     void sessionStarted(Device device, SessionState state);
-
-    /** A packet read behind CONNECT, to be handled now as if it had just been read. */
-    void replay(MqttMessage packet);
   }
 
   private static final Logger LOG = LoggerFactory.getLogger(ConnectHandshake.class);
@@ -63,7 +59,6 @@ public final class ConnectHandshake {
   private final SessionContext context;
   private final Connection connection;
   private final Listener listener;
-  private final PreConnackQueue queued;
   private @Nullable Device device;
   private boolean cleanSession = true;
 
@@ -71,7 +66,6 @@ public final class ConnectHandshake {
     this.context = context;
     this.connection = connection;
     this.listener = listener;
-    this.queued = new PreConnackQueue(context.config().maxQueuedBeforeConnack());
   }
 
   /** A CONNECT packet: checked, then the token lookup starts; CONNACK follows its completion. */
@@ -135,24 +129,8 @@ public final class ConnectHandshake {
     return true;
   }
 
-  /**
-   * A packet read while the token is looked up: kept until CONNACK, or the connection closes when
-   * more than {@code max-queued-before-connack} are waiting.
-   *
-   * @return whether the packet was kept (then the caller must not release it)
-   */
-  public boolean queue(MqttMessage packet) {
-    if (queued.offer(packet)) {
-      return true;
-    }
-    connection.reject(
-        CloseReason.QUEUE_OVERFLOW, "more than {} packets before CONNACK", queued.capacity());
-    return false;
-  }
-
-  /** The channel closed: queued packets are released and this node's session registration ends. */
+  /** The channel closed: this node's session registration ends. */
   public void onChannelClosed() {
-    queued.releaseAll();
     Device current = device;
     if (current != null) {
       context.sessions().unregister(current.id(), cleanSession, connection);
@@ -197,14 +175,6 @@ public final class ConnectHandshake {
     listener.sessionStarted(authenticated, registration.state());
     if (context.storageOverloaded().getAsBoolean()) {
       connection.pause(Pause.STORAGE);
-    }
-    MqttMessage packet;
-    while (connection.isConnected() && (packet = queued.poll()) != null) {
-      try {
-        listener.replay(packet);
-      } finally {
-        ReferenceCountUtil.release(packet);
-      }
     }
     connection.resume(Pause.AUTH);
   }

@@ -5,13 +5,14 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.mqtt.MqttDecoder;
 import io.netty.handler.codec.mqtt.MqttEncoder;
+import io.netty.handler.flow.FlowControlHandler;
 import io.netty.handler.flush.FlushConsolidationHandler;
 
 /**
  * The stages of one MQTT connection, in order: flush consolidation → idle timer → decoder (with the
- * maximum packet size) → encoder → session → last-resort exception handler. The one place the
- * pipeline is assembled, used by the server's channel initializer and by the session tests.
- * Stateless; runs on the channel's event loop as the channel is initialised.
+ * maximum packet size) → flow control → encoder → session → last-resort exception handler. The one
+ * place the pipeline is assembled, used by the server's channel initializer and by the session
+ * tests. Stateless; runs on the channel's event loop as the channel is initialised.
  */
 public final class MqttPipeline {
 
@@ -32,6 +33,10 @@ public final class MqttPipeline {
         .addLast(
             PipelineNames.DECODER,
             new MqttDecoder(config.maxPacketSize(), config.maxClientIdLength()))
+        // One read can hold thousands of small packets, and the decoder emits them all whatever
+        // autoRead says: flow control holds the rest of the read the moment the session stops
+        // reading, so every bound that pauses reading applies per packet, not per read.
+        .addLast(PipelineNames.FLOW_CONTROL, new FlowControlHandler())
         .addLast(PipelineNames.ENCODER, MqttEncoder.INSTANCE)
         .addLast(PipelineNames.SESSION, session)
         .addLast(PipelineNames.EXCEPTION_LAST, ExceptionLastHandler.INSTANCE);

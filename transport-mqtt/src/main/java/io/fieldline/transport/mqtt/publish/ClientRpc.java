@@ -13,8 +13,9 @@ import java.nio.charset.StandardCharsets;
  * <ul>
  *   <li>{@code getSessionLimits} — the limits this session really has, in ThingsBoard's shape:
  *       {@code maxPayloadSize} (the max packet size), {@code maxInflightMessages}, and {@code
- *       rateLimits} with empty strings, because Fieldline does not rate-limit devices: it applies
- *       backpressure (stops reading the socket) instead of disconnecting them;
+ *       rateLimits} with empty strings, because Fieldline does not refuse or disconnect devices for
+ *       their rate: it applies backpressure (stops reading the socket), which is also how client
+ *       RPCs beyond {@code client-rpc-rate} are paced;
  *   <li>{@code getCurrentTime} — {@code {"currentTime": epochMillis}}.
  * </ul>
  *

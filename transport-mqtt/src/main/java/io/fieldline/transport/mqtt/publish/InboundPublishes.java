@@ -35,7 +35,8 @@ import org.slf4j.LoggerFactory;
  * <p>Every PUBLISH (QoS 0 included) takes a slot in the {@link OrderedAckWindow} until its outcome
  * is known, so the window bounds the work a connection has in flight; at {@code max-inflight} the
  * connection stops reading the socket ({@link Pause#WINDOW}) and resumes at {@code
- * inflight-low-water}. A failed write produces no acknowledgement: once every earlier PUBLISH is
+ * inflight-low-water}. QoS 2 packet ids between PUBREC and PUBREL are bounded by {@code
+ * max-awaiting-release}. A failed write produces no acknowledgement: once every earlier PUBLISH is
  * acknowledged the connection closes and the device retransmits (MQTT 3.1.1 §4.4).
  *
  * <p>Confined to the channel's event loop: outcomes completed elsewhere hop back to it.
@@ -85,6 +86,18 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
       // PUBREC queues behind the first copy's, so it is sent only if that copy was stored.
       window.complete(window.register(packetId, ackType, receivedNanos));
       drain();
+      return;
+    }
+    if (qos == MqttQoS.EXACTLY_ONCE
+        && session.awaitingRelease().size() + qos2Storing.size()
+            >= context.config().maxAwaitingRelease()) {
+      // MQTT 3.1.1 cannot refuse one PUBLISH: the connection closes, nothing is stored, and the
+      // client keeps the message until it has released the ids it holds.
+      connection.reject(
+          CloseReason.QOS2_LIMIT,
+          "QoS 2 PUBLISH {} beyond {} packet ids awaiting PUBREL",
+          packetId,
+          context.config().maxAwaitingRelease());
       return;
     }
     byte[] payload = ByteBufUtil.getBytes(publish.payload());

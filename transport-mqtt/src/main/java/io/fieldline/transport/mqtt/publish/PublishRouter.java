@@ -8,11 +8,13 @@ import io.fieldline.common.PayloadFormatException;
 import io.fieldline.transport.mqtt.MqttTransportConfig.InvalidPayloadPolicy;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
+import io.fieldline.transport.mqtt.session.Pause;
 import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.mqtt.MqttMessageBuilders;
 import io.netty.handler.codec.mqtt.MqttQoS;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -23,9 +25,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Where one PUBLISH of the device API goes, by its {@link DeviceTopic}: telemetry and attributes
  * are parsed ({@code common}'s {@code PayloadParser}) and submitted to the device gateway;
- * client-side RPC requests are answered at once ({@link ClientRpc}); topics served by a later
- * release are acknowledged without storing anything. An invalid payload is dead-lettered (policy
- * {@code dead-letter}) or closes the connection (policy {@code close}).
+ * client-side RPC requests are answered at once ({@link ClientRpc}), reading paced to {@code
+ * client-rpc-rate} ({@link RequestPacer}); topics served by a later release are acknowledged
+ * without storing anything. An invalid payload is dead-lettered (policy {@code dead-letter}) or
+ * closes the connection (policy {@code close}).
  *
  * <p>The answer is the stage whose outcome decides the acknowledgement: {@link Ack#stored()} only
  * once the message (or its dead letter) is stored. The payload arrives as a {@code byte[]}: no
@@ -45,12 +48,16 @@ final class PublishRouter {
   private final Connection connection;
   private final Device device;
   private final ClientRpc rpc;
+  private final RequestPacer rpcPacer;
 
   PublishRouter(SessionContext context, Connection connection, Device device) {
     this.context = context;
     this.connection = connection;
     this.device = device;
     this.rpc = new ClientRpc(context.config());
+    this.rpcPacer =
+        new RequestPacer(
+            context.config().clientRpcRate(), context.config().clientRpcBurst(), eventLoopNanos());
   }
 
   /**
@@ -75,6 +82,10 @@ final class PublishRouter {
                     new DeviceMessage.PostAttributes(
                         device.id(), now, context.parser().parseAttributes(payload)));
         case RPC_REQUEST -> {
+          Duration pause = rpcPacer.delayAfter(eventLoopNanos());
+          if (!pause.isZero()) {
+            connection.pauseFor(Pause.RPC_RATE, pause);
+          }
           byte[] response = rpc.answer(payload);
           // Flushed now: the answer must not wait for earlier PUBLISHes still being stored.
           connection
@@ -95,6 +106,11 @@ final class PublishRouter {
     } catch (PayloadFormatException e) {
       return invalidPayload(topicName, payload, now, e);
     }
+  }
+
+  // The clock the pauses are scheduled on (the system's, but a test's event loop may freeze it).
+  private long eventLoopNanos() {
+    return connection.ctx().executor().ticker().nanoTime();
   }
 
   private @Nullable CompletionStage<Ack> invalidPayload(

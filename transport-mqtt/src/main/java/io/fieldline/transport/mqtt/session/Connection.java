@@ -23,9 +23,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Reading: {@code autoRead} is the transport's backpressure valve. It goes off when the first
  * {@link Pause} is set and back on when the last one is cleared, so authentication, a full window,
- * storage pressure and a failing write never undo each other's pause. Keep-alive: the pipeline's
- * idle timer reports silence ({@link #onIdle}); silence while the server is not reading is the
- * server's own and does not close the connection.
+ * storage pressure, a client that does not read its answers, the client-side RPC rate and a failing
+ * write never undo each other's pause. Keep-alive: the pipeline's idle timer reports silence
+ * ({@link #onIdle}); silence while the server is not reading is the server's own and does not close
+ * the connection.
  *
  * <p>Closing: every server-side end goes through {@link #close}, {@link #reject} or {@link
  * #closeAfter}, which count the {@link CloseReason} once and flush earlier acknowledgements first.
@@ -64,6 +65,7 @@ public final class Connection implements SessionRegistry.Member {
   private State state = State.AWAIT_CONNECT;
   private String logPrefix;
   private @Nullable ScheduledFuture<?> connectDeadline;
+  private @Nullable ScheduledFuture<?> outboundStall;
 
   /** A connection whose channel just became active. */
   public Connection(ChannelHandlerContext ctx, MqttMetrics metrics) {
@@ -146,10 +148,9 @@ public final class Connection implements SessionRegistry.Member {
     assert ctx.executor().inEventLoop();
     boolean first = pauses.isEmpty();
     if (pauses.add(cause)) {
-      if (cause == Pause.WINDOW) {
-        metrics.paused(PauseCause.WINDOW);
-      } else if (cause == Pause.STORAGE) {
-        metrics.paused(PauseCause.STORAGE);
+      PauseCause counted = counted(cause);
+      if (counted != null) {
+        metrics.paused(counted);
       }
       if (first) {
         ctx.channel().config().setAutoRead(false);
@@ -162,6 +163,68 @@ public final class Connection implements SessionRegistry.Member {
     assert ctx.executor().inEventLoop();
     if (pauses.remove(cause) && pauses.isEmpty() && state != State.CLOSED) {
       ctx.channel().config().setAutoRead(true);
+    }
+  }
+
+  /** Stops reading the socket for {@code cause} during {@code delay}, then clears it. */
+  public void pauseFor(Pause cause, Duration delay) {
+    assert ctx.executor().inEventLoop();
+    if (pauses.contains(cause)) {
+      return;
+    }
+    pause(cause);
+    ctx.executor().schedule(() -> resume(cause), delay.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  // The pauses that are backpressure (counted in fieldline.mqtt.backpressure.pauses); AUTH and
+  // FAILING are steps of the handshake and of closing.
+  private static @Nullable PauseCause counted(Pause cause) {
+    return switch (cause) {
+      case WINDOW -> PauseCause.WINDOW;
+      case STORAGE -> PauseCause.STORAGE;
+      case OUTBOUND -> PauseCause.OUTBOUND;
+      case RPC_RATE -> PauseCause.RPC_RATE;
+      case AUTH, FAILING -> null;
+    };
+  }
+
+  /**
+   * The socket's outbound buffer crossed a water mark ({@code outbound-high-water} up, {@code
+   * outbound-low-water} down). Above it the client is not reading its answers: the socket is not
+   * read either (every write is an answer to something read, so the buffer stops growing), and
+   * unless the client catches up within {@code stallTimeout} the connection is closed.
+   */
+  public void onWritabilityChanged(boolean writable, Duration stallTimeout) {
+    assert ctx.executor().inEventLoop();
+    if (state == State.CLOSED) {
+      return;
+    }
+    if (writable) {
+      cancelOutboundStall();
+      resume(Pause.OUTBOUND);
+      return;
+    }
+    pause(Pause.OUTBOUND);
+    if (outboundStall == null) {
+      outboundStall =
+          ctx.executor()
+              .schedule(
+                  () ->
+                      reject(
+                          CloseReason.SLOW_READER,
+                          "answers not read for {} ({} bytes to drain before writable)",
+                          stallTimeout,
+                          ctx.channel().bytesBeforeWritable()),
+                  stallTimeout.toNanos(),
+                  TimeUnit.NANOSECONDS);
+    }
+  }
+
+  private void cancelOutboundStall() {
+    ScheduledFuture<?> stall = outboundStall;
+    if (stall != null) {
+      stall.cancel(false);
+      outboundStall = null;
     }
   }
 
@@ -243,6 +306,7 @@ public final class Connection implements SessionRegistry.Member {
   public void channelClosed() {
     state = State.CLOSED;
     cancelConnectDeadline();
+    cancelOutboundStall();
   }
 
   @Override

@@ -14,6 +14,14 @@ public enum Pause {
   /** The storage layer's pressure gauge is overloaded (every connection pauses). */
   STORAGE,
   /**
+   * More than {@code outbound-high-water} bytes are queued for the socket (the client is not
+   * reading its answers); cleared at {@code outbound-low-water}, or the connection closes after
+   * {@code outbound-stall-timeout}.
+   */
+  OUTBOUND,
+  /** The client sent client-side RPC requests faster than {@code client-rpc-rate}. */
+  RPC_RATE,
+  /**
    * A write failed: the connection takes no new work and closes once earlier PUBLISHes are acked.
    */
   FAILING

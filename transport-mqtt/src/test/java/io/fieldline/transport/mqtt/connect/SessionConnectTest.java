@@ -13,6 +13,8 @@ import io.netty.handler.codec.mqtt.MqttMessage;
 import io.netty.handler.codec.mqtt.MqttMessageBuilders;
 import io.netty.handler.codec.mqtt.MqttQoS;
 import io.netty.handler.codec.mqtt.MqttVersion;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
@@ -282,32 +284,35 @@ class SessionConnectTest extends SessionHandlerTestBase {
     }
 
     @Test
-    void should_close_when_more_than_max_queued_publishes_arrive_before_connack() {
-      SessionFixture fixture = fixture("max-queued-before-connack = 2");
+    void should_hold_every_pipelined_publish_and_serve_them_through_the_window_after_connack() {
+      SessionFixture fixture = fixture("max-inflight = 4, inflight-low-water = 2");
       fixture.registry.holdLookups();
       SessionClient client = open(fixture);
+      MqttMessage[] packets = new MqttMessage[11];
+      packets[0] = connectMessage(TOKEN, true, 60);
+      for (int id = 1; id <= 10; id++) {
+        packets[id] = telemetry(id);
+      }
 
-      client.send(connectMessage(TOKEN, true, 60), telemetry(1), telemetry(2), telemetry(3));
-
-      assertThat(client.isOpen()).isFalse();
-      assertThat(fixture.rejected("queue_overflow")).isEqualTo(1);
-      fixture.registry.releaseLookups(TOKEN);
-      assertThat(client.received()).isEmpty();
+      client.send(packets);
       assertThat(fixture.gateway.submissions()).isEmpty();
-    }
-
-    @Test
-    void should_accept_max_queued_publishes_when_exactly_at_the_bound() {
-      SessionFixture fixture = fixture("max-queued-before-connack = 2");
-      fixture.registry.holdLookups();
-      SessionClient client = open(fixture);
-
-      client.send(connectMessage(TOKEN, true, 60), telemetry(1), telemetry(2));
       fixture.registry.releaseLookups(TOKEN);
 
+      // Ten packets came in one read; the window still takes them one by one.
       assertThat(client.received()).containsExactly("CONNACK 0x00");
+      assertThat(fixture.gateway.submissions()).hasSize(4);
+      assertThat(client.isReading()).isFalse();
+      for (int stored = 0; stored < 10; stored++) {
+        fixture.gateway.submission(stored).store();
+        client.runTasks();
+        assertThat(fixture.gateway.submissions().size() - (stored + 1)).isLessThanOrEqualTo(4);
+      }
+      List<String> acks = new ArrayList<>();
+      for (int id = 1; id <= 10; id++) {
+        acks.add("PUBACK " + id);
+      }
+      assertThat(client.received()).containsExactlyElementsOf(acks);
       assertThat(client.isOpen()).isTrue();
-      assertThat(fixture.gateway.submissions()).hasSize(2);
     }
   }
 }

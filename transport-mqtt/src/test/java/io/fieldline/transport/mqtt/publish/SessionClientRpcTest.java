@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fieldline.transport.mqtt.testkit.SessionClient;
 import io.fieldline.transport.mqtt.testkit.SessionFixture;
 import io.fieldline.transport.mqtt.testkit.SessionHandlerTestBase;
+import io.netty.handler.codec.mqtt.MqttMessage;
 import io.netty.handler.codec.mqtt.MqttQoS;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -65,5 +66,38 @@ class SessionClientRpcTest extends SessionHandlerTestBase {
         .singleElement()
         .asString()
         .startsWith("PUBLISH v1/devices/me/rpc/response/5 {\"currentTime\":");
+  }
+
+  @Test
+  void should_answer_every_request_and_pace_reading_when_requests_exceed_the_rate() {
+    SessionFixture fixture = fixture("client-rpc-rate = 1", "client-rpc-burst = 2");
+    SessionClient client = connected(fixture);
+    MqttMessage[] requests = new MqttMessage[5];
+    for (int i = 0; i < requests.length; i++) {
+      requests[i] =
+          publish(
+              "v1/devices/me/rpc/request/" + i,
+              MqttQoS.AT_MOST_ONCE,
+              0,
+              "{\"method\":\"getCurrentTime\"}");
+    }
+
+    client.send(requests);
+
+    // The burst and the request that overdrew it are answered; the rest wait for the rate.
+    assertThat(client.received()).hasSize(3);
+    assertThat(client.isReading()).isFalse();
+    assertThat(fixture.count("fieldline.mqtt.backpressure.pauses", "cause", "rpc_rate"))
+        .isEqualTo(1);
+    client.advanceTime(1_000);
+    assertThat(client.received()).hasSize(1);
+    client.advanceTime(1_000);
+    assertThat(client.received())
+        .singleElement()
+        .asString()
+        .startsWith("PUBLISH v1/devices/me/rpc/response/4 ");
+    client.advanceTime(1_000);
+    assertThat(client.isReading()).isTrue();
+    assertThat(client.isOpen()).isTrue();
   }
 }
