@@ -9,22 +9,17 @@ import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
 import com.hivemq.client.mqtt.mqtt3.exceptions.Mqtt3ConnAckException;
 import com.hivemq.client.mqtt.mqtt3.message.connect.connack.Mqtt3ConnAckReturnCode;
 import io.fieldline.common.Device;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,15 +30,10 @@ import org.junit.jupiter.api.Test;
  * QoS 1 through every test and each acknowledged message is stored. 127.0.0.1 only; no loopback
  * exemption is needed (the limits are per address and the tests stay within them).
  */
-class PreAuthLimitsIT extends ServerTestBase {
+class PreAuthLimitsIT extends BadClientTestBase {
 
   private static final int UNAUTHENTICATED_CAP = 5;
   private static final String TOPIC = "v1/devices/me/telemetry";
-
-  private Mqtt3BlockingClient bystander;
-  private Device bystanderDevice;
-  private int bystanderMessages;
-  private final List<Socket> sockets = new ArrayList<>();
 
   @Override
   protected Map<String, Object> overrides() {
@@ -60,36 +50,11 @@ class PreAuthLimitsIT extends ServerTestBase {
         "2 s");
   }
 
-  @BeforeEach
-  void connectBystander() {
-    if (bystanderDevice == null) {
-      bystanderDevice = createDevice("bystander", "bystander-token");
-    }
-    bystander = client("bystander");
-    bystander.connectWith().simpleAuth().username("bystander-token").applySimpleAuth().send();
-  }
-
-  @AfterEach
-  void bystanderStillServed() throws IOException {
-    for (Socket socket : sockets) {
-      socket.close();
-    }
-    sockets.clear();
-    bystanderPublishes();
-    bystander.disconnect();
-  }
-
-  /** One QoS 1 message of the bystander: acknowledged (send returns), and every ack stored. */
-  private void bystanderPublishes() {
-    publish(bystander, 1_700_000_000_000L + bystanderMessages++);
-    assertThat(rows(bystanderDevice)).isEqualTo(bystanderMessages);
-  }
-
   @Test
   void should_close_at_the_deadline_when_connect_is_trickled_one_byte_per_second()
       throws Exception {
     double before = metric("fieldline_mqtt_rejected_total{reason=\"connect_timeout\"");
-    byte[] connect = connectPacket("trickler", "bystander-token");
+    byte[] connect = RawMqtt.connect("trickler", bystander.token(), true);
     Socket socket = socket();
     OutputStream out = socket.getOutputStream();
     AtomicInteger sent = new AtomicInteger();
@@ -112,7 +77,7 @@ class PreAuthLimitsIT extends ServerTestBase {
           0,
           1,
           TimeUnit.SECONDS);
-      bystanderPublishes();
+      bystander.publishesAndAllStored();
 
       assertThat(readUntilClosed(socket.getInputStream()))
           .as("closed without CONNACK")
@@ -147,8 +112,8 @@ class PreAuthLimitsIT extends ServerTestBase {
     assertThat(metric("fieldline_mqtt_rejected_total{reason=\"unauthenticated_limit\""))
         .isGreaterThan(refusedBefore);
     // The authenticated device is not locked out while the cap is full.
-    bystanderPublishes();
-    bystanderPublishes();
+    bystander.publishesAndAllStored();
+    bystander.publishesAndAllStored();
 
     // The deadline frees the slots; a new device then connects and its messages are stored.
     Device device = createDevice("late-device", "late-device-token");
@@ -183,7 +148,7 @@ class PreAuthLimitsIT extends ServerTestBase {
     // Budget spent: even the right token is refused, with 0x03 and without a lookup.
     assertRefused("guessed-device-token", Mqtt3ConnAckReturnCode.SERVER_UNAVAILABLE);
     assertThat(metric("fieldline_mqtt_connects_total{result=\"rate_limited\"")).isGreaterThan(0);
-    bystanderPublishes();
+    bystander.publishesAndAllStored();
 
     Mqtt3BlockingClient device1 = client("guessed-device");
     await()
@@ -209,7 +174,7 @@ class PreAuthLimitsIT extends ServerTestBase {
     double before = metric("fieldline_mqtt_rejected_total{reason=\"bad_utf8\"");
     Socket socket = socket();
     OutputStream out = socket.getOutputStream();
-    out.write(connectPacket("evil\u0000id\nERROR forged", "bystander-token"));
+    out.write(RawMqtt.connect("evil\u0000id\nERROR forged", bystander.token(), true));
     out.flush();
 
     InputStream in = socket.getInputStream();
@@ -220,7 +185,7 @@ class PreAuthLimitsIT extends ServerTestBase {
             () ->
                 assertThat(metric("fieldline_mqtt_rejected_total{reason=\"bad_utf8\""))
                     .isGreaterThan(before));
-    bystanderPublishes();
+    bystander.publishesAndAllStored();
   }
 
   private void assertRefused(String token, Mqtt3ConnAckReturnCode code) {
@@ -244,41 +209,5 @@ class PreAuthLimitsIT extends ServerTestBase {
         .qos(MqttQos.AT_LEAST_ONCE)
         .payload(("{\"ts\":" + ts + ",\"values\":{\"ok\":1}}").getBytes(StandardCharsets.UTF_8))
         .send();
-  }
-
-  private Socket socket() throws IOException {
-    Socket socket = new Socket("127.0.0.1", mqttPort());
-    socket.setSoTimeout(30_000);
-    sockets.add(socket);
-    return socket;
-  }
-
-  /** An MQTT 3.1.1 CONNECT (clean session, keep-alive 60 s, user name = token), by hand. */
-  private static byte[] connectPacket(String clientId, String token) {
-    ByteArrayOutputStream body = new ByteArrayOutputStream();
-    writeString(body, "MQTT");
-    body.write(4); // protocol level 3.1.1
-    body.write(0x82); // user name, clean session
-    body.write(0);
-    body.write(60);
-    writeString(body, clientId);
-    writeString(body, token);
-    ByteArrayOutputStream packet = new ByteArrayOutputStream();
-    packet.write(0x10);
-    int remaining = body.size();
-    do {
-      int digit = remaining % 128;
-      remaining /= 128;
-      packet.write(remaining > 0 ? digit | 0x80 : digit);
-    } while (remaining > 0);
-    packet.writeBytes(body.toByteArray());
-    return packet.toByteArray();
-  }
-
-  private static void writeString(ByteArrayOutputStream out, String text) {
-    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-    out.write(bytes.length >> 8);
-    out.write(bytes.length & 0xff);
-    out.writeBytes(bytes);
   }
 }

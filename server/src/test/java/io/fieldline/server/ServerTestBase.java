@@ -108,7 +108,6 @@ abstract class ServerTestBase {
     return server.mqttPort();
   }
 
-  /** A HiveMQ MQTT 3.1.1 client for this server, not yet connected. */
   /**
    * Reads one byte from a raw socket the server is expected to close without answering: the end of
    * the stream, or a reset (Linux resets a connection whose peer closed with bytes of ours still
@@ -122,6 +121,7 @@ abstract class ServerTestBase {
     }
   }
 
+  /** A HiveMQ MQTT 3.1.1 client for this server, not yet connected. */
   protected Mqtt3BlockingClient client(String id) {
     return Mqtt3Client.builder()
         .identifier(id)
