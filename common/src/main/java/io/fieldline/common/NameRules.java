@@ -7,7 +7,8 @@ import org.jspecify.annotations.Nullable;
  * device name, type or access token. At most {@link #MAX_LENGTH} characters (ThingsBoard's key
  * dictionary and device columns), not blank, no control characters (they would forge log lines and
  * could never be typed into a query), no unpaired UTF-16 surrogates (the store cannot encode them).
- * The device API and the REST API apply the same rules, so every stored key can be read back.
+ * The device API and the REST API apply the same rules, so every stored key can be read back (a key
+ * with a comma or edge spaces only by reading all keys: a {@code keys=} list is split and trimmed).
  */
 public final class NameRules {
 

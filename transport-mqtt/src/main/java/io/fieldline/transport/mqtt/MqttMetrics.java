@@ -53,6 +53,7 @@ public final class MqttMetrics {
   private final Counter invalidPayloads;
   private final Counter deadLetters;
   private final Counter writeFailures;
+  private final Counter qos2Forgotten;
   private final Map<PauseCause, Counter> pauses = new EnumMap<>(PauseCause.class);
   private final Timer ackLatency;
 
@@ -99,6 +100,12 @@ public final class MqttMetrics {
     writeFailures =
         Counter.builder("fieldline.mqtt.write.failures")
             .description("PUBLISHes not acknowledged because storing them failed or timed out")
+            .register(registry);
+    qos2Forgotten =
+        Counter.builder("fieldline.mqtt.qos2.forgotten")
+            .description(
+                "QoS 2 packet ids forgotten before their PUBREL: the session held"
+                    + " max-awaiting-release")
             .register(registry);
     for (PauseCause cause : PauseCause.values()) {
       pauses.put(
@@ -170,6 +177,10 @@ public final class MqttMetrics {
 
   public void writeFailed() {
     writeFailures.increment();
+  }
+
+  public void qos2Forgotten() {
+    qos2Forgotten.increment();
   }
 
   public void paused(PauseCause cause) {

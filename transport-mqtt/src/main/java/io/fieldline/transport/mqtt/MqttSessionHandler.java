@@ -2,6 +2,7 @@ package io.fieldline.transport.mqtt;
 
 import io.fieldline.common.Device;
 import io.fieldline.transport.mqtt.connect.ConnectHandshake;
+import io.fieldline.transport.mqtt.pipeline.PreConnackLimit;
 import io.fieldline.transport.mqtt.publish.InboundPublishes;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
@@ -92,8 +93,12 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
         onDecoderFailure(message.decoderResult().cause());
         return;
       }
-      // Nothing arrives while AUTHENTICATING: reading is paused and flow control holds the packets
-      // pipelined behind CONNECT until CONNACK is written.
+      if (state == Connection.State.AUTHENTICATING) {
+        // Reading is paused and flow control holds what follows CONNECT until CONNACK: a packet
+        // here means a stage asked for a read while authenticating.
+        connection().reject(CloseReason.PROTOCOL, "packet delivered before CONNACK");
+        return;
+      }
       dispatch(message);
     } finally {
       ReferenceCountUtil.release(message);
@@ -168,6 +173,14 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
   public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
     if (event instanceof IdleStateEvent) {
       connection().onIdle();
+      return;
+    }
+    if (event == PreConnackLimit.OVERFLOW) {
+      connection()
+          .reject(
+              CloseReason.QUEUE_OVERFLOW,
+              "more than {} packets before CONNACK",
+              context.config().maxQueuedBeforeConnack());
       return;
     }
     super.userEventTriggered(ctx, event);

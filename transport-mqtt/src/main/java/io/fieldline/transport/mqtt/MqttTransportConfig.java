@@ -34,6 +34,9 @@ import java.time.Duration;
  * @param clientRpcRate client-side RPC requests per second a connection is answered at before its
  *     reading is slowed; 0 = no limit
  * @param clientRpcBurst client-side RPC requests answered at once, on top of the rate
+ * @param maxQueuedBeforeConnack packets a client may pipeline behind CONNECT while it is being
+ *     authenticated
+ * @param maxReadSize most bytes read from one socket at once
  * @param sessionExpiry how long a CleanSession=0 session outlives its connection
  * @param invalidPayload what to do with a payload that is not valid ThingsBoard JSON
  */
@@ -59,6 +62,8 @@ public record MqttTransportConfig(
     Duration outboundStallTimeout,
     int clientRpcRate,
     int clientRpcBurst,
+    int maxQueuedBeforeConnack,
+    int maxReadSize,
     Duration sessionExpiry,
     InvalidPayloadPolicy invalidPayload) {
 
@@ -104,8 +109,10 @@ public record MqttTransportConfig(
         "must be below outbound-high-water, got " + outboundLowWater,
         "outbound-high-water");
     Duration outboundStallTimeout = r.positiveDuration("outbound-stall-timeout");
-    int clientRpcRate = r.integer("client-rpc-rate", 0);
+    int clientRpcRate = r.integer("client-rpc-rate", 0, 1_000_000);
     int clientRpcBurst = r.integer("client-rpc-burst", 1);
+    int maxQueuedBeforeConnack = r.integer("max-queued-before-connack", 0);
+    int maxReadSize = (int) r.bytes("max-read-size", 64, 1 << 20);
     Duration sessionExpiry = r.nonNegativeDuration("session-expiry");
     InvalidPayloadPolicy invalidPayload = r.oneOf("invalid-payload", InvalidPayloadPolicy.class);
     return r.validated(
@@ -131,6 +138,8 @@ public record MqttTransportConfig(
             outboundStallTimeout,
             clientRpcRate,
             clientRpcBurst,
+            maxQueuedBeforeConnack,
+            maxReadSize,
             sessionExpiry,
             invalidPayload));
   }
@@ -158,6 +167,8 @@ public record MqttTransportConfig(
         outboundStallTimeout,
         clientRpcRate,
         clientRpcBurst,
+        maxQueuedBeforeConnack,
+        maxReadSize,
         sessionExpiry,
         invalidPayload);
   }

@@ -39,12 +39,14 @@ class MqttTransportConfigTest {
                 100_000,
                 100,
                 50,
-                100,
+                1000,
                 65536,
                 32768,
                 Duration.ofSeconds(30),
                 10,
                 20,
+                100,
+                16384,
                 Duration.ofHours(1),
                 InvalidPayloadPolicy.DEAD_LETTER));
   }
@@ -154,13 +156,14 @@ class MqttTransportConfigTest {
                 parse(
                     "fieldline.mqtt { max-awaiting-release = 0, outbound-high-water = 512,"
                         + " outbound-low-water = 1 KiB, outbound-stall-timeout = 0 s,"
-                        + " client-rpc-rate = -1, client-rpc-burst = 0 }"))
+                        + " client-rpc-rate = -1, client-rpc-burst = 0, max-read-size = 32 }"))
         .withMessageContaining("max-awaiting-release")
         .withMessageContaining("outbound-high-water")
         .withMessageContaining("outbound-low-water")
         .withMessageContaining("outbound-stall-timeout")
         .withMessageContaining("client-rpc-rate")
-        .withMessageContaining("client-rpc-burst");
+        .withMessageContaining("client-rpc-burst")
+        .withMessageContaining("max-read-size");
   }
 
   @Test

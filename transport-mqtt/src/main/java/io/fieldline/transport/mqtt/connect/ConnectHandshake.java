@@ -4,6 +4,7 @@ import io.fieldline.common.Device;
 import io.fieldline.common.SessionTakeover;
 import io.fieldline.transport.mqtt.MqttMetrics.ConnectResult;
 import io.fieldline.transport.mqtt.pipeline.KeepAlive;
+import io.fieldline.transport.mqtt.pipeline.MqttPipeline;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.Pause;
@@ -28,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * accepted session, or a refusing CONNACK ({@link ConnectRefusal}) and close.
  *
  * <p>While the token is looked up the socket is not read ({@link Pause#AUTH}): packets the client
- * pipelined behind CONNECT stay in the pipeline's flow control and reach the dispatcher, in order,
+ * pipelined behind CONNECT stay in the pipeline's flow control, at most {@code
+ * max-queued-before-connack} of them ({@code PreConnackLimit}), and reach the dispatcher, in order,
  * once CONNACK is written and reading resumes. Accepting registers the session on this node (which
  * closes an older local connection of the device) and tells the cluster's {@link SessionTakeover}
  * (which closes it on other nodes); when the channel closes, the handshake ends that registration
@@ -161,6 +163,7 @@ public final class ConnectHandshake {
         context.sessions().register(authenticated.id(), cleanSession, connection);
     context.takeover().sessionOpened(authenticated.id());
     KeepAlive.apply(connection.ctx().pipeline(), keepAlive);
+    MqttPipeline.sessionAccepted(connection.ctx().pipeline());
     connection.enterConnected();
     context.preAuth().authenticated(connection.ctx().channel());
     context.metrics().connect(ConnectResult.ACCEPTED);

@@ -10,9 +10,10 @@ import io.netty.handler.flush.FlushConsolidationHandler;
 
 /**
  * The stages of one MQTT connection, in order: flush consolidation → idle timer → decoder (with the
- * maximum packet size) → flow control → encoder → session → last-resort exception handler. The one
- * place the pipeline is assembled, used by the server's channel initializer and by the session
- * tests. Stateless; runs on the channel's event loop as the channel is initialised.
+ * maximum packet size) → pre-CONNACK limit (until the session is accepted) → flow control → encoder
+ * → session → last-resort exception handler. The one place the pipeline is assembled, used by the
+ * server's channel initializer and by the session tests. Stateless; runs on the channel's event
+ * loop.
  */
 public final class MqttPipeline {
 
@@ -33,6 +34,8 @@ public final class MqttPipeline {
         .addLast(
             PipelineNames.DECODER,
             new MqttDecoder(config.maxPacketSize(), config.maxClientIdLength()))
+        .addLast(
+            PipelineNames.PRE_CONNACK_LIMIT, new PreConnackLimit(config.maxQueuedBeforeConnack()))
         // One read can hold thousands of small packets, and the decoder emits them all whatever
         // autoRead says: flow control holds the rest of the read the moment the session stops
         // reading, so every bound that pauses reading applies per packet, not per read.
@@ -40,5 +43,10 @@ public final class MqttPipeline {
         .addLast(PipelineNames.ENCODER, MqttEncoder.INSTANCE)
         .addLast(PipelineNames.SESSION, session)
         .addLast(PipelineNames.EXCEPTION_LAST, ExceptionLastHandler.INSTANCE);
+  }
+
+  /** CONNACK 0x00 is being sent: packets are no longer counted against the pre-CONNACK limit. */
+  public static void sessionAccepted(ChannelPipeline pipeline) {
+    pipeline.remove(PipelineNames.PRE_CONNACK_LIMIT);
   }
 }

@@ -36,8 +36,9 @@ import org.slf4j.LoggerFactory;
  * is known, so the window bounds the work a connection has in flight; at {@code max-inflight} the
  * connection stops reading the socket ({@link Pause#WINDOW}) and resumes at {@code
  * inflight-low-water}. QoS 2 packet ids between PUBREC and PUBREL are bounded by {@code
- * max-awaiting-release}. A failed write produces no acknowledgement: once every earlier PUBLISH is
- * acknowledged the connection closes and the device retransmits (MQTT 3.1.1 §4.4).
+ * max-awaiting-release} (the oldest is forgotten beyond it). A failed write produces no
+ * acknowledgement: once every earlier PUBLISH is acknowledged the connection closes and the device
+ * retransmits (MQTT 3.1.1 §4.4).
  *
  * <p>Confined to the channel's event loop: outcomes completed elsewhere hop back to it.
  */
@@ -46,6 +47,7 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
   private static final Logger LOG = LoggerFactory.getLogger(InboundPublishes.class);
   private static final RateLimitedLog WRITE_WARNINGS =
       new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final RateLimitedLog QOS2_WARNINGS = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
 
   private final SessionContext context;
   private final Connection connection;
@@ -86,18 +88,6 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
       // PUBREC queues behind the first copy's, so it is sent only if that copy was stored.
       window.complete(window.register(packetId, ackType, receivedNanos));
       drain();
-      return;
-    }
-    if (qos == MqttQoS.EXACTLY_ONCE
-        && session.awaitingRelease().size() + qos2Storing.size()
-            >= context.config().maxAwaitingRelease()) {
-      // MQTT 3.1.1 cannot refuse one PUBLISH: the connection closes, nothing is stored, and the
-      // client keeps the message until it has released the ids it holds.
-      connection.reject(
-          CloseReason.QOS2_LIMIT,
-          "QoS 2 PUBLISH {} beyond {} packet ids awaiting PUBREL",
-          packetId,
-          context.config().maxAwaitingRelease());
       return;
     }
     byte[] payload = ByteBufUtil.getBytes(publish.payload());
@@ -172,7 +162,15 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
     boolean pubrec = slot.ackType() == AckType.PUBREC;
     if (pubrec) {
       qos2Storing.remove(slot.packetId());
-      session.awaitingRelease().add(slot.packetId());
+      int forgotten = session.awaitRelease(slot.packetId(), context.config().maxAwaitingRelease());
+      if (forgotten >= 0) {
+        context.metrics().qos2Forgotten();
+        QOS2_WARNINGS.warn(
+            "{} more than {} QoS 2 ids awaiting PUBREL: forgot id {}",
+            connection.logPrefix(),
+            context.config().maxAwaitingRelease(),
+            forgotten);
+      }
     }
     // MQTT 3.1.1 §3.3.4: one PUBACK (QoS 1) or PUBREC (QoS 2) per PUBLISH, after it is stored.
     ctx.write(

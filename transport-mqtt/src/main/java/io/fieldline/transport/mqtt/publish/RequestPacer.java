@@ -4,10 +4,10 @@ import java.time.Duration;
 
 /**
  * Paces one connection's requests to a rate with a burst, as the generic cell rate algorithm does:
- * each request moves a theoretical arrival time one interval ahead, and once that time is more than
- * {@code burst} intervals ahead of now, the connection must wait the difference. The caller pauses
- * reading for that long instead of refusing the request, so nothing is dropped and a client that
- * keeps to the rate never notices.
+ * each request moves a theoretical arrival time one interval ahead; {@code burst} requests at once
+ * fit, and the one that takes the last of the burst makes the connection wait until the rate allows
+ * the next. The caller pauses reading for that long instead of refusing the request, so nothing is
+ * dropped and a client that keeps to the rate never notices.
  *
  * <p>Confined to the connection's event loop.
  */
@@ -20,11 +20,11 @@ final class RequestPacer {
   /**
    * @param perSecond requests per second; 0 = no pacing
    * @param burst requests allowed at once on top of the rate (at least 1)
-   * @param nowNanos the current {@link System#nanoTime()}
+   * @param nowNanos the current time of the clock later calls use (nanoseconds)
    */
   RequestPacer(int perSecond, int burst, long nowNanos) {
     this.intervalNanos = perSecond == 0 ? 0 : 1_000_000_000L / perSecond;
-    this.toleranceNanos = intervalNanos * burst;
+    this.toleranceNanos = intervalNanos * (burst - 1);
     this.theoreticalArrival = nowNanos;
   }
 

@@ -17,6 +17,8 @@ public enum CloseReason {
   TOPIC("topic", true),
   /** An invalid payload while {@code invalid-payload = close}. */
   PAYLOAD("payload", true),
+  /** More than {@code max-queued-before-connack} packets pipelined behind CONNECT. */
+  QUEUE_OVERFLOW("queue_overflow", true),
   /** The server is at {@code max-connections}. */
   CONNECTION_LIMIT("connection_limit", true),
   /** The server is at {@code max-unauthenticated-connections}. */
@@ -29,8 +31,6 @@ public enum CloseReason {
   BAD_UTF8("bad_utf8", true),
   /** The client did not read its answers for {@code outbound-stall-timeout}. */
   SLOW_READER("slow_reader", true),
-  /** A QoS 2 PUBLISH beyond {@code max-awaiting-release} ids awaiting PUBREL. */
-  QOS2_LIMIT("qos2_limit", true),
   /** CONNECT refused (bad token, unsupported protocol version, bad client id). */
   CONNECT_REFUSED("connect_refused", false),
   /** Nothing received for 1.5 × keep-alive (MQTT 3.1.1 §3.1.2.10). */

@@ -51,7 +51,10 @@ public final class Connection implements SessionRegistry.Member {
   public enum State {
     /** Open, no CONNECT yet (the connect timeout runs). */
     AWAIT_CONNECT,
-    /** CONNECT checked, token lookup running; packets read behind CONNECT are queued. */
+    /**
+     * CONNECT checked, token lookup running; reading is paused and packets read behind CONNECT wait
+     * in the pipeline's flow control.
+     */
     AUTHENTICATING,
     /** CONNACK 0x00 sent: the device's packets are served. */
     CONNECTED,
@@ -209,12 +212,16 @@ public final class Connection implements SessionRegistry.Member {
       outboundStall =
           ctx.executor()
               .schedule(
-                  () ->
+                  () -> {
+                    outboundStall = null;
+                    if (!ctx.channel().isWritable()) {
                       reject(
                           CloseReason.SLOW_READER,
                           "answers not read for {} ({} bytes to drain before writable)",
                           stallTimeout,
-                          ctx.channel().bytesBeforeWritable()),
+                          ctx.channel().bytesBeforeWritable());
+                    }
+                  },
                   stallTimeout.toNanos(),
                   TimeUnit.NANOSECONDS);
     }

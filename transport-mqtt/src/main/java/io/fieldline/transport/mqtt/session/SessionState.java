@@ -1,5 +1,8 @@
 package io.fieldline.transport.mqtt.session;
 
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -16,7 +19,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class SessionState {
 
   private final Map<String, Integer> subscriptions = new ConcurrentHashMap<>();
-  private final Set<Integer> awaitingRelease = ConcurrentHashMap.newKeySet();
+  // In the order the ids were PUBREC'd, so the oldest is forgotten first. Guarded by itself.
+  private final Set<Integer> awaitingRelease = Collections.synchronizedSet(new LinkedHashSet<>());
   // Long.MAX_VALUE while a connection holds the session; set when it closes.
   private volatile long expiresAtNanos = Long.MAX_VALUE;
 
@@ -28,6 +32,26 @@ public final class SessionState {
   /** QoS 2 packet ids answered with PUBREC and not yet released (MQTT 3.1.1 §4.3.3). */
   public Set<Integer> awaitingRelease() {
     return awaitingRelease;
+  }
+
+  /**
+   * Records that {@code packetId} was answered with PUBREC. If the session then holds more than
+   * {@code max} ids, the oldest is forgotten: its PUBREL still gets PUBCOMP, but a redelivery of
+   * its PUBLISH would be stored again.
+   *
+   * @return the forgotten id, or -1
+   */
+  public int awaitRelease(int packetId, int max) {
+    synchronized (awaitingRelease) {
+      awaitingRelease.add(packetId);
+      if (awaitingRelease.size() <= max) {
+        return -1;
+      }
+      Iterator<Integer> oldest = awaitingRelease.iterator();
+      int forgotten = oldest.next();
+      oldest.remove();
+      return forgotten;
+    }
   }
 
   boolean isLiveAt(long nowNanos) {

@@ -314,5 +314,34 @@ class SessionConnectTest extends SessionHandlerTestBase {
       assertThat(client.received()).containsExactlyElementsOf(acks);
       assertThat(client.isOpen()).isTrue();
     }
+
+    @Test
+    void should_close_when_more_than_max_queued_publishes_arrive_before_connack() {
+      SessionFixture fixture = fixture("max-queued-before-connack = 2");
+      fixture.registry.holdLookups();
+      SessionClient client = open(fixture);
+
+      client.send(connectMessage(TOKEN, true, 60), telemetry(1), telemetry(2), telemetry(3));
+
+      assertThat(client.isOpen()).isFalse();
+      assertThat(fixture.rejected("queue_overflow")).isEqualTo(1);
+      fixture.registry.releaseLookups(TOKEN);
+      assertThat(client.received()).isEmpty();
+      assertThat(fixture.gateway.submissions()).isEmpty();
+    }
+
+    @Test
+    void should_accept_max_queued_publishes_when_exactly_at_the_bound() {
+      SessionFixture fixture = fixture("max-queued-before-connack = 2");
+      fixture.registry.holdLookups();
+      SessionClient client = open(fixture);
+
+      client.send(connectMessage(TOKEN, true, 60), telemetry(1), telemetry(2));
+      fixture.registry.releaseLookups(TOKEN);
+
+      assertThat(client.received()).containsExactly("CONNACK 0x00");
+      assertThat(client.isOpen()).isTrue();
+      assertThat(fixture.gateway.submissions()).hasSize(2);
+    }
   }
 }

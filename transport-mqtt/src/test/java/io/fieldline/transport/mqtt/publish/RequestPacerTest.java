@@ -11,18 +11,17 @@ class RequestPacerTest {
   private static final long SECOND = 1_000_000_000L;
 
   @Test
-  void should_not_wait_when_requests_stay_within_the_burst() {
+  void should_let_the_burst_through_and_wait_one_interval_after_its_last_request() {
     RequestPacer pacer = new RequestPacer(10, 3, START);
 
     assertThat(pacer.delayAfter(START)).isZero();
     assertThat(pacer.delayAfter(START)).isZero();
-    assertThat(pacer.delayAfter(START)).isZero();
+    assertThat(pacer.delayAfter(START)).isEqualTo(Duration.ofMillis(100));
   }
 
   @Test
-  void should_wait_one_interval_per_request_beyond_the_burst() {
+  void should_wait_one_more_interval_per_request_beyond_the_burst() {
     RequestPacer pacer = new RequestPacer(10, 2, START);
-    pacer.delayAfter(START);
     pacer.delayAfter(START);
 
     assertThat(pacer.delayAfter(START)).isEqualTo(Duration.ofMillis(100));
@@ -31,7 +30,7 @@ class RequestPacerTest {
 
   @Test
   void should_not_wait_when_requests_keep_to_the_rate() {
-    RequestPacer pacer = new RequestPacer(10, 1, START);
+    RequestPacer pacer = new RequestPacer(10, 2, START);
 
     for (int i = 0; i < 100; i++) {
       assertThat(pacer.delayAfter(START + i * SECOND / 10)).isZero();
@@ -42,11 +41,9 @@ class RequestPacerTest {
   void should_give_the_burst_back_when_the_client_was_quiet() {
     RequestPacer pacer = new RequestPacer(10, 2, START);
     pacer.delayAfter(START);
-    pacer.delayAfter(START);
     assertThat(pacer.delayAfter(START)).isPositive();
 
     long later = START + 10 * SECOND;
-    assertThat(pacer.delayAfter(later)).isZero();
     assertThat(pacer.delayAfter(later)).isZero();
     assertThat(pacer.delayAfter(later)).isPositive();
   }
