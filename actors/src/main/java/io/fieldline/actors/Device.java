@@ -7,6 +7,7 @@ import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.StoreException;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.TsKvEntry;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -23,7 +24,6 @@ import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
-import org.apache.pekko.actor.typed.javadsl.StashBuffer;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -36,8 +36,9 @@ import org.slf4j.LoggerFactory;
  * actor and touched only while it processes a message (store completions come back through {@code
  * pipeToSelf}).
  *
- * <p>Lifecycle: on start it restores the latest values from the store, stashing messages meanwhile
- * (a failed or slow restore is logged and the actor goes on with what it has). Then at most {@code
+ * <p>Lifecycle: a new actor writes its first message at once. The latest values it knows are those
+ * written since it started; the store's are read only when someone asks ({@link GetLatest}), once,
+ * and merged (newer values win), so a connect storm of new actors costs no reads. At most {@code
  * max-inflight-writes} writes run at once; later messages wait, up to {@code stash-capacity}, and
  * beyond that are rejected as {@link Ack.Reason#OVERLOADED}. When idle for {@code passivate-after}
  * it asks its shard to passivate it and stops once the shard's {@link Stop} arrived and nothing is
@@ -58,7 +59,10 @@ final class Device extends AbstractBehavior<Device.Command> {
    */
   record RecordMessage(DeviceMessage message, CompletableFuture<Ack> ack) implements Command {}
 
-  /** Asks for the latest time-series values this actor knows: restored plus written since. */
+  /**
+   * Asks for the device's latest time-series values: those stored before this actor started (read
+   * on the first ask) merged with those written since.
+   */
   record GetLatest(ActorRef<LatestReported> replyTo) implements Command {}
 
   /** Reply to {@link GetLatest}: key → its newest value. */
@@ -84,7 +88,8 @@ final class Device extends AbstractBehavior<Device.Command> {
   }
 
   /**
-   * The device's behavior, restarted (state restored from the store again) if it ever throws.
+   * The device's behavior, restarted (with empty latest values, read again on the next ask) if it
+   * ever throws.
    *
    * @param shard the parent, asked for passivation when the device is idle
    */
@@ -94,21 +99,16 @@ final class Device extends AbstractBehavior<Device.Command> {
       ActorsConfig config,
       ActorMetrics metrics,
       ActorRef<DeviceShard.Command> shard) {
-    // Timers and stash are created anew on restart; timers of the failed instance are cancelled.
+    // Timers are created anew on restart; timers of the failed instance are cancelled.
     Behavior<Command> device =
         Behaviors.setup(
             ctx ->
                 Behaviors.withTimers(
-                    timers ->
-                        Behaviors.withStash(
-                            config.stashCapacity(),
-                            stash ->
-                                new Device(
-                                    ctx, timers, stash, deviceId, store, config, metrics, shard))));
+                    timers -> new Device(ctx, timers, deviceId, store, config, metrics, shard)));
     return Behaviors.supervise(device).onFailure(SupervisorStrategy.restart());
   }
 
-  private final StashBuffer<Command> restoreStash;
+  private final TimerScheduler<Command> timers;
   private final DeviceId deviceId;
   private final TelemetryStore store;
   private final ActorsConfig config;
@@ -116,109 +116,52 @@ final class Device extends AbstractBehavior<Device.Command> {
   private final ActorRef<DeviceShard.Command> shard;
   private final LatestValues latest = new LatestValues();
   private final WriteBacklog backlog;
-  private final Receive<Command> active;
+  // Askers of GetLatest waiting for the store's values (at most stash-capacity).
+  private final List<ActorRef<LatestReported>> awaitingLatest = new ArrayList<>();
+  private Restore restore = Restore.NOT_STARTED;
   private boolean stopping;
   private boolean passivationRequested;
 
   private Device(
       ActorContext<Command> context,
       TimerScheduler<Command> timers,
-      StashBuffer<Command> restoreStash,
       DeviceId deviceId,
       TelemetryStore store,
       ActorsConfig config,
       ActorMetrics metrics,
       ActorRef<DeviceShard.Command> shard) {
     super(context);
-    this.restoreStash = restoreStash;
+    this.timers = timers;
     this.deviceId = deviceId;
     this.store = store;
     this.config = config;
     this.metrics = metrics;
     this.shard = shard;
     this.backlog = new WriteBacklog(config.maxInflightWrites(), config.stashCapacity());
-    this.active = activeBehavior();
     context.setReceiveTimeout(config.passivateAfter(), Idle.INSTANCE);
-    context.pipeToSelf(guarded(() -> store.readLatest(deviceId)), LatestRestored::new);
-    // A read that never answers must not hold the device's messages hostage.
-    timers.startSingleTimer(RestoreTimedOut.INSTANCE, config.ackTimeout());
-    LOG.debug("[device|{}] started, restoring latest values", deviceId);
+    LOG.debug("[device|{}] started", deviceId);
   }
 
-  /** The initial behavior: waiting for the latest values, stashing everything else. */
+  /** Where the read of the store's latest values stands. */
+  private enum Restore {
+    NOT_STARTED,
+    RUNNING,
+    DONE
+  }
+
   @Override
   public Receive<Command> createReceive() {
-    return newReceiveBuilder()
-        .onMessage(LatestRestored.class, this::onRestored)
-        .onMessageEquals(RestoreTimedOut.INSTANCE, this::onRestoreTimedOut)
-        .onMessage(WriteCompleted.class, this::onWriteCompleted)
-        .onMessageEquals(Stop.INSTANCE, () -> onStopWhileRestoring())
-        .onMessageEquals(Idle.INSTANCE, Behaviors::same)
-        .onMessage(Command.class, this::stashWhileRestoring)
-        .onSignal(PreRestart.class, signal -> onPreRestart())
-        .onSignal(PostStop.class, signal -> onPostStop())
-        .build();
-  }
-
-  private Receive<Command> activeBehavior() {
     return newReceiveBuilder()
         .onMessage(RecordMessage.class, this::onRecord)
         .onMessage(WriteCompleted.class, this::onWriteCompleted)
         .onMessage(GetLatest.class, this::onGetLatest)
         .onMessageEquals(Stop.INSTANCE, this::onStop)
         .onMessageEquals(Idle.INSTANCE, this::onIdle)
-        .onMessage(LatestRestored.class, this::onLateRestore)
-        .onMessageEquals(RestoreTimedOut.INSTANCE, Behaviors::same)
+        .onMessage(LatestRestored.class, this::onRestored)
+        .onMessageEquals(RestoreTimedOut.INSTANCE, this::onRestoreTimedOut)
         .onSignal(PreRestart.class, signal -> onPreRestart())
         .onSignal(PostStop.class, signal -> onPostStop())
         .build();
-  }
-
-  private Behavior<Command> stashWhileRestoring(Command command) {
-    if (restoreStash.isFull()) {
-      rejectIfRecord(command, Ack.Reason.OVERLOADED, "device stash full while restoring");
-    } else {
-      restoreStash.stash(command);
-    }
-    return Behaviors.same();
-  }
-
-  private Behavior<Command> onStopWhileRestoring() {
-    stopping = true;
-    return Behaviors.same();
-  }
-
-  private Behavior<Command> onRestored(LatestRestored restored) {
-    if (restored.failure() != null) {
-      // Writes matter more than the latest-value cache: go on with what later writes bring.
-      LOG.warn(
-          "[device|{}] restoring latest values failed, continuing without them: {}",
-          deviceId,
-          restored.failure().toString());
-    } else if (restored.values() != null) {
-      latest.advance(restored.values());
-    }
-    return becomeActive();
-  }
-
-  private Behavior<Command> onRestoreTimedOut() {
-    LOG.warn(
-        "[device|{}] restoring latest values took over {}, continuing without them",
-        deviceId,
-        config.ackTimeout());
-    return becomeActive();
-  }
-
-  private Behavior<Command> becomeActive() {
-    Behavior<Command> next = restoreStash.unstashAll(active);
-    return stopping && backlog.isEmpty() ? Behaviors.stopped() : next;
-  }
-
-  private Behavior<Command> onLateRestore(LatestRestored restored) {
-    if (restored.values() != null) {
-      latest.advance(restored.values()); // newer values written meanwhile still win
-    }
-    return Behaviors.same();
   }
 
   private Behavior<Command> onRecord(RecordMessage command) {
@@ -280,8 +223,52 @@ final class Device extends AbstractBehavior<Device.Command> {
   }
 
   private Behavior<Command> onGetLatest(GetLatest query) {
-    query.replyTo().tell(new LatestReported(latest.snapshot()));
+    if (restore == Restore.DONE || awaitingLatest.size() >= config.stashCapacity()) {
+      query.replyTo().tell(new LatestReported(latest.snapshot()));
+      return Behaviors.same();
+    }
+    awaitingLatest.add(query.replyTo());
+    if (restore == Restore.NOT_STARTED) {
+      restore = Restore.RUNNING;
+      getContext().pipeToSelf(guarded(() -> store.readLatest(deviceId)), LatestRestored::new);
+      // A read that never answers must not leave the askers waiting past their own timeout.
+      timers.startSingleTimer(RestoreTimedOut.INSTANCE, config.ackTimeout());
+    }
     return Behaviors.same();
+  }
+
+  private Behavior<Command> onRestored(LatestRestored restored) {
+    timers.cancel(RestoreTimedOut.INSTANCE);
+    if (restored.failure() != null) {
+      // Answer with what this actor knows; the next ask reads the store again.
+      LOG.warn(
+          "[device|{}] reading latest values failed, answering with those written since start: {}",
+          deviceId,
+          restored.failure().toString());
+      restore = Restore.NOT_STARTED;
+    } else {
+      if (restored.values() != null) {
+        latest.advance(restored.values()); // values written meanwhile still win when newer
+      }
+      restore = Restore.DONE;
+    }
+    answerAwaitingLatest();
+    return maybeStop();
+  }
+
+  private Behavior<Command> onRestoreTimedOut() {
+    LOG.warn(
+        "[device|{}] reading latest values took over {}, answering with those written since start",
+        deviceId,
+        config.ackTimeout());
+    answerAwaitingLatest(); // the read goes on; its values are merged when it completes
+    return Behaviors.same();
+  }
+
+  private void answerAwaitingLatest() {
+    LatestReported report = new LatestReported(latest.snapshot());
+    awaitingLatest.forEach(asker -> asker.tell(report));
+    awaitingLatest.clear();
   }
 
   private Behavior<Command> onIdle() {
@@ -314,6 +301,7 @@ final class Device extends AbstractBehavior<Device.Command> {
 
   private Behavior<Command> onPostStop() {
     failQueued(Ack.Reason.UNAVAILABLE, "device actor stopped");
+    answerAwaitingLatest();
     // Only when the actor system terminates before the drain finished: the write may still
     // succeed, but rejecting a stored message only causes a harmless resend.
     backlog
@@ -324,14 +312,6 @@ final class Device extends AbstractBehavior<Device.Command> {
 
   private void failQueued(Ack.Reason reason, String detail) {
     backlog.clearWaiting().forEach(ack -> metrics.reject(ack, reason, detail));
-    restoreStash.forEach(command -> rejectIfRecord(command, reason, detail));
-    restoreStash.clear();
-  }
-
-  private void rejectIfRecord(Command command, Ack.Reason reason, String detail) {
-    if (command instanceof RecordMessage record) {
-      metrics.reject(record.ack(), reason, detail);
-    }
     // A GetLatest without an answer times out at the asker.
   }
 

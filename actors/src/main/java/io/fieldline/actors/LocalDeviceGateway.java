@@ -131,10 +131,11 @@ public final class LocalDeviceGateway implements DeviceGateway, AutoCloseable {
   }
 
   /**
-   * The latest time-series values of a device (key → newest value), as its actor knows them:
-   * restored from the store when the actor started, plus every write stored since. Starts the
-   * device's actor if needed. Fails with a {@code TimeoutException} after {@code ack-timeout} and
-   * with {@link IllegalStateException} once the gateway shuts down. Not on the per-message path.
+   * The latest time-series values of a device (key → newest value), as its actor knows them: read
+   * from the store on the actor's first ask, merged with every write stored since it started.
+   * Starts the device's actor if needed. Fails with a {@code TimeoutException} after {@code
+   * ack-timeout} and with {@link IllegalStateException} once the gateway shuts down. Not on the
+   * per-message path.
    */
   public CompletionStage<Map<String, TsKvEntry>> latestValues(DeviceId deviceId) {
     if (!accepting) {
@@ -151,8 +152,8 @@ public final class LocalDeviceGateway implements DeviceGateway, AutoCloseable {
   /**
    * Stops the actors of the devices {@code released} matches, typically those a cluster's ring no
    * longer gives to this node. Each finishes the messages it already has; a later message for the
-   * device starts a fresh actor, which restores the latest values from the store. Never blocks; the
-   * predicate runs on the shards' threads and must be cheap and thread-safe.
+   * device starts a fresh actor. Never blocks; the predicate runs on the shards' threads and must
+   * be cheap and thread-safe.
    */
   public void release(Predicate<DeviceId> released) {
     if (accepting) {

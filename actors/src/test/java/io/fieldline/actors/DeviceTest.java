@@ -133,7 +133,6 @@ class DeviceTest {
   @Test
   void should_reject_as_overloaded_at_once_when_the_stash_is_full() {
     ActorRef<Device.Command> device = spawn(actorsConfig("").withBounds(1, 2));
-    latest(device); // restored: the bound under test is the write backlog's
     CompletableFuture<Ack> first = record(device, telemetry(deviceId, 1, "n", 1));
     CompletableFuture<Ack> second = record(device, telemetry(deviceId, 2, "n", 2));
     CompletableFuture<Ack> third = record(device, telemetry(deviceId, 3, "n", 3));
@@ -175,55 +174,80 @@ class DeviceTest {
   }
 
   @Test
-  void should_stash_messages_and_keep_newer_restored_values_when_restore_completes_late() {
+  void should_write_at_once_and_never_read_the_store_when_nobody_asks_for_latest_values() {
     store.holdReads();
     ActorRef<Device.Command> device = spawn();
-    CompletableFuture<Ack> ack = record(device, telemetry(deviceId, 100, "temp", 1));
-    TestProbe<Device.LatestReported> probe = TEST_KIT.createTestProbe(Device.LatestReported.class);
-    device.tell(new Device.GetLatest(probe.getRef()));
-    await().atMost(WAIT).until(() -> store.pendingReads() == 1);
-    assertThat(store.writeCount()).isZero();
+    CompletableFuture<Ack> first = record(device, telemetry(deviceId, 100, "temp", 1));
+    CompletableFuture<Ack> second = record(device, telemetry(deviceId, 200, "temp", 2));
 
-    TsKvEntry restored = new TsKvEntry(500, KvEntry.of("temp", 5L));
-    TsKvEntry humidity = new TsKvEntry(400, KvEntry.of("hum", 40L));
-    store.completeRead(List.of(restored, humidity));
-
-    // The stashed GetLatest is answered after the stashed write was started, in arrival order.
-    assertThat(probe.receiveMessage(WAIT).values())
-        .containsOnly(Map.entry("temp", restored), Map.entry("hum", humidity));
-    assertThat(store.writeCount()).isEqualTo(1);
+    await().atMost(WAIT).until(() -> store.writeCount() == 2);
     store.succeed(store.write(0));
-    assertThat(ack).succeedsWithin(WAIT).isEqualTo(Ack.stored());
-    assertThat(latest(device)).containsEntry("temp", restored);
+    store.succeed(store.write(1));
+
+    assertThat(List.of(first, second)).allSatisfy(ack -> assertThat(ack).succeedsWithin(WAIT));
+    assertThat(store.reads(deviceId)).isZero();
   }
 
   @Test
-  void should_go_on_with_empty_latest_values_when_the_restore_fails() {
+  void should_read_stored_latest_values_once_on_the_first_ask_and_keep_newer_written_ones() {
+    store.holdReads();
+    ActorRef<Device.Command> device = spawn();
+    CompletableFuture<Ack> written = record(device, telemetry(deviceId, 600, "temp", 6));
+    await().atMost(WAIT).until(() -> store.writeCount() == 1);
+    store.succeed(store.write(0));
+    assertThat(written).succeedsWithin(WAIT);
+    TestProbe<Device.LatestReported> probe = TEST_KIT.createTestProbe(Device.LatestReported.class);
+    device.tell(new Device.GetLatest(probe.getRef()));
+    await().atMost(WAIT).until(() -> store.pendingReads() == 1);
+
+    TsKvEntry storedTemp = new TsKvEntry(500, KvEntry.of("temp", 5L));
+    TsKvEntry humidity = new TsKvEntry(400, KvEntry.of("hum", 40L));
+    store.completeRead(List.of(storedTemp, humidity));
+
+    // The value written since start is newer than the stored one and wins.
+    TsKvEntry writtenTemp = new TsKvEntry(600, KvEntry.of("temp", 6L));
+    assertThat(probe.receiveMessage(WAIT).values())
+        .containsOnly(Map.entry("temp", writtenTemp), Map.entry("hum", humidity));
+    assertThat(latest(device))
+        .containsOnly(Map.entry("temp", writtenTemp), Map.entry("hum", humidity));
+    assertThat(store.reads(deviceId)).isEqualTo(1);
+  }
+
+  @Test
+  void should_answer_with_values_written_since_start_and_read_again_when_the_read_fails() {
     store.holdReads();
     ActorRef<Device.Command> device = spawn();
     CompletableFuture<Ack> ack = record(device, telemetry(deviceId, 100, "temp", 1));
+    await().atMost(WAIT).until(() -> store.writeCount() == 1);
+    store.succeed(store.write(0));
+    assertThat(ack).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+    TestProbe<Device.LatestReported> probe = TEST_KIT.createTestProbe(Device.LatestReported.class);
+    device.tell(new Device.GetLatest(probe.getRef()));
     await().atMost(WAIT).until(() -> store.pendingReads() == 1);
 
     store.failRead(new StoreException(StoreException.Kind.UNAVAILABLE, "injected"));
 
-    await().atMost(WAIT).until(() -> store.writeCount() == 1);
-    store.succeed(store.write(0));
-    assertThat(ack).succeedsWithin(WAIT).isEqualTo(Ack.stored());
-    assertThat(latest(device)).containsOnlyKeys("temp");
+    assertThat(probe.receiveMessage(WAIT).values()).containsOnlyKeys("temp");
+    device.tell(new Device.GetLatest(probe.getRef()));
+    await().atMost(WAIT).until(() -> store.reads(deviceId) == 2);
   }
 
   @Test
-  void should_go_on_without_latest_values_when_the_restore_outlasts_ack_timeout() {
+  void should_answer_askers_when_the_read_outlasts_ack_timeout_and_merge_it_when_it_completes() {
     store.holdReads();
     ActorRef<Device.Command> device = spawn(actorsConfig("fieldline.actors.ack-timeout = 200ms"));
     CompletableFuture<Ack> ack = record(device, telemetry(deviceId, 100, "temp", 1));
-
     await().atMost(WAIT).until(() -> store.writeCount() == 1);
     store.succeed(store.write(0));
     assertThat(ack).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+    TestProbe<Device.LatestReported> probe = TEST_KIT.createTestProbe(Device.LatestReported.class);
+    device.tell(new Device.GetLatest(probe.getRef()));
+
+    assertThat(probe.receiveMessage(WAIT).values().get("temp").ts()).isEqualTo(100);
 
     store.completeRead(List.of(new TsKvEntry(500, KvEntry.of("temp", 5L)))); // late: still used
     await().atMost(WAIT).until(() -> latest(device).get("temp").ts() == 500);
+    assertThat(store.reads(deviceId)).isEqualTo(1);
   }
 
   @Test
@@ -277,23 +301,27 @@ class DeviceTest {
   }
 
   @Test
-  void should_reject_stashed_messages_and_restore_again_when_the_device_restarts() {
+  void should_reject_waiting_messages_and_read_again_on_the_next_ask_when_the_device_restarts() {
     store.holdReads();
-    ActorRef<Device.Command> device = spawn();
-    CompletableFuture<Ack> stashed = record(device, telemetry(deviceId, 100, "temp", 1));
+    ActorRef<Device.Command> device = spawn(actorsConfig("").withBounds(1, 8));
+    CompletableFuture<Ack> inFlight = record(device, telemetry(deviceId, 100, "temp", 1));
+    CompletableFuture<Ack> waiting = record(device, telemetry(deviceId, 200, "temp", 2));
+    await().atMost(WAIT).until(() -> store.writeCount() == 1);
+    TestProbe<Device.LatestReported> probe = TEST_KIT.createTestProbe(Device.LatestReported.class);
+    device.tell(new Device.GetLatest(probe.getRef()));
     await().atMost(WAIT).until(() -> store.pendingReads() == 1);
 
     store.completeRead(Arrays.asList((TsKvEntry) null)); // the actor throws on it
 
-    assertThat(stashed)
+    assertThat(waiting)
         .succeedsWithin(WAIT)
         .isEqualTo(Ack.rejected(Ack.Reason.WRITE_FAILED, "device actor restarted"));
-    await().atMost(WAIT).until(() -> store.pendingReads() == 1);
-    assertThat(store.reads(deviceId)).isEqualTo(2);
-    store.completeRead(List.of());
-    CompletableFuture<Ack> after = record(device, telemetry(deviceId, 200, "temp", 2));
-    await().atMost(WAIT).until(() -> store.writeCount() == 1);
+    // The write in flight completes into the restarted actor and is acknowledged.
     store.succeed(store.write(0));
-    assertThat(after).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+    assertThat(inFlight).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+    device.tell(new Device.GetLatest(probe.getRef()));
+    await().atMost(WAIT).until(() -> store.reads(deviceId) == 2);
+    store.completeRead(List.of());
+    assertThat(probe.receiveMessage(WAIT).values()).containsOnlyKeys("temp");
   }
 }
