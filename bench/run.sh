@@ -2,10 +2,17 @@
 # Fieldline benchmark: one scenario against Fieldline (PUBACK after the Cassandra write), the same
 # rows through the raw Cassandra driver (the storage ceiling), the same scenario against a local
 # Fieldline cluster (scripts/local-cluster.sh: devices spread over its nodes, so most of their
-# messages are forwarded to their owner over gRPC), and against Mosquitto (no storage); one summary,
-# appended to docs/performance.md.
+# messages are forwarded to their owner over gRPC), and against Mosquitto and HiveMQ CE (no storage);
+# one summary, appended to docs/performance.md.
 #
-#   bench/run.sh DevicesAtRate | MaxThroughput | ConnectionStorm
+#   bench/run.sh DevicesAtRate | MaxThroughput | ConnectionStorm | ColdStart
+#
+# ColdStart: DevicesAtRate on a freshly started Fieldline (new data directory: cold JVM, cold
+# Cassandra). The Gatling JVM is started with the server and waits for the device file; devices are
+# provisioned the moment /health/ready answers and the load starts as soon as the file is there.
+# Nothing is left out: the first COLD seconds from the first connection are reported as "cold", the
+# next COLD seconds as "warm" (also the steady window of the main table). Defaults differ: DEVICES
+# 1000, DURATION 2 × COLD, PHASES "fieldline" (raw is never run: it would find a warm Cassandra).
 #
 # Environment (defaults in brackets):
 #   DEVICES [2000]       devices (one MQTT connection each; at most 15000 and the open-files limit)
@@ -14,10 +21,20 @@
 #   RAMP [500]           new connections per second
 #   KEYS [4]             telemetry keys per message (3..5)
 #   QOS [1]              0 or 1
-#   HOLD [10]            ConnectionStorm: seconds each connection stays open
+#   HOLD [10]            ConnectionStorm: seconds each connection stays open; with STORM=reconnect,
+#                        seconds all devices publish (after the ramp) before the drop
+#   STORM [connect]      ConnectionStorm variant: connect (connect, 1 publish, hold, disconnect) or
+#                        reconnect (all connect and publish QoS QOS at RATE; after RAMP + HOLD every
+#                        socket is closed at once without DISCONNECT; every device reconnects at once,
+#                        retrying each second while refused, and publishes for DURATION s more;
+#                        reports the time until every device publishes again and CONNACK refusals)
+#   COLD [60]            ColdStart: seconds of the cold window (then COLD seconds of warm)
 #   WARMUP [30]          seconds after the ramp left out of the steady window (JIT, token lookups)
 #   PHASES ["fieldline raw mosquitto"]  which phases to run, in this order:
-#                        fieldline raw cluster mosquitto
+#                        fieldline raw cluster mosquitto hivemq
+#                        hivemq: embedded HiveMQ Community Edition (perf-gatling/hivemq-broker, a
+#                        Maven project of its own: HiveMQ runs on Netty 4.1), one listener on
+#                        127.0.0.1, in-memory persistence, every client accepted; nothing stored
 #   CLUSTER_NODES [2]    cluster phase: Fieldline nodes (one ZooKeeper, one Cassandra); device i
 #                        connects to node (i mod N) + 1, so (N-1)/N of the messages are forwarded
 #   RAW_MODE [rows]      raw writer: rows (one INSERT per row) or batch (one batch per message)
@@ -27,6 +44,7 @@
 #   SERVER_JAVA_OPTS     JVM options of the server and of each cluster node (default: those of
 #                        ./fieldline)
 #   GATLING_XMX [2g]     heap of the Gatling JVM
+#   HIVEMQ_JAVA_OPTS     JVM options of the HiveMQ CE broker [-Xms256m -Xmx1g -XX:+UseG1GC]
 # Everything binds 127.0.0.1 on free ports, lives in bench/results/<run>/ (data, logs, Gatling
 # reports) and is stopped on exit, Ctrl-C or failure. One run at a time per machine: a run waits for
 # the lock /tmp/fieldline-bench.lock held by another.
@@ -36,12 +54,19 @@ root=$(pwd)
 
 scenario=${1:-}
 case "$scenario" in
-  DevicesAtRate | MaxThroughput | ConnectionStorm) ;;
+  DevicesAtRate | MaxThroughput | ConnectionStorm | ColdStart) ;;
   *)
-    echo "usage: bench/run.sh DevicesAtRate|MaxThroughput|ConnectionStorm (see the header for env)" >&2
+    echo "usage: bench/run.sh DevicesAtRate|MaxThroughput|ConnectionStorm|ColdStart (see the header for env)" >&2
     exit 2
     ;;
 esac
+
+COLD=${COLD:-60}
+if [ "$scenario" = ColdStart ]; then
+  DEVICES=${DEVICES:-1000}
+  DURATION=${DURATION:-$((2 * COLD))}
+  PHASES=${PHASES:-fieldline}
+fi
 
 DEVICES=${DEVICES:-2000}
 RATE=${RATE:-1}
@@ -51,6 +76,7 @@ KEYS=${KEYS:-4}
 QOS=${QOS:-1}
 HOLD=${HOLD:-10}
 WARMUP=${WARMUP:-30}
+STORM=${STORM:-connect}
 PHASES=${PHASES:-fieldline raw mosquitto}
 CLUSTER_NODES=${CLUSTER_NODES:-2}
 RAW_MODE=${RAW_MODE:-rows}
@@ -58,6 +84,7 @@ RAW_INFLIGHT=${RAW_INFLIGHT:-1024}
 APPEND=${APPEND:-1}
 JFR=${JFR:-0}
 GATLING_XMX=${GATLING_XMX:-2g}
+HIVEMQ_JAVA_OPTS=${HIVEMQ_JAVA_OPTS:--Xms256m -Xmx1g -XX:+UseG1GC}
 ADMIN_USER=admin@fieldline.local
 ADMIN_PASSWORD=bench-password-$RANDOM$RANDOM
 
@@ -65,8 +92,12 @@ if [ "$DEVICES" -gt 15000 ] || [ "$DURATION" -gt 1800 ] || [ "$DEVICES" -lt 1 ];
   echo "bench: DEVICES must be 1..15000 and DURATION at most 1800 s" >&2
   exit 2
 fi
-if [ "$scenario" = ConnectionStorm ]; then
+if [ "$scenario" = ConnectionStorm ] || [ "$scenario" = ColdStart ]; then
   PHASES=${PHASES//raw/}
+fi
+if [ "$STORM" != connect ] && [ "$STORM" != reconnect ]; then
+  echo "bench: STORM must be connect or reconnect" >&2
+  exit 2
 fi
 if ! [[ "$CLUSTER_NODES" =~ ^[1-9]$ ]]; then
   echo "bench: CLUSTER_NODES must be 1..9" >&2
@@ -107,6 +138,7 @@ server_pid=""
 cluster_dir=""
 cassandra_pid=""
 mosquitto_pid=""
+hivemq_pid=""
 mvn_pid=""
 gatling_pid=""
 writer_pid=""
@@ -142,6 +174,7 @@ cleanup() {
   stop_pid "$mvn_pid" 5
   stop_pid "$writer_pid" 5
   stop_pid "$mosquitto_pid" 5
+  stop_pid "$hivemq_pid" 15
   stop_pid "$server_pid" 90
   stop_pid "$cassandra_pid" 30
   stop_cluster
@@ -266,9 +299,18 @@ describe="$DEVICES devices"
 case "$scenario" in
   DevicesAtRate) describe="$describe × $RATE msg/s, QoS $QOS, $KEYS keys, $DURATION s" ;;
   MaxThroughput) describe="$describe closed loop (1 in flight each), QoS $QOS, $KEYS keys, $DURATION s" ;;
-  ConnectionStorm) describe="$describe connecting at $RAMP/s, 1 publish each, held $HOLD s" ;;
+  ConnectionStorm)
+    if [ "$STORM" = reconnect ]; then
+      describe="$describe × $RATE msg/s, QoS $QOS, all sockets dropped (no DISCONNECT) $HOLD s after the ramp, reconnect, $DURATION s more"
+    else
+      describe="$describe connecting at $RAMP/s, 1 publish each, held $HOLD s"
+    fi
+    ;;
+  ColdStart) describe="$describe × $RATE msg/s from a cold start, QoS $QOS, $KEYS keys, $DURATION s (cold: first $COLD s)" ;;
 esac
 command="DEVICES=$DEVICES RATE=$RATE DURATION=$DURATION RAMP=$RAMP WARMUP=$WARMUP KEYS=$KEYS QOS=$QOS RAW_MODE=$RAW_MODE PHASES=\"$PHASES\" bench/run.sh $scenario"
+if [ "$scenario" = ConnectionStorm ]; then command="STORM=$STORM HOLD=$HOLD $command"; fi
+if [ "$scenario" = ColdStart ]; then command="COLD=$COLD $command"; fi
 if [[ " $PHASES " == *" cluster "* ]]; then command="CLUSTER_NODES=$CLUSTER_NODES $command"; fi
 {
   echo "scenario=$scenario"
@@ -282,6 +324,7 @@ if [[ " $PHASES " == *" cluster "* ]]; then command="CLUSTER_NODES=$CLUSTER_NODE
   echo "clusterNodes=$CLUSTER_NODES"
   echo "runDir=${run#"$root"/}"
   echo "mosquittoVersion=$(mosquitto -h 2>/dev/null | awk '/version/ {print $3; exit}')"
+  echo "hivemqVersion=$(sed -n 's:.*<hivemq.version>\(.*\)</hivemq.version>.*:\1:p' perf-gatling/hivemq-broker/pom.xml)"
 } >"$run/bench.properties"
 log "run $run: $describe"
 
@@ -304,6 +347,15 @@ mark_built() {
 }
 mark_built
 perf_cp="$root/perf-gatling/target/classes:$(cat "$perf_cp_file")"
+# HiveMQ CE: a Maven project outside the reactor (its Netty 4.1 must not meet the parent's Netty BOM).
+hivemq_dir="$root/perf-gatling/hivemq-broker"
+if [[ " $PHASES " == *" hivemq "* ]] && { [ ! -f "$hivemq_dir/target/broker.classpath" ] \
+  || [ -n "$(find "$hivemq_dir/pom.xml" "$hivemq_dir/src" -newer "$hivemq_dir/target/broker.classpath" -print -quit)" ]; }; then
+  log "building the HiveMQ CE launcher (mvn -f perf-gatling/hivemq-broker/pom.xml package)"
+  mvn -q -B -f "$hivemq_dir/pom.xml" package >"$run/build-hivemq.log" 2>&1 \
+    || { log "HiveMQ build failed, see $run/build-hivemq.log"; exit 1; }
+  touch "$hivemq_dir/target/broker.classpath"
+fi
 
 bench_java() { # main class and arguments
   java -Xmx1g -cp "$perf_cp" "$@"
@@ -391,7 +443,7 @@ if [ "$needs_fieldline" = 1 ]; then
     --user "$ADMIN_USER" --password "$ADMIN_PASSWORD" --count "$DEVICES" --prefix bench- \
     --out "$run/devices.csv" 2>>"$run/bench.log" | tee -a "$run/bench.log" >&2
 else
-  # Mosquitto only: any tokens will do.
+  # Mosquitto and/or HiveMQ only: any tokens will do.
   { echo "name,id,token"; for i in $(seq 0 $((DEVICES - 1))); do echo "bench-$i,-,bench-token-$i"; done; } >"$run/devices.csv"
 fi
 
@@ -536,6 +588,34 @@ EOF
   stop_samplers
   stop_pid "$mosquitto_pid" 5
   mosquitto_pid=""
+fi
+
+# ---- phase 5: HiveMQ CE, in-memory persistence ------------------------------------------------
+# Same scenario and feeder as Mosquitto's; the launcher installs an authenticator that accepts every
+# CONNECT (HiveMQ CE refuses all clients while none is installed) and prints "hivemq ready" once its
+# listener is bound.
+if [[ " $PHASES " == *" hivemq "* ]]; then
+  hivemq_port=$(free_port)
+  java $HIVEMQ_JAVA_OPTS -cp "$hivemq_dir/target/classes:$(cat "$hivemq_dir/target/broker.classpath")" \
+    io.fieldline.perf.hivemq.HiveMqBroker 127.0.0.1 "$hivemq_port" "$run/hivemq" >"$run/hivemq.log" 2>&1 &
+  hivemq_pid=$!
+  for _ in $(seq 1 240); do
+    grep -q '^hivemq ready' "$run/hivemq.log" 2>/dev/null && break
+    kill -0 "$hivemq_pid" 2>/dev/null || break
+    sleep 0.25
+  done
+  if ! grep -q '^hivemq ready' "$run/hivemq.log" 2>/dev/null; then
+    log "HiveMQ CE did not start; tail of $run/hivemq.log:"
+    tail -20 "$run/hivemq.log" >&2
+    exit 1
+  fi
+  log "HiveMQ CE listening on $hivemq_port (pid $hivemq_pid)"
+  start_machine_sampler "$run/cpu-hivemq.txt"
+  start_sampler "$run/cpu-hivemq.txt" hivemq "$hivemq_pid"
+  gatling hivemq "$hivemq_port" || true
+  stop_samplers
+  stop_pid "$hivemq_pid" 15
+  hivemq_pid=""
 fi
 
 # ---- report -----------------------------------------------------------------------------------

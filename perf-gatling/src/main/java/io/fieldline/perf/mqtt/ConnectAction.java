@@ -6,11 +6,13 @@ import io.gatling.core.action.Action;
 import io.gatling.core.session.Session;
 import org.jspecify.annotations.Nullable;
 import scala.Function1;
+import scala.Option;
 
 /**
  * Opens the user's connection on its own event loop; reported as one request from the TCP connect
  * to the CONNACK, KO on refusal, timeout or connect error. A connection the user already holds is
- * closed first.
+ * closed first. After a {@code drop()}, the new connection reports its first PUBACK's distance from
+ * the drop ({@code resumeAfterDropMillis}); a refused attempt keeps the drop time for the next.
  */
 final class ConnectAction extends MqttAction {
 
@@ -56,6 +58,8 @@ final class ConnectAction extends MqttAction {
       }
     }
     Session base = session.remove(MqttConnection.ATTRIBUTE);
+    Option<Object> dropped = session.attributes().get(MqttConnection.DROPPED_AT);
+    long droppedAt = dropped.isDefined() ? (Long) dropped.get() : 0L;
     long start = clock.nowMillis();
     MqttConnection.open(
         components,
@@ -64,10 +68,14 @@ final class ConnectAction extends MqttAction {
         id,
         user,
         pass,
+        droppedAt,
         new MqttConnection.ConnectCallback() {
           @Override
           public void connected(MqttConnection connection, long latencyNanos) {
-            ok(base.set(MqttConnection.ATTRIBUTE, connection), start, clock.nowMillis());
+            ok(
+                base.remove(MqttConnection.DROPPED_AT).set(MqttConnection.ATTRIBUTE, connection),
+                start,
+                clock.nowMillis());
           }
 
           @Override

@@ -43,6 +43,9 @@ final class MqttConnection {
 
   static final String ATTRIBUTE = "gatling.fieldline.mqtt.connection";
 
+  /** When {@code drop()} closed the user's previous connection (epoch ms, a Long). */
+  static final String DROPPED_AT = "gatling.fieldline.mqtt.droppedAt";
+
   /** Completion of CONNECT (on the loop). */
   interface ConnectCallback {
     void connected(MqttConnection connection, long latencyNanos);
@@ -102,6 +105,9 @@ final class MqttConnection {
   private long waiterStartNanos;
   private @Nullable ScheduledFuture<?> waiterTimeout;
 
+  /** Epoch ms of the drop this connection replaces (0: none); cleared by the first PUBACK. */
+  private long droppedAtMillis;
+
   private MqttConnection(EventLoop loop, MqttProtocol protocol, String username) {
     this.loop = loop;
     this.protocol = protocol;
@@ -125,10 +131,12 @@ final class MqttConnection {
       String clientId,
       String username,
       @Nullable String password,
+      long droppedAtMillis,
       ConnectCallback callback) {
     assert loop.inEventLoop();
     MqttProtocol protocol = components.protocol();
     MqttConnection connection = new MqttConnection(loop, protocol, username);
+    connection.droppedAtMillis = droppedAtMillis;
     protocol.stats().connecting();
     connection.connectCallback = callback;
     connection.connectStartNanos = System.nanoTime();
@@ -313,6 +321,25 @@ final class MqttConnection {
     closed(Failure.CLOSED, "disconnected by the client");
   }
 
+  /**
+   * Closes the socket without DISCONNECT, as a network outage would (the broker sees the TCP close,
+   * not an MQTT goodbye); publishes in flight fail as closed. Safe from any thread.
+   */
+  void drop() {
+    if (!loop.inEventLoop()) {
+      loop.execute(this::drop);
+      return;
+    }
+    Channel ch = channel;
+    if (ch != null) {
+      ch.close();
+    }
+    if (state != State.CLOSED) {
+      stats.dropped();
+    }
+    closed(Failure.CLOSED, "dropped by the client (no DISCONNECT)");
+  }
+
   // ---- called by MqttClientHandler, on the loop ----
 
   void onConnAck(MqttConnAckMessage ack) {
@@ -322,6 +349,7 @@ final class MqttConnection {
     }
     MqttConnectReturnCode code = ack.variableHeader().connectReturnCode();
     if (code != MqttConnectReturnCode.CONNECTION_ACCEPTED) {
+      stats.refused(code.byteValue() & 0xff);
       failConnect(Failure.REFUSED, "CONNACK " + code);
       return;
     }
@@ -344,6 +372,10 @@ final class MqttConnection {
     if (p.sequence >= 0) {
       ledger.acked(p.sequence);
       stats.acked(latency);
+      if (droppedAtMillis > 0) {
+        stats.resumed(System.currentTimeMillis() - droppedAtMillis);
+        droppedAtMillis = 0;
+      }
     }
     p.callback.acked(ack, latency);
   }

@@ -23,4 +23,14 @@ public final class MqttDsl {
   public static MqttRequestBuilder mqtt(String requestName) {
     return new MqttRequestBuilder(requestName);
   }
+
+  /**
+   * Whether the user holds an open MQTT connection (CONNACK received, not closed since): for
+   * reconnect loops such as {@code asLongAs(s -> !MqttDsl.isConnected(s))}. Read on the user's own
+   * event loop, where Gatling evaluates conditions.
+   */
+  public static boolean isConnected(io.gatling.javaapi.core.Session session) {
+    MqttConnection connection = MqttConnection.of(session.asScala());
+    return connection != null && connection.isConnected();
+  }
 }

@@ -31,6 +31,14 @@ public final class MqttRequestBuilder {
     return new AwaitMessageActionBuilder(requestName, timeout, null);
   }
 
+  /**
+   * Closes the user's connection without DISCONNECT, as a network outage would (not timed); the
+   * next {@code connect()} of the user measures how long it took to publish again.
+   */
+  public DropActionBuilder drop() {
+    return new DropActionBuilder(requestName);
+  }
+
   /** Sends DISCONNECT and closes the user's connection (not timed). */
   public DisconnectActionBuilder disconnect() {
     return new DisconnectActionBuilder(requestName);

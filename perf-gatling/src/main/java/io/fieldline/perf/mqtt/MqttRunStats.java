@@ -13,7 +13,10 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
@@ -79,6 +82,37 @@ public final class MqttRunStats {
 
   private final ConcurrentLinkedQueue<AckLedger> ledgers = new ConcurrentLinkedQueue<>();
 
+  /** Successful CONNACKs per second (reconnects included). */
+  private final AtomicLongArray connectedPerSecond = new AtomicLongArray(MAX_SECONDS);
+
+  /** Named windows besides the steady one (a cold start's first minute, before/after a drop). */
+  private final List<Window> windows = new CopyOnWriteArrayList<>();
+
+  /** Refused CONNACKs by return code ("0x03"). */
+  private final Map<String, LongAdder> refusals = new ConcurrentHashMap<>();
+
+  /** Connections closed by {@code drop()} (no DISCONNECT). */
+  private final LongAdder drops = new LongAdder();
+
+  /** Drop → first PUBACK of the device's next connection, one value per device that resumed. */
+  private final AtomicHistogram resumeMillis = new AtomicHistogram(1, MAX_TRACKED_MICROS, 3);
+
+  /** Seconds {@code [from, to)} with their own PUBACK latency figures. */
+  private record Window(
+      String name, int from, int to, AtomicHistogram ackMicros, LongAdder[] buckets) {
+    Window(String name, int from, int to) {
+      this(name, from, to, new AtomicHistogram(1, MAX_TRACKED_MICROS, 3), newAdders());
+    }
+  }
+
+  private static LongAdder[] newAdders() {
+    LongAdder[] adders = new LongAdder[BUCKET_BOUNDS_MICROS.length + 1];
+    for (int i = 0; i < adders.length; i++) {
+      adders[i] = new LongAdder();
+    }
+    return adders;
+  }
+
   public MqttRunStats() {
     for (int i = 0; i < buckets.length; i++) {
       buckets[i] = new LongAdder();
@@ -99,6 +133,15 @@ public final class MqttRunStats {
     steadyTo = to;
   }
 
+  /**
+   * Adds a named window of whole seconds {@code [from, to)} (counted from the first connection
+   * attempt) whose acknowledgements get their own latency figures in the summary ({@code windows}),
+   * next to the steady window. Call before the run.
+   */
+  public void window(String name, int from, int to) {
+    windows.add(new Window(name, from, to));
+  }
+
   void connecting() {
     if (originMillis.get() == 0) {
       originMillis.compareAndSet(0, System.currentTimeMillis());
@@ -112,6 +155,22 @@ public final class MqttRunStats {
   void connected(long latencyNanos) {
     connects.increment();
     connectMicros.recordValue(clampMicros(latencyNanos));
+    connectedPerSecond.incrementAndGet(secondIndex());
+  }
+
+  /** A CONNACK with a return code other than 0 ({@code code} is the byte, e.g. 3). */
+  void refused(int code) {
+    refusals.computeIfAbsent(String.format("0x%02x", code), c -> new LongAdder()).increment();
+  }
+
+  /** A connection closed without DISCONNECT by {@code drop()}. */
+  void dropped() {
+    drops.increment();
+  }
+
+  /** The first PUBACK of a connection opened after a drop, {@code millis} after that drop. */
+  void resumed(long millis) {
+    resumeMillis.recordValue(Math.max(1, Math.min(MAX_TRACKED_MICROS, millis)));
   }
 
   void sent() {
@@ -129,6 +188,12 @@ public final class MqttRunStats {
     if (second >= steadyFrom && second < steadyTo) {
       steadyAckMicros.recordValue(micros);
       steadyBuckets[bucketOf(micros)].increment();
+    }
+    for (Window window : windows) {
+      if (second >= window.from() && second < window.to()) {
+        window.ackMicros().recordValue(micros);
+        window.buckets()[bucketOf(micros)].increment();
+      }
     }
     if (micros >= SLOW_MICROS) {
       slowAckedPerSecond.incrementAndGet(second);
@@ -218,6 +283,21 @@ public final class MqttRunStats {
     json.put("ackedPerSecond", series(ackedPerSecond));
     json.put("sentPerSecond", series(sentPerSecond));
     json.put("slowAckedPerSecond", series(slowAckedPerSecond));
+    json.put("connectedPerSecond", series(connectedPerSecond));
+    Map<String, Object> named = new LinkedHashMap<>();
+    for (Window window : windows) {
+      Map<String, Object> out = new LinkedHashMap<>();
+      out.put("seconds", List.of(window.from(), window.to()));
+      out.put("ackLatencyMillis", percentiles(window.ackMicros().copy()));
+      out.put("ackLatencyBuckets", bucketCounts(window.buckets()));
+      named.put(window.name(), out);
+    }
+    json.put("windows", named);
+    Map<String, Long> refused = new TreeMap<>();
+    refusals.forEach((code, count) -> refused.put(code, count.sum()));
+    json.put("connackRefusals", refused);
+    json.put("drops", drops.sum());
+    json.put("resumeAfterDropMillis", percentiles(resumeMillis.copy(), 1));
     try {
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), json);
     } catch (IOException e) {
@@ -226,22 +306,31 @@ public final class MqttRunStats {
   }
 
   private static Map<String, Object> percentiles(Histogram histogram) {
+    return percentiles(histogram, 1000.0);
+  }
+
+  /** Count, mean and percentiles of a histogram, each value divided by {@code perMilli}. */
+  private static Map<String, Object> percentiles(Histogram histogram, double perMilli) {
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("count", histogram.getTotalCount());
     if (histogram.getTotalCount() == 0) {
       return out;
     }
-    out.put("mean", round(histogram.getMean() / 1000.0));
-    out.put("p50", millis(histogram, 50));
-    out.put("p95", millis(histogram, 95));
-    out.put("p99", millis(histogram, 99));
-    out.put("p999", millis(histogram, 99.9));
-    out.put("max", round(histogram.getMaxValue() / 1000.0));
+    out.put("mean", round(histogram.getMean() / perMilli));
+    out.put("p50", round(histogram.getValueAtPercentile(50) / perMilli));
+    out.put("p95", round(histogram.getValueAtPercentile(95) / perMilli));
+    out.put("p99", round(histogram.getValueAtPercentile(99) / perMilli));
+    out.put("p999", round(histogram.getValueAtPercentile(99.9) / perMilli));
+    out.put("max", round(histogram.getMaxValue() / perMilli));
     return out;
   }
 
-  private static double millis(Histogram histogram, double percentile) {
-    return round(histogram.getValueAtPercentile(percentile) / 1000.0);
+  private static Map<String, Long> bucketCounts(LongAdder[] adders) {
+    Map<String, Long> out = new LinkedHashMap<>();
+    for (int i = 0; i < adders.length; i++) {
+      out.put(BUCKET_LABELS.get(i), adders[i].sum());
+    }
+    return out;
   }
 
   private static double round(double value) {

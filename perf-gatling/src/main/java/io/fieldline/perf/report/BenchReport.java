@@ -18,9 +18,9 @@ import org.jspecify.annotations.Nullable;
  * Renders one bench/run.sh run directory as the Markdown section of docs/performance.md: the
  * command and machine, offered and achieved rates, PUBACK latency, the latency buckets, CPU and
  * memory per component, acked/stored/missing, and the ratios Fieldline ÷ Mosquitto, Fieldline ÷
- * raw-driver ceiling and the CPU cost per persisted message against the raw writer's per row; when
- * the run had a cluster phase, the single node next to the cluster and the cost of forwarding
- * ({@link ClusterComparison}).
+ * HiveMQ CE (throughput, p99, CPU per message), Fieldline ÷ raw-driver ceiling and the CPU cost per
+ * persisted message against the raw writer's per row; when the run had a cluster phase, the single
+ * node next to the cluster and the cost of forwarding ({@link ClusterComparison}).
  *
  * <p>Rates and CPU are taken over each phase's steady window (all devices connected; the raw writer
  * after its warm-up), so ramp-up, JVM start and report generation are not counted.
@@ -34,6 +34,7 @@ public final class BenchReport {
   private final Properties meta = new Properties();
   private final @Nullable PhaseResult fieldline;
   private final @Nullable PhaseResult mosquitto;
+  private final @Nullable PhaseResult hivemq;
   private final @Nullable PhaseResult raw;
   private final @Nullable JsonNode check;
   private final @Nullable ClusterComparison cluster;
@@ -49,6 +50,8 @@ public final class BenchReport {
     mosquitto =
         PhaseResult.mqtt(
             dir.resolve("mosquitto-summary.json"), dir.resolve("cpu-mosquitto.txt"), ticks);
+    hivemq =
+        PhaseResult.mqtt(dir.resolve("hivemq-summary.json"), dir.resolve("cpu-hivemq.txt"), ticks);
     raw = PhaseResult.raw(dir.resolve("raw.json"), dir.resolve("cpu-raw.txt"), ticks);
     check = readJson(dir.resolve("fieldline-check.json"));
     PhaseResult clusterPhase =
@@ -129,6 +132,7 @@ public final class BenchReport {
     md.append("- Steady windows: ");
     appendWindow(md, "Fieldline", fieldline);
     appendWindow(md, "Mosquitto", mosquitto);
+    appendWindow(md, "HiveMQ CE", hivemq);
     appendWindow(md, "raw writer", raw);
     if (cluster != null) {
       appendWindow(md, cluster.nodes() + "-node cluster", cluster.cluster());
@@ -139,39 +143,51 @@ public final class BenchReport {
 
     md.append("| | Fieldline (PUBACK after the Cassandra write) | Mosquitto ")
         .append(meta.getProperty("mosquittoVersion", ""))
+        .append(" (no storage) | HiveMQ CE ")
+        .append(meta.getProperty("hivemqVersion", ""))
         .append(" (no storage) | raw driver writer, ")
         .append(raw == null ? "-" : raw.json().path("mode").asText())
         .append(" mode (ceiling) |\n");
-    md.append("| --- | ---: | ---: | ---: |\n");
+    md.append("| --- | ---: | ---: | ---: | ---: |\n");
     row(
         md,
         "msgs/s offered",
         offered(fieldline),
         offered(mosquitto),
+        offered(hivemq),
         raw == null ? "-" : offeredRaw(raw));
     row(
         md,
         "msgs/s achieved (steady window)",
         rate(fieldline),
         rate(mosquitto),
+        rate(hivemq),
         raw == null ? "-" : fmt(raw.rate() / keys, 0) + " (" + fmt(raw.rate(), 0) + " rows/s)");
     row(
         md,
         "requests sent / acked / KO",
         counts(fieldline),
         counts(mosquitto),
+        counts(hivemq),
         raw == null
             ? "-"
             : raw.json().path("rowsWritten").asLong()
                 + " rows / "
                 + raw.json().path("requestsFailed").asLong()
                 + " failed");
-    row(md, "acked / stored / missing (partial)", storedLine(), "nothing stored", "-");
+    row(
+        md,
+        "acked / stored / missing (partial)",
+        storedLine(),
+        "nothing stored",
+        hivemq == null ? "-" : "nothing stored",
+        "-");
     row(
         md,
         "PUBACK p50 / p95 / p99 / p99.9 / max ms, steady window",
         latency(fieldline, "steadyAckLatencyMillis"),
         latency(mosquitto, "steadyAckLatencyMillis"),
+        latency(hivemq, "steadyAckLatencyMillis"),
         raw == null
             ? "-"
             : latencyOf(raw.json().path("requestLatencyMillis")) + " (per request, after warm-up)");
@@ -180,31 +196,42 @@ public final class BenchReport {
         "PUBACK p50 / p95 / p99 / p99.9 / max ms, whole run (ramp and warm-up included)",
         latency(fieldline, "ackLatencyMillis"),
         latency(mosquitto, "ackLatencyMillis"),
+        latency(hivemq, "ackLatencyMillis"),
         "-");
     row(
         md,
         "connects OK; TCP connect → CONNACK p50 / p95 / p99 / p99.9 / max ms",
         connects(fieldline),
         connects(mosquitto),
+        connects(hivemq),
         "-");
     row(
         md,
         "CPU cores: broker / server",
         cores(fieldline, "server"),
         cores(mosquitto, "mosquitto"),
+        cores(hivemq, "hivemq"),
         cores(raw, "server") + " (idle server)");
-    row(md, "CPU cores: Cassandra", cores(fieldline, "cassandra"), "-", cores(raw, "cassandra"));
+    row(
+        md,
+        "CPU cores: Cassandra",
+        cores(fieldline, "cassandra"),
+        "-",
+        "-",
+        cores(raw, "cassandra"));
     row(
         md,
         "CPU cores: load generator",
         cores(fieldline, "generator"),
         cores(mosquitto, "generator"),
+        cores(hivemq, "generator"),
         cores(raw, "writer"));
     row(
         md,
         "CPU cores: other processes on the machine",
         others(fieldline),
         others(mosquitto),
+        others(hivemq),
         others(raw));
     row(
         md,
@@ -215,6 +242,7 @@ public final class BenchReport {
             + " / "
             + rss(fieldline, "generator"),
         rss(mosquitto, "mosquitto") + " / - / " + rss(mosquitto, "generator"),
+        rss(hivemq, "hivemq") + " / - / " + rss(hivemq, "generator"),
         "- / " + rss(raw, "cassandra") + " / " + rss(raw, "writer"));
     double fieldlinePerMsg =
         fieldline == null ? Double.NaN : fieldline.cpuMicrosPerUnit("server", "cassandra");
@@ -226,6 +254,9 @@ public final class BenchReport {
         mosquitto == null
             ? "-"
             : fmt(mosquitto.cpuMicrosPerUnit("mosquitto"), 0) + " per message (broker only)",
+        hivemq == null
+            ? "-"
+            : fmt(hivemq.cpuMicrosPerUnit("hivemq"), 0) + " per message (broker only)",
         fmt(rawPerRow, 0)
             + " per row ("
             + fmt(rawPerRow * keys, 0)
@@ -237,13 +268,14 @@ public final class BenchReport {
         "CPU µs per message: load generator",
         perUnit(fieldline, "generator"),
         perUnit(mosquitto, "generator"),
+        perUnit(hivemq, "generator"),
         raw == null ? "-" : fmt(raw.cpuMicrosPerUnit("writer") * keys, 0) + " per message");
     md.append("\n");
 
     md.append("PUBACK latency buckets (share of acknowledged messages):\n\n");
     md.append(
         "| bucket | Fieldline, steady window | Fieldline, whole run | Mosquitto, steady window |"
-            + "\n| --- | ---: | ---: | ---: |\n");
+            + " HiveMQ CE, steady window |\n| --- | ---: | ---: | ---: | ---: |\n");
     for (String bucket : MqttRunStats.BUCKET_LABELS) {
       md.append("| ")
           .append(bucket)
@@ -253,14 +285,15 @@ public final class BenchReport {
           .append(bucket(fieldline, "ackLatencyBuckets", bucket))
           .append(" | ")
           .append(bucket(mosquitto, "steadyAckLatencyBuckets", bucket))
+          .append(" | ")
+          .append(bucket(hivemq, "steadyAckLatencyBuckets", bucket))
           .append(" |\n");
     }
     md.append("\n");
 
     md.append("Ratios (steady windows):\n\n");
-    md.append("- Fieldline ÷ Mosquitto, msgs/s: ")
-        .append(ratio(rateOf(fieldline), rateOf(mosquitto)))
-        .append("\n");
+    brokerRatios(md, "Mosquitto", mosquitto, "mosquitto", fieldlinePerMsg);
+    brokerRatios(md, "HiveMQ CE", hivemq, "hivemq", fieldlinePerMsg);
     md.append("- Fieldline ÷ raw-driver ceiling, msgs/s (raw rows/s ÷ ")
         .append(keys)
         .append("): ")
@@ -278,22 +311,49 @@ public final class BenchReport {
     return md.toString();
   }
 
+  /**
+   * Fieldline ÷ a broker without storage: msgs/s, steady p99, and CPU per message (server +
+   * Cassandra against the broker alone); nothing when the broker did not run.
+   */
+  private void brokerRatios(
+      StringBuilder md,
+      String name,
+      @Nullable PhaseResult broker,
+      String label,
+      double fieldlinePerMsg) {
+    if (broker == null) {
+      return;
+    }
+    md.append("- Fieldline ÷ ")
+        .append(name)
+        .append(", msgs/s: ")
+        .append(ratio(rateOf(fieldline), rateOf(broker)))
+        .append("; PUBACK p99 (steady): ")
+        .append(ratio(p99(fieldline), p99(broker)))
+        .append("; CPU µs per message (server + Cassandra ÷ broker): ")
+        .append(ratio(fieldlinePerMsg, broker.cpuMicrosPerUnit(label)))
+        .append("\n");
+  }
+
+  private static double p99(@Nullable PhaseResult phase) {
+    if (phase == null || phase.json().path("steadyAckLatencyMillis").path("count").asLong() == 0) {
+      return Double.NaN;
+    }
+    return phase.json().path("steadyAckLatencyMillis").path("p99").asDouble();
+  }
+
   private static void appendWindow(StringBuilder md, String name, @Nullable PhaseResult phase) {
     if (phase != null) {
       md.append(name).append(' ').append(fmt(phase.windowSeconds(), 0)).append(" s; ");
     }
   }
 
-  private static void row(StringBuilder md, String name, String a, String b, String c) {
-    md.append("| ")
-        .append(name)
-        .append(" | ")
-        .append(a)
-        .append(" | ")
-        .append(b)
-        .append(" | ")
-        .append(c)
-        .append(" |\n");
+  private static void row(StringBuilder md, String name, String... cells) {
+    md.append("| ").append(name);
+    for (String cell : cells) {
+      md.append(" | ").append(cell);
+    }
+    md.append(" |\n");
   }
 
   static String offered(@Nullable PhaseResult phase) {
@@ -388,7 +448,8 @@ public final class BenchReport {
       return "-";
     }
     double own = 0;
-    for (String label : new String[] {"server", "cassandra", "generator", "writer", "mosquitto"}) {
+    for (String label :
+        new String[] {"server", "cassandra", "generator", "writer", "mosquitto", "hivemq"}) {
       if (phase.cpu().has(label)) {
         own += phase.cores(label);
       }

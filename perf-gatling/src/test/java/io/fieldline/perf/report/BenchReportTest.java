@@ -81,6 +81,34 @@ class BenchReportTest {
     assertThat(new BenchReport(run).render()).doesNotContain("cost of forwarding");
   }
 
+  @Test
+  void should_compare_fieldline_with_hivemq_and_say_it_stores_nothing() throws IOException {
+    Files.writeString(run.resolve("hivemq-summary.json"), summary(0.5, 2.0, 4.0));
+    Files.writeString(run.resolve("cpu-hivemq.txt"), cpu("hivemq", 0, 20) + cpu("generator", 0, 8));
+
+    String markdown = new BenchReport(run).render();
+
+    assertThat(markdown)
+        .contains("| HiveMQ CE  (no storage) |")
+        .contains("| msgs/s achieved (steady window) | 100 | - | 100 | - |")
+        .contains(
+            "| acked / stored / missing (partial) | not checked | nothing stored | nothing stored"
+                + " |")
+        .contains("| CPU cores: broker / server | 0.05 | - | 0.02 |")
+        .contains("| 1,000 per message | - | 200 per message (broker only) |")
+        .contains(
+            "- Fieldline ÷ HiveMQ CE, msgs/s: 1.00; PUBACK p99 (steady): 5.00; CPU µs per message"
+                + " (server + Cassandra ÷ broker): 5.00")
+        .doesNotContain("Fieldline ÷ Mosquitto");
+  }
+
+  @Test
+  void should_leave_the_hivemq_column_empty_when_it_did_not_run() throws IOException {
+    assertThat(new BenchReport(run).render())
+        .contains("| acked / stored / missing (partial) | not checked | nothing stored | - | - |")
+        .doesNotContain("Fieldline ÷ HiveMQ CE");
+  }
+
   private static String summary(double p50, double p99, double p999) {
     return """
     {"startEpochMillis": %d, "steadyWindowSeconds": [0, 10], "offeredPerSecond": 100,

@@ -23,17 +23,24 @@ import java.time.Duration;
 public class DevicesAtRate extends MqttSimulation {
 
   {
-    ScenarioBuilder devices =
-        scenario("devices at rate")
-            .feed(tokens())
-            .exec(connect())
-            .during(settings.duration())
-            .on(pace(settings.pace()).exec(publish()))
-            .exec(disconnect());
-    setUp(devices.injectOpen(rampUsers(settings.devices()).during(settings.ramp())))
+    setUp(
+            devicesAtRate("devices at rate")
+                .injectOpen(rampUsers(settings.devices()).during(settings.ramp())))
         .protocols(protocol)
         .maxDuration(settings.ramp().plus(settings.duration()).plus(Duration.ofSeconds(60)))
         .assertions(global().failedRequests().count().is(0L));
+  }
+
+  /**
+   * Each device: connect, publish every 1/R s for the duration (waiting for each PUBACK), leave.
+   */
+  final ScenarioBuilder devicesAtRate(String name) {
+    return scenario(name)
+        .feed(tokens())
+        .exec(connect())
+        .during(settings.duration())
+        .on(pace(settings.pace()).exec(publish()))
+        .exec(disconnect());
   }
 
   @Override

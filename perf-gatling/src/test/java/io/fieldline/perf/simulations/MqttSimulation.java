@@ -40,6 +40,7 @@ abstract class MqttSimulation extends Simulation {
     MqttRunStats runStats = new MqttRunStats();
     int[] window = steadyWindowSeconds();
     runStats.steadyWindow(window[0], window[1]);
+    namedWindows().forEach((name, seconds) -> runStats.window(name, seconds[0], seconds[1]));
     return runStats;
   }
 
@@ -64,6 +65,15 @@ abstract class MqttSimulation extends Simulation {
   /** Seconds (from the first connection) over which rates, CPU and steady latency are taken. */
   int[] steadyWindowSeconds() {
     return settings.steadyWindow();
+  }
+
+  /**
+   * Windows with latency figures of their own (name → seconds {@code [from, to)} from the first
+   * connection), reported next to the steady window; none by default. Called during construction:
+   * may read {@link #settings} only.
+   */
+  Map<String, int[]> namedWindows() {
+    return Map.of();
   }
 
   /** What the scenario offers in messages per second (0 for a closed loop). */

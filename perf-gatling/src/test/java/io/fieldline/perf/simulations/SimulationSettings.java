@@ -37,6 +37,12 @@ import org.jspecify.annotations.Nullable;
  *     10)
  * @param warmup seconds after the ramp that the steady window leaves out ({@code warmup}, default
  *     30): JIT compilation, token lookups and actor restores of the ramp settle there
+ * @param storm ConnectionStorm's variant ({@code storm}): {@code connect} (default: connect,
+ *     publish once, hold, disconnect) or {@code reconnect} (all connect and publish at {@code
+ *     ratePerDevice} for {@code hold} seconds, every socket is dropped at once without DISCONNECT,
+ *     every device reconnects at once and publishes for {@code duration} seconds more)
+ * @param cold ColdStart's first window ({@code cold}, seconds, default 60): reported apart from the
+ *     next {@code cold} seconds (warm)
  * @param summary where to write the run's JSON summary ({@code summary}, optional)
  * @param ledger where to write the acknowledgement ledger ({@code ledger}, optional)
  */
@@ -54,6 +60,8 @@ public record SimulationSettings(
     Duration ackTimeout,
     Duration hold,
     Duration warmup,
+    String storm,
+    Duration cold,
     @Nullable Path summary,
     @Nullable Path ledger) {
 
@@ -85,6 +93,8 @@ public record SimulationSettings(
             Duration.ofSeconds(intProperty("ackTimeout", 10, 1, 3600, errors)),
             Duration.ofSeconds(intProperty("hold", 10, 0, 3600, errors)),
             Duration.ofSeconds(intProperty("warmup", 30, 0, 3600, errors)),
+            stormProperty(errors),
+            Duration.ofSeconds(intProperty("cold", 60, 5, 3600, errors)),
             pathProperty("summary"),
             pathProperty("ledger"));
     long maxFds = maxFileDescriptors();
@@ -146,7 +156,22 @@ public record SimulationSettings(
     out.put("warmupSeconds", warmup.toSeconds());
     out.put("keys", keys);
     out.put("qos", qos);
+    out.put("storm", storm);
+    out.put("holdSeconds", hold.toSeconds());
+    out.put("coldSeconds", cold.toSeconds());
     return out;
+  }
+
+  private static String stormProperty(List<String> errors) {
+    String value = System.getProperty("storm", "").strip();
+    if (value.isEmpty()) {
+      return "connect";
+    }
+    if (!value.equals("connect") && !value.equals("reconnect")) {
+      errors.add("storm: connect or reconnect, not " + value);
+      return "connect";
+    }
+    return value;
   }
 
   private static List<Integer> portsProperty(List<String> errors) {
