@@ -7,6 +7,7 @@ import io.fieldline.cluster.ClusterConfig;
 import io.fieldline.cluster.ClusterNode;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.PayloadParser;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
@@ -76,6 +77,7 @@ public final class FieldlineServer implements AutoCloseable {
     ActorsConfig actorsConfig = ActorsConfig.from(root);
     ClusterConfig clusterConfig = ClusterConfig.from(root);
     MqttTransportConfig mqttConfig = MqttTransportConfig.from(root);
+    WarmUp.Settings warmUp = WarmUp.Settings.from(root);
     config = serverConfig;
     bindJvmMetrics();
     String password =
@@ -92,6 +94,12 @@ public final class FieldlineServer implements AutoCloseable {
     DeviceTier devices =
         DeviceTier.start(
             root, actorsConfig, storageTier.storage().telemetryStore(), metrics, stops);
+    // Before any device can connect: the first ones meet a warm message path.
+    WarmUp.run(
+        devices.gateway(),
+        new PayloadParser(
+            serverConfig.payloadTypeCast(), serverConfig.payloadMaxStringValueLength()),
+        warmUp);
     SessionRegistry sessions = new SessionRegistry(mqttConfig.sessionExpiry());
     ClusterTier clusterTier = ClusterTier.start(clusterConfig, devices, sessions, metrics, stops);
     cluster = clusterTier;

@@ -10,6 +10,7 @@ import com.typesafe.config.ConfigFactory;
 import io.fieldline.cassandra.embedded.EmbeddedCassandra;
 import io.fieldline.cassandra.embedded.SharedCassandra;
 import io.fieldline.common.Device;
+import io.fieldline.common.DeviceId;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -86,6 +87,8 @@ abstract class ServerTestBase {
                     "fieldline.admin.username = \"" + ADMIN + "\"",
                     "fieldline.admin.password = \"" + PASSWORD + "\"",
                     "fieldline.demo-device.enabled = false",
+                    // A short warm-up: the path runs in every test server, quickly.
+                    "fieldline.warm-up.messages = 300",
                     "fieldline.cassandra.contact-points = \"" + contact + "\"",
                     "fieldline.cassandra.keyspace = " + keyspace,
                     "datastax-java-driver.basic.load-balancing-policy.local-datacenter = "
@@ -150,8 +153,12 @@ abstract class ServerTestBase {
   }
 
   protected long rows(Device device) {
+    return rows(device.id());
+  }
+
+  protected long rows(DeviceId device) {
     return cql.execute(
-            "SELECT count(*) FROM ts_kv WHERE device_id = ? ALLOW FILTERING", device.id().value())
+            "SELECT count(*) FROM ts_kv WHERE device_id = ? ALLOW FILTERING", device.value())
         .one()
         .getLong(0);
   }

@@ -117,6 +117,7 @@ final class LocalCluster implements AutoCloseable {
     env.put("FIELDLINE_ADMIN_PASSWORD", PASSWORD);
     env.put("FIELDLINE_JWT_SECRET", "cluster-test-secret-shared-by-all-nodes-0123456789");
     env.put("FIELDLINE_DEMO_DEVICE_ENABLED", "false");
+    env.put("FIELDLINE_WARM_UP_MESSAGES", "300");
     env.put("FIELDLINE_MQTT_WORKER_THREADS", "2");
     return env;
   }
