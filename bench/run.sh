@@ -372,7 +372,15 @@ check_rows() { # phase cql-port feeder: every message the phase's ledger acknowl
 }
 
 gatling() { # phase ports [feeder]: the scenario with gatling:test against 127.0.0.1:port[,port...]
-  local phase=$1 ports=$2 feeder=${3:-$run/devices.csv} status=0 port_arg
+  gatling_start "$@"
+  gatling_finish "$1"
+}
+
+# Starts the Gatling run in the background (the caller goes on once its JVM is up); with
+# await_feeder=1 the simulation waits (file-system events, at most 10 min) for the feeder to appear.
+await_feeder=0
+gatling_start() { # phase ports [feeder]
+  local phase=$1 ports=$2 feeder=${3:-$run/devices.csv} port_arg
   # Several ports (a cluster's nodes): Gatling user i connects to the (i mod n)-th.
   if [[ "$ports" == *,* ]]; then port_arg="-Dports=$ports"; else port_arg="-Dport=$ports"; fi
   log "$phase: $scenario via gatling:test (port $ports)"
@@ -381,8 +389,8 @@ gatling() { # phase ports [feeder]: the scenario with gatling:test against 127.0
     -Dgatling.resultsFolder="$run/gatling-$phase" -Dgatling.jvmXmx="$GATLING_XMX" \
     -Dhost=127.0.0.1 "$port_arg" -Dfeeder="$feeder" -Ddevices="$DEVICES" \
     -DratePerDevice="$RATE" -Dduration="$DURATION" -DrampConnectionsPerSec="$RAMP" \
-    -Dkeys="$KEYS" -Dqos="$QOS" -Dhold="$HOLD" -Dwarmup="$WARMUP" \
-    -Dsummary="$run/$phase-summary.json" -Dledger="$run/$phase-ledger.csv" \
+    -Dkeys="$KEYS" -Dqos="$QOS" -Dhold="$HOLD" -Dwarmup="$WARMUP" -Dstorm="$STORM" -Dcold="$COLD" \
+    -DawaitFeeder=$((await_feeder * 600)) -Dsummary="$run/$phase-summary.json" -Dledger="$run/$phase-ledger.csv" \
     >"$run/gatling-$phase.log" 2>&1 &
   mvn_pid=$!
   gatling_pid=""
@@ -393,6 +401,10 @@ gatling() { # phase ports [feeder]: the scenario with gatling:test against 127.0
     sleep 0.5
   done
   if [ -n "$gatling_pid" ]; then start_sampler "$run/cpu-$phase.txt" generator "$gatling_pid"; fi
+}
+
+gatling_finish() { # phase: waits for the run gatling_start began
+  local phase=$1 status=0
   wait "$mvn_pid" || status=$?
   mvn_pid=""
   gatling_pid=""
@@ -423,6 +435,12 @@ if [ "$needs_fieldline" = 1 ]; then
     FIELDLINE_DEMO_DEVICE_ENABLED=false JAVA_OPTS="$server_opts" \
     ./fieldline start >"$run/fieldline.log" 2>&1 &
   server_pid=$!
+  if [ "$scenario" = ColdStart ] && [[ " $PHASES " == *" fieldline "* ]]; then
+    # The load generator gets ready while the server starts: it waits for devices.csv.
+    await_feeder=1
+    gatling_start fieldline "$mqtt_port"
+    await_feeder=0
+  fi
   ready=0
   for _ in $(seq 1 600); do
     kill -0 "$server_pid" 2>/dev/null || break
@@ -437,11 +455,19 @@ if [ "$needs_fieldline" = 1 ]; then
     tail -20 "$run/fieldline.log" >&2
     exit 1
   fi
+  echo "readyEpochMillis=$(date +%s%3N)" >>"$run/bench.properties"
   [ -n "$cassandra_pid" ] || cassandra_pid=$(cat "$run/data/cassandra/cassandra.pid")
   log "Fieldline ready (server pid $server_pid, Cassandra pid $cassandra_pid)"
+  if [ "$scenario" = ColdStart ] && [[ " $PHASES " == *" fieldline "* ]]; then
+    start_machine_sampler "$run/cpu-fieldline.txt"
+    start_sampler "$run/cpu-fieldline.txt" server "$server_pid"
+    start_sampler "$run/cpu-fieldline.txt" cassandra "$cassandra_pid"
+  fi
+  # Written under another name and renamed: a waiting simulation never reads half a file.
   bench_java io.fieldline.perf.provision.DeviceProvisioner --url "http://127.0.0.1:$http_port" \
     --user "$ADMIN_USER" --password "$ADMIN_PASSWORD" --count "$DEVICES" --prefix bench- \
-    --out "$run/devices.csv" 2>>"$run/bench.log" | tee -a "$run/bench.log" >&2
+    --out "$run/devices.csv.part" 2>>"$run/bench.log" | tee -a "$run/bench.log" >&2
+  mv "$run/devices.csv.part" "$run/devices.csv"
 else
   # Mosquitto and/or HiveMQ only: any tokens will do.
   { echo "name,id,token"; for i in $(seq 0 $((DEVICES - 1))); do echo "bench-$i,-,bench-token-$i"; done; } >"$run/devices.csv"
@@ -449,14 +475,20 @@ fi
 
 # ---- phase 1: Fieldline -----------------------------------------------------------------------
 if [[ " $PHASES " == *" fieldline "* ]]; then
-  start_machine_sampler "$run/cpu-fieldline.txt"
-  start_sampler "$run/cpu-fieldline.txt" server "$server_pid"
-  start_sampler "$run/cpu-fieldline.txt" cassandra "$cassandra_pid"
+  if [ "$scenario" != ColdStart ]; then
+    start_machine_sampler "$run/cpu-fieldline.txt"
+    start_sampler "$run/cpu-fieldline.txt" server "$server_pid"
+    start_sampler "$run/cpu-fieldline.txt" cassandra "$cassandra_pid"
+  fi
   if [ "$JFR" = 1 ]; then
     jcmd "$server_pid" JFR.start name=bench settings=profile filename="$run/server.jfr" >/dev/null
     jcmd "$cassandra_pid" JFR.start name=bench settings=profile filename="$run/cassandra.jfr" >/dev/null 2>&1 || true
   fi
-  gatling fieldline "$mqtt_port" || true
+  if [ "$scenario" = ColdStart ]; then
+    gatling_finish fieldline || true
+  else
+    gatling fieldline "$mqtt_port" || true
+  fi
   if [ "$JFR" = 1 ]; then
     jcmd "$server_pid" JFR.stop name=bench >/dev/null || true
     jcmd "$cassandra_pid" JFR.stop name=bench >/dev/null 2>&1 || true

@@ -43,20 +43,52 @@ record PhaseResult(JsonNode json, CpuSamples cpu, long fromMillis, long toMillis
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    long start = json.path("startEpochMillis").asLong();
-    int from = json.path("steadyWindowSeconds").path(0).asInt();
-    int to = json.path("steadyWindowSeconds").path(1).asInt();
-    double units = 0;
-    JsonNode perSecond = json.path(series);
-    for (int s = from; s < to && s < perSecond.size(); s++) {
-      units += perSecond.get(s).asDouble();
-    }
-    return new PhaseResult(
+    return over(
         json,
         CpuSamples.read(samples, ticksPerSecond),
-        start + from * 1000L,
-        start + to * 1000L,
-        units);
+        json.path("steadyWindowSeconds").path(0).asInt(),
+        json.path("steadyWindowSeconds").path(1).asInt(),
+        series);
+  }
+
+  /** The phase over seconds {@code [from, to)} of its run, units from the per-second series. */
+  private static PhaseResult over(JsonNode json, CpuSamples cpu, int from, int to, String series) {
+    long start = json.path("startEpochMillis").asLong();
+    return new PhaseResult(
+        json, cpu, start + from * 1000L, start + to * 1000L, sum(json.path(series), from, to));
+  }
+
+  private static double sum(JsonNode perSecond, int from, int to) {
+    double sum = 0;
+    for (int s = Math.max(0, from); s < to && s < perSecond.size(); s++) {
+      sum += perSecond.get(s).asDouble();
+    }
+    return sum;
+  }
+
+  /**
+   * The same MQTT phase over one of its named windows ({@code windows.<name>.seconds} of the
+   * summary, e.g. ColdStart's {@code cold} and {@code warm}): rates, CPU and units over that window
+   * instead of the steady one; null when the run has no such window.
+   */
+  @Nullable PhaseResult window(String name) {
+    JsonNode seconds = json.path("windows").path(name).path("seconds");
+    if (seconds.size() != 2) {
+      return null;
+    }
+    return over(json, cpu, seconds.get(0).asInt(), seconds.get(1).asInt(), "ackedPerSecond");
+  }
+
+  /** Window figures of the summary ({@code windows.<name>}), missing node when there are none. */
+  JsonNode windowJson(String name) {
+    return json.path("windows").path(name);
+  }
+
+  /** The sum of a per-second series of the summary over this result's window. */
+  double sumOver(String series) {
+    long start = json.path("startEpochMillis").asLong();
+    return sum(
+        json.path(series), (int) ((fromMillis - start) / 1000), (int) ((toMillis - start) / 1000));
   }
 
   double windowSeconds() {

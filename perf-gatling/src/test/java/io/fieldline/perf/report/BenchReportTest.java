@@ -109,6 +109,107 @@ class BenchReportTest {
         .doesNotContain("Fieldline ÷ HiveMQ CE");
   }
 
+  @Test
+  void should_report_the_cold_window_apart_from_the_warm_one_connects_included()
+      throws IOException {
+    Files.writeString(
+        run.resolve("bench.properties"),
+        Files.readString(run.resolve("bench.properties"))
+                .replace("scenario=DevicesAtRate", "scenario=ColdStart")
+            + "readyEpochMillis="
+            + (START - 2_500)
+            + "\n");
+    // 20 s run: seconds 0-9 cold (50 msgs/s, 100 connects in second 0), 10-19 warm (100 msgs/s)
+    Files.writeString(
+        run.resolve("fieldline-summary.json"),
+        """
+        {"startEpochMillis": %d, "steadyWindowSeconds": [10, 20], "offeredPerSecond": 100,
+         "sent": 1500, "acked": 1500, "failures": {},
+         "ackedPerSecond": [50, 50, 50, 50, 50, 50, 50, 50, 50, 50,
+                            100, 100, 100, 100, 100, 100, 100, 100, 100, 100],
+         "connectedPerSecond": [100],
+         "steadyAckLatencyMillis": {"count": 1000, "p50": 1, "p95": 2, "p99": 3, "p999": 4, "max": 5},
+         "windows": {
+           "cold": {"seconds": [0, 10], "ackLatencyMillis":
+             {"count": 500, "p50": 20, "p95": 300, "p99": 900, "p999": 1000, "max": 1200}},
+           "warm": {"seconds": [10, 20], "ackLatencyMillis":
+             {"count": 1000, "p50": 1, "p95": 2, "p99": 3, "p999": 4, "max": 5}}}}
+        """
+            .formatted(START));
+    // server: 1.0 CPU s in the cold window, 0.5 in the warm one; Cassandra 0.5 in each
+    Files.writeString(
+        run.resolve("cpu-fieldline.txt"),
+        samples("server", 0, 100, 150) + samples("cassandra", 0, 50, 100));
+
+    String markdown = new BenchReport(run).render();
+
+    assertThat(markdown)
+        .contains("- /health/ready → first connection attempt: 2.5 s")
+        .contains("| | cold: seconds 0–10 | warm: seconds 10–20 |")
+        .contains("| msgs/s achieved ÷ offered | 50 ÷ 100 = 0.500 | 100 ÷ 100 = 1.000 |")
+        .contains("| connects (CONNACKs) in the window | 100 | 0 |")
+        .contains(
+            "| PUBACK p50 / p95 / p99 / p99.9 / max ms | 20.0 / 300.0 / 900.0 / 1,000.0 / 1,200 |"
+                + " 1.0 / 2.0 / 3.0 / 4.0 / 5 |")
+        .contains("| CPU cores: server / Cassandra | 0.10 / 0.05 | 0.05 / 0.05 |")
+        .contains("| CPU µs per message, server + Cassandra (connects included) | 3,000 | 1,000 |");
+  }
+
+  @Test
+  void should_report_recovery_and_refusals_of_a_reconnect_storm() throws IOException {
+    Files.delete(run.resolve("cluster-summary.json"));
+    Files.writeString(
+        run.resolve("fieldline-summary.json"),
+        summary(2.0, 10.0, 20.0)
+            .replace(
+                "\"offeredPerSecond\": 100,",
+                """
+                "offeredPerSecond": 100, "storm": "reconnect", "devices": 100, "drops": 100,
+                "connackRefusals": {"0x05": 2},
+                "resumeAfterDropMillis": {"count": 99, "p50": 40, "p95": 300, "p99": 800,
+                  "max": 1250.5},
+                """));
+    Files.writeString(
+        run.resolve("fieldline-check.json"),
+        """
+        {"acked": 1000, "storedAcked": 1000, "missing": 0, "partial": 0, "storedNotAcked": 0}
+        """);
+
+    String markdown = new BenchReport(run).render();
+
+    assertThat(markdown)
+        .contains("Reconnect storm: every socket closed at once without DISCONNECT")
+        .contains("| connections dropped | 100 | - | - |")
+        .contains("| devices publishing again (first PUBACK after the drop) / devices | 99 / 100 |")
+        .contains(
+            "time until every device publishes again (max of drop → first PUBACK), ms | 1,251 |")
+        .contains("| drop → first PUBACK p50 / p95 / p99 ms | 40 / 300 / 800 |")
+        .contains("| CONNACK refusals by return code | 0x03: 0, 0x05: 2 | - | - |")
+        .contains("| acked / stored / missing (partial), whole run | 1000 / 1000 / 0 (0);");
+  }
+
+  /** Three samples of one process: at the start, after 10 s and after 20 s. */
+  private static String samples(String label, long at0, long at10, long at20) {
+    return START
+        + " "
+        + label
+        + " 1 "
+        + at0
+        + " 1024\n"
+        + (START + 10_000)
+        + " "
+        + label
+        + " 1 "
+        + at10
+        + " 1024\n"
+        + (START + 20_000)
+        + " "
+        + label
+        + " 1 "
+        + at20
+        + " 1024\n";
+  }
+
   private static String summary(double p50, double p99, double p999) {
     return """
     {"startEpochMillis": %d, "steadyWindowSeconds": [0, 10], "offeredPerSecond": 100,

@@ -1,15 +1,21 @@
 package io.fieldline.perf.simulations;
 
 import com.sun.management.UnixOperatingSystemMXBean;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.OperatingSystemMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardWatchEventKinds;
+import java.nio.file.WatchKey;
+import java.nio.file.WatchService;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -72,6 +78,10 @@ public record SimulationSettings(
     List<String> errors = new ArrayList<>();
     String feederValue = System.getProperty("feeder", "");
     Path feeder = Path.of(feederValue.isBlank() ? "devices.csv" : feederValue);
+    int awaitFeeder = intProperty("awaitFeeder", 0, 0, 3600, errors);
+    if (awaitFeeder > 0) {
+      awaitFile(feeder, Duration.ofSeconds(awaitFeeder));
+    }
     if (!Files.isRegularFile(feeder)) {
       errors.add(
           "feeder: no such file "
@@ -172,6 +182,38 @@ public record SimulationSettings(
       return "connect";
     }
     return value;
+  }
+
+  /**
+   * Waits until {@code file} exists or {@code timeout} has passed ({@code awaitFeeder}:
+   * bench/run.sh ColdStart starts the load generator before the server is ready and renames the
+   * provisioned device file into place once it is complete). Woken by file-system events on the
+   * parent folder.
+   */
+  static boolean awaitFile(Path file, Duration timeout) {
+    Path absolute = file.toAbsolutePath();
+    Path folder = absolute.getParent();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    try (WatchService watcher = folder.getFileSystem().newWatchService()) {
+      folder.register(watcher, StandardWatchEventKinds.ENTRY_CREATE);
+      while (!Files.isRegularFile(absolute)) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        WatchKey key = watcher.poll(left, TimeUnit.NANOSECONDS);
+        if (key != null) {
+          key.pollEvents();
+          key.reset();
+        }
+      }
+      return true;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Files.isRegularFile(absolute);
+    }
   }
 
   private static List<Integer> portsProperty(List<String> errors) {
