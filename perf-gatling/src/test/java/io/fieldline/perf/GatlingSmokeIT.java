@@ -11,6 +11,7 @@ import io.fieldline.cassandra.embedded.EmbeddedCassandra;
 import io.fieldline.cassandra.embedded.SharedCassandra;
 import io.fieldline.perf.provision.DeviceProvisioner;
 import io.fieldline.perf.provision.ProvisionedDevice;
+import io.fieldline.perf.simulations.ConnectionStorm;
 import io.fieldline.perf.simulations.DevicesAtRate;
 import io.fieldline.perf.verify.LedgerEntry;
 import io.fieldline.perf.verify.StorageCheck;
@@ -104,6 +105,58 @@ class GatlingSmokeIT {
       assertThat(check.partial()).isZero();
       assertThat(check.storedNotAcked()).isZero();
       assertThat(check.rows()).isEqualTo(acked * KEYS);
+    }
+  }
+
+  @Test
+  void should_resume_every_device_and_store_everything_after_a_reconnect_storm() throws Exception {
+    DeviceProvisioner provisioner =
+        new DeviceProvisioner(URI.create("http://127.0.0.1:" + server.httpPort()));
+    String auth = provisioner.login(ADMIN, PASSWORD);
+    List<ProvisionedDevice> devices =
+        provisioner.provision(auth, "storm-", "storm-token-", DEVICES, 4);
+    Path feeder = work.resolve("storm-devices.csv");
+    DeviceProvisioner.writeFeeder(feeder, devices);
+
+    Map<String, String> properties = new LinkedHashMap<>();
+    properties.put("port", String.valueOf(server.mqttPort()));
+    properties.put("feeder", feeder.toString());
+    properties.put("devices", String.valueOf(DEVICES));
+    properties.put("storm", "reconnect");
+    properties.put("ratePerDevice", "5");
+    properties.put("hold", "2");
+    properties.put("duration", "2");
+    properties.put("rampConnectionsPerSec", "20");
+    properties.put("keys", String.valueOf(KEYS));
+    properties.put("summary", work.resolve("storm-summary.json").toString());
+    properties.put("ledger", work.resolve("storm-ledger.csv").toString());
+    int status = runGatling(ConnectionStorm.class.getName(), properties);
+
+    assertThat(status).as("Gatling exit status (assertion: no KO)").isZero();
+    JsonNode summary = new ObjectMapper().readTree(work.resolve("storm-summary.json").toFile());
+    assertThat(summary.path("drops").asLong()).isEqualTo(DEVICES);
+    assertThat(summary.path("connects").asLong()).isEqualTo(2L * DEVICES);
+    assertThat(summary.path("resumeAfterDropMillis").path("count").asLong()).isEqualTo(DEVICES);
+    assertThat(summary.path("connackRefusals").size()).isZero();
+    assertThat(
+            summary
+                .path("windows")
+                .path("afterDrop")
+                .path("ackLatencyMillis")
+                .path("count")
+                .asLong())
+        .isGreaterThanOrEqualTo(DEVICES * 5L);
+    long acked = summary.path("acked").asLong();
+    List<LedgerEntry> ledger = LedgerEntry.read(work.resolve("storm-ledger.csv"));
+    assertThat(ledger)
+        .as("one ledger per connection, before and after the drop")
+        .hasSize(2 * DEVICES);
+    try (CqlSession cql =
+        Cql.open(cassandra.cqlAddress().getHostString() + ":" + cassandra.cqlAddress().getPort())) {
+      StorageCheck check = new StoredRowsCheck(cql, KEYSPACE).check(devices, ledger, KEYS);
+      assertThat(check.acked()).isEqualTo(acked);
+      assertThat(check.storedAcked()).isEqualTo(acked);
+      assertThat(check.missing()).isZero();
     }
   }
 

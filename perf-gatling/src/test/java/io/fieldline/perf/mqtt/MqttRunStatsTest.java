@@ -69,4 +69,35 @@ class MqttRunStatsTest {
     assertThat(json.path("acked").asLong()).isEqualTo(1);
     assertThat(json.path("steadyAckLatencyMillis").path("count").asLong()).isZero();
   }
+
+  @Test
+  void should_summarise_named_windows_refusals_and_resumes(@TempDir Path dir) throws Exception {
+    MqttRunStats stats = new MqttRunStats();
+    stats.window("cold", 0, 1);
+    stats.window("warm", 1, 2);
+    stats.connecting();
+    stats.acked(400_000_000L); // 400 ms, second 0: cold only
+    stats.refused(3);
+    stats.refused(3);
+    stats.refused(5);
+    stats.dropped();
+    stats.resumed(1_250);
+    stats.resumed(40);
+
+    Path file = dir.resolve("summary.json");
+    stats.writeSummary(file, Map.of());
+    JsonNode json = new ObjectMapper().readTree(file.toFile());
+
+    assertThat(json.path("windows").path("cold").path("seconds").toString()).isEqualTo("[0,1]");
+    assertThat(json.path("windows").path("cold").path("ackLatencyMillis").path("count").asLong())
+        .isEqualTo(1);
+    assertThat(json.path("windows").path("cold").path("ackLatencyMillis").path("max").asDouble())
+        .isBetween(399.0, 401.0);
+    assertThat(json.path("windows").path("warm").path("ackLatencyMillis").path("count").asLong())
+        .isZero();
+    assertThat(json.path("connackRefusals").toString()).isEqualTo("{\"0x03\":2,\"0x05\":1}");
+    assertThat(json.path("drops").asLong()).isEqualTo(1);
+    assertThat(json.path("resumeAfterDropMillis").path("count").asLong()).isEqualTo(2);
+    assertThat(json.path("resumeAfterDropMillis").path("max").asDouble()).isBetween(1249.0, 1251.0);
+  }
 }
