@@ -63,8 +63,10 @@ public record CassandraConfig(
    * @param ttl how long a found device is served from memory
    * @param negativeTtl how long an unknown token is remembered as unknown
    * @param maxSize most tokens kept
+   * @param preload whether every device (up to {@code maxSize}) is cached at start
    */
-  public record DeviceCacheConfig(Duration ttl, Duration negativeTtl, int maxSize) {
+  public record DeviceCacheConfig(
+      Duration ttl, Duration negativeTtl, int maxSize, boolean preload) {
     public DeviceCacheConfig {
       Objects.requireNonNull(ttl, "ttl");
       Objects.requireNonNull(negativeTtl, "negativeTtl");
@@ -143,6 +145,7 @@ public record CassandraConfig(
     Duration cacheTtl = r.nonNegativeDuration("device-cache.ttl");
     Duration negativeTtl = r.nonNegativeDuration("device-cache.negative-ttl");
     int cacheSize = r.integer("device-cache.max-size", 1);
+    boolean cachePreload = r.bool("device-cache.preload");
     return r.validated(
         new CassandraConfig(
             contactPoints,
@@ -160,7 +163,7 @@ public record CassandraConfig(
             new CoalesceConfig(
                 coalesce, coalesceBatches, coalesceStatements, (int) coalesceBytes, coalesceQueued),
             partitionsCache,
-            new DeviceCacheConfig(cacheTtl, negativeTtl, cacheSize)));
+            new DeviceCacheConfig(cacheTtl, negativeTtl, cacheSize, cachePreload)));
   }
 
   /**

@@ -57,9 +57,17 @@ public final class CassandraStorage implements AutoCloseable {
     this.limiter = WriteLimiter.from(config);
     this.telemetryStore = new CassandraTelemetryStore(session, config, limiter, registry);
     this.queries = new CassandraTelemetryQueries(session, config);
-    this.deviceRegistry =
-        new CachingDeviceRegistry(
-            new CassandraDeviceRegistry(session, config), config.deviceCache());
+    CassandraDeviceRegistry devices = new CassandraDeviceRegistry(session, config);
+    CachingDeviceRegistry cached = new CachingDeviceRegistry(devices, config.deviceCache());
+    if (config.deviceCache().preload()) {
+      long started = System.nanoTime();
+      int preloaded = cached.preload(devices.scan(config.deviceCache().maxSize()));
+      LOG.info(
+          "device cache: {} devices preloaded in {} ms",
+          preloaded,
+          (System.nanoTime() - started) / 1_000_000);
+    }
+    this.deviceRegistry = cached;
     this.deadLetters = new CassandraDeadLetterStore(session, config, limiter, registry);
     List<PressureGauge> gauges = new ArrayList<>(telemetryStore.pressure());
     gauges.add(limiter.pressure());

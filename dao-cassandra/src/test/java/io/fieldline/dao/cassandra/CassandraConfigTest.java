@@ -86,7 +86,8 @@ class CassandraConfigTest {
         .isEqualTo(new CassandraConfig.CoalesceConfig(false, 2, 64, 8 * 1024, 100));
     assertThat(c.partitionsCacheSize()).isEqualTo(10);
     assertThat(c.deviceCache())
-        .isEqualTo(new CassandraConfig.DeviceCacheConfig(Duration.ofMinutes(1), Duration.ZERO, 5));
+        .isEqualTo(
+            new CassandraConfig.DeviceCacheConfig(Duration.ofMinutes(1), Duration.ZERO, 5, true));
   }
 
   @Test

@@ -19,10 +19,11 @@ import java.util.function.LongSupplier;
  * A {@link DeviceRegistry} decorator that serves {@link #findByToken} (the CONNECT path) from
  * memory: a found device for {@code ttl}, an unknown token for {@code negativeTtl} (so a reconnect
  * storm with bad tokens does not reach Cassandra), and concurrent lookups of the same token share
- * one query. Failed lookups are not cached. {@link #create} forgets a cached "unknown" for the new
- * token and {@link #delete} evicts the device's token at once; other nodes' caches keep a deleted
- * device until their {@code ttl} expires. At most {@code maxSize} tokens are kept: when full,
- * expired entries go first, then arbitrary ones.
+ * one query. Failed lookups are not cached. {@link #create} caches the new device (replacing a
+ * cached "unknown"), {@link #preload} fills the cache at start, and {@link #delete} evicts the
+ * device's token at once; other nodes' caches keep a deleted device until their {@code ttl}
+ * expires. At most {@code maxSize} tokens are kept: when full, expired entries go first, then
+ * arbitrary ones.
  *
  * <p>Never blocks. Thread-safe: a {@link ConcurrentHashMap} of shared futures.
  */
@@ -108,9 +109,27 @@ public final class CachingDeviceRegistry implements DeviceRegistry {
         .create(name, type, accessToken)
         .thenApply(
             device -> {
-              invalidateToken(device.accessToken());
+              remember(device);
               return device;
             });
+  }
+
+  /**
+   * Caches {@code devices} as found, each for {@code ttl} from now, up to {@code maxSize} entries
+   * (a start-up fill: the first devices to connect then cost no read).
+   *
+   * @return the devices cached
+   */
+  public int preload(Iterable<Device> devices) {
+    int cached = 0;
+    for (Device device : devices) {
+      if (byToken.size() >= maxSize) {
+        break;
+      }
+      remember(device);
+      cached++;
+    }
+    return cached;
   }
 
   @Override
@@ -129,9 +148,13 @@ public final class CachingDeviceRegistry implements DeviceRegistry {
             });
   }
 
-  /** Forgets whatever is cached for {@code token}. */
-  private void invalidateToken(String token) {
-    byToken.remove(token);
+  /** Caches {@code device} as found under its token, replacing whatever was cached. */
+  private void remember(Device device) {
+    Entry entry = new Entry();
+    entry.expiresAtNanos = nanoClock.getAsLong() + ttlNanos;
+    entry.result.complete(Optional.of(device));
+    evictIfFull(nanoClock.getAsLong());
+    byToken.put(device.accessToken(), entry);
   }
 
   /** Forgets every token cached for the device. */

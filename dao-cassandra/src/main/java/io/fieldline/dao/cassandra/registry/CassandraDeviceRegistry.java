@@ -61,6 +61,7 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
   private final PreparedStatement insertDeviceIfAbsent;
   private final PreparedStatement selectByToken;
   private final PreparedStatement selectById;
+  private final PreparedStatement scanDevices;
   private final PreparedStatement listFirst;
   private final PreparedStatement listAfter;
   private final PreparedStatement deleteDevice;
@@ -100,6 +101,9 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
             "SELECT id, name, type, access_token, created_time FROM "
                 + ks
                 + ".devices WHERE id = ?");
+    scanDevices =
+        session.prepare(
+            "SELECT id, name, type, access_token, created_time FROM " + ks + ".devices");
     listFirst =
         session.prepare(
             "SELECT name, device_id FROM " + ks + ".device_by_name WHERE bucket = 0 LIMIT ?");
@@ -129,6 +133,23 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
                       // A stale token row (crash during create or delete) is not a credential.
                       .thenApply(d -> d.filter(device -> device.accessToken().equals(token)));
                 }));
+  }
+
+  /**
+   * Every device, at most {@code limit}, in no particular order (a paged scan of {@code devices}).
+   * Blocks; for the start-up fill of the token cache.
+   */
+  public List<Device> scan(int limit) {
+    List<Device> devices = new ArrayList<>();
+    for (Row row : session.execute(scanDevices.bind().setPageSize(5_000))) {
+      if (devices.size() >= limit) {
+        break;
+      }
+      if (!row.isNull(1) && !row.isNull(2) && !row.isNull(3)) {
+        devices.add(device(row));
+      }
+    }
+    return devices;
   }
 
   @Override

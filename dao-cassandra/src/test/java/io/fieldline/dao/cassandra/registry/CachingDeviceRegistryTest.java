@@ -154,6 +154,41 @@ class CachingDeviceRegistryTest {
   }
 
   @Test
+  void should_serve_a_device_created_on_this_node_without_a_lookup() {
+    Device device = cache.create("d", "t", Optional.of("fresh")).toCompletableFuture().join();
+
+    assertThat(find("fresh")).contains(device);
+    assertThat(backend.lookups).isEmpty();
+  }
+
+  @Test
+  void should_serve_preloaded_devices_without_a_lookup_until_the_ttl_expires() {
+    Device first = backend.create("a", "t", Optional.of("tok-a")).toCompletableFuture().join();
+    Device second = backend.create("b", "t", Optional.of("tok-b")).toCompletableFuture().join();
+
+    assertThat(cache.preload(List.of(first, second))).isEqualTo(2);
+
+    assertThat(find("tok-a")).contains(first);
+    assertThat(find("tok-b")).contains(second);
+    assertThat(backend.lookups).isEmpty();
+    now.addAndGet(100);
+    assertThat(find("tok-a")).contains(first);
+    assertThat(backend.lookups).containsExactly("tok-a");
+  }
+
+  @Test
+  void should_preload_at_most_max_size_devices() {
+    List<Device> devices = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      devices.add(
+          backend.create("d" + i, "t", Optional.of("tok" + i)).toCompletableFuture().join());
+    }
+
+    assertThat(cache.preload(devices)).isEqualTo(3);
+    assertThat(cache.stats().size()).isEqualTo(3);
+  }
+
+  @Test
   void should_stay_within_max_size_when_many_tokens_are_looked_up() {
     for (int i = 0; i < 10; i++) {
       find("t" + i);

@@ -7,6 +7,7 @@ import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.dao.cassandra.CassandraTestBase;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -117,6 +118,17 @@ class CassandraDeviceRegistryIT extends CassandraTestBase {
     assertThat(first).extracting(Device::name).containsExactly("a", "b");
     assertThat(second).extracting(Device::name).containsExactly("c", "d");
     assertThat(third).extracting(Device::name).containsExactly("e");
+  }
+
+  @Test
+  void should_scan_every_device_up_to_the_limit() {
+    List<Device> created = new ArrayList<>();
+    for (String name : List.of("d", "b", "e", "a", "c")) {
+      created.add(create(name, Optional.empty()));
+    }
+
+    assertThat(registry.scan(100)).containsExactlyInAnyOrderElementsOf(created);
+    assertThat(registry.scan(3)).hasSize(3).isSubsetOf(created);
   }
 
   @Test
