@@ -180,7 +180,7 @@ public final class BenchReport {
         md,
         "acked / stored / missing (partial)",
         storedLine(),
-        "nothing stored",
+        mosquitto == null ? "-" : "nothing stored",
         hivemq == null ? "-" : "nothing stored",
         "-");
     row(
