@@ -119,6 +119,8 @@ final class Device extends AbstractBehavior<Device.Command> {
   // Askers of GetLatest waiting for the store's values (at most stash-capacity).
   private final List<ActorRef<LatestReported>> awaitingLatest = new ArrayList<>();
   private Restore restore = Restore.NOT_STARTED;
+  // The running read took longer than its timer: askers are answered at once until it completes.
+  private boolean readOverdue;
   private boolean stopping;
   private boolean passivationRequested;
 
@@ -223,7 +225,7 @@ final class Device extends AbstractBehavior<Device.Command> {
   }
 
   private Behavior<Command> onGetLatest(GetLatest query) {
-    if (restore == Restore.DONE || awaitingLatest.size() >= config.stashCapacity()) {
+    if (restore == Restore.DONE || readOverdue || awaitingLatest.size() >= config.stashCapacity()) {
       query.replyTo().tell(new LatestReported(latest.snapshot()));
       return Behaviors.same();
     }
@@ -231,14 +233,16 @@ final class Device extends AbstractBehavior<Device.Command> {
     if (restore == Restore.NOT_STARTED) {
       restore = Restore.RUNNING;
       getContext().pipeToSelf(guarded(() -> store.readLatest(deviceId)), LatestRestored::new);
-      // A read that never answers must not leave the askers waiting past their own timeout.
-      timers.startSingleTimer(RestoreTimedOut.INSTANCE, config.ackTimeout());
+      // A read that never answers must not leave the askers waiting: they are answered with what
+      // this actor knows well before their own ask (ack-timeout) gives up.
+      timers.startSingleTimer(RestoreTimedOut.INSTANCE, config.ackTimeout().dividedBy(2));
     }
     return Behaviors.same();
   }
 
   private Behavior<Command> onRestored(LatestRestored restored) {
     timers.cancel(RestoreTimedOut.INSTANCE);
+    readOverdue = false;
     if (restored.failure() != null) {
       // Answer with what this actor knows; the next ask reads the store again.
       LOG.warn(
@@ -248,7 +252,7 @@ final class Device extends AbstractBehavior<Device.Command> {
       restore = Restore.NOT_STARTED;
     } else {
       if (restored.values() != null) {
-        latest.advance(restored.values()); // values written meanwhile still win when newer
+        latest.mergeStored(restored.values()); // values written meanwhile win unless older
       }
       restore = Restore.DONE;
     }
@@ -260,7 +264,8 @@ final class Device extends AbstractBehavior<Device.Command> {
     LOG.warn(
         "[device|{}] reading latest values took over {}, answering with those written since start",
         deviceId,
-        config.ackTimeout());
+        config.ackTimeout().dividedBy(2));
+    readOverdue = true;
     answerAwaitingLatest(); // the read goes on; its values are merged when it completes
     return Behaviors.same();
   }
@@ -296,6 +301,7 @@ final class Device extends AbstractBehavior<Device.Command> {
     // lost with this instance's queues, so they are answered now.
     LOG.warn("[device|{}] restarting after a failure", deviceId);
     failQueued(Ack.Reason.WRITE_FAILED, "device actor restarted");
+    answerAwaitingLatest();
     return Behaviors.same();
   }
 

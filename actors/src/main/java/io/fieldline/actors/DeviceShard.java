@@ -41,8 +41,9 @@ final class DeviceShard extends AbstractBehavior<DeviceShard.Command> {
 
   /**
    * Stops the actors of the devices {@code released} matches (this node no longer owns them): they
-   * finish what was routed to them; a later message starts a fresh actor, which restores its state
-   * from the store. Called on the shard's thread: the predicate must be cheap and thread-safe.
+   * finish what was routed to them; a later message starts a fresh actor (which reads the stored
+   * latest values only when asked for them). Called on the shard's thread: the predicate must be
+   * cheap and thread-safe.
    */
   record Release(Predicate<DeviceId> released) implements Command {}
 

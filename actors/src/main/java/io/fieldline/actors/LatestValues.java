@@ -7,10 +7,11 @@ import java.util.Map;
 
 /**
  * The latest value of each time-series key of one device, as its {@link Device} actor knows it:
- * restored from the store, then advanced by every write the store confirmed. A value never
- * regresses to an older timestamp, whatever order restores and writes complete in; a later value
- * with the same timestamp replaces the earlier one, as the store's overwrite does. Confined to its
- * device actor.
+ * every write the store confirmed, merged with the store's values when they were read. A value
+ * never regresses to an older timestamp, whatever order reads and writes complete in; a confirmed
+ * write with the same timestamp replaces the earlier one, as the store's overwrite does, while a
+ * read never replaces a value of the same timestamp (it may have been issued before that write).
+ * Confined to its device actor.
  */
 final class LatestValues {
 
@@ -20,6 +21,13 @@ final class LatestValues {
   void advance(List<TsKvEntry> entries) {
     for (TsKvEntry entry : entries) {
       byKey.merge(entry.key(), entry, (known, next) -> next.ts() >= known.ts() ? next : known);
+    }
+  }
+
+  /** Takes each stored entry that is newer than the one known for its key. */
+  void mergeStored(List<TsKvEntry> entries) {
+    for (TsKvEntry entry : entries) {
+      byKey.merge(entry.key(), entry, (known, stored) -> stored.ts() > known.ts() ? stored : known);
     }
   }
 

@@ -251,6 +251,39 @@ class DeviceTest {
   }
 
   @Test
+  void should_answer_at_once_while_an_overdue_read_still_runs() {
+    store.holdReads();
+    ActorRef<Device.Command> device = spawn(actorsConfig("fieldline.actors.ack-timeout = 200ms"));
+    TestProbe<Device.LatestReported> probe = TEST_KIT.createTestProbe(Device.LatestReported.class);
+    device.tell(new Device.GetLatest(probe.getRef()));
+    probe.receiveMessage(WAIT); // answered when the read became overdue
+
+    device.tell(new Device.GetLatest(probe.getRef()));
+
+    assertThat(probe.receiveMessage(WAIT).values()).isEmpty();
+    assertThat(store.reads(deviceId)).isEqualTo(1);
+  }
+
+  @Test
+  void should_keep_a_written_value_when_the_read_returns_the_same_timestamp() {
+    store.holdReads();
+    ActorRef<Device.Command> device = spawn();
+    TestProbe<Device.LatestReported> probe = TEST_KIT.createTestProbe(Device.LatestReported.class);
+    device.tell(new Device.GetLatest(probe.getRef()));
+    await().atMost(WAIT).until(() -> store.pendingReads() == 1);
+    CompletableFuture<Ack> ack = record(device, telemetry(deviceId, 500, "temp", 7));
+    await().atMost(WAIT).until(() -> store.writeCount() == 1);
+    store.succeed(store.write(0));
+    assertThat(ack).succeedsWithin(WAIT);
+
+    // A read issued before the write may still hold the old cell of that timestamp.
+    store.completeRead(List.of(new TsKvEntry(500, KvEntry.of("temp", 5L))));
+
+    assertThat(probe.receiveMessage(WAIT).values().get("temp").kv())
+        .isEqualTo(KvEntry.of("temp", 7L));
+  }
+
+  @Test
   void should_write_client_scope_attributes_at_receive_time_when_attributes_are_posted() {
     ActorRef<Device.Command> device = spawn();
     CompletableFuture<Ack> ack = record(device, attributes(deviceId, 777, "fw"));
@@ -316,6 +349,7 @@ class DeviceTest {
     assertThat(waiting)
         .succeedsWithin(WAIT)
         .isEqualTo(Ack.rejected(Ack.Reason.WRITE_FAILED, "device actor restarted"));
+    assertThat(probe.receiveMessage(WAIT).values()).as("the asker answered on restart").isEmpty();
     // The write in flight completes into the restarted actor and is acknowledged.
     store.succeed(store.write(0));
     assertThat(inFlight).succeedsWithin(WAIT).isEqualTo(Ack.stored());

@@ -120,6 +120,22 @@ class LocalDeviceGatewayTest {
   }
 
   @Test
+  void should_answer_latest_values_with_what_was_written_when_the_store_read_hangs() {
+    start("fieldline.actors.ack-timeout = 400ms");
+    store.holdReads();
+    CompletionStage<Ack> written = gateway.submit(telemetry(deviceId, 100, "temp", 21));
+    await().atMost(WAIT).until(() -> store.writeCount() == 1);
+    store.succeed(store.write(0));
+    assertThat(written).succeedsWithin(WAIT);
+
+    // The actor answers before the ask's own timeout gives up.
+    assertThat(gateway.latestValues(deviceId))
+        .succeedsWithin(WAIT)
+        .extracting(values -> values.get("temp").ts())
+        .isEqualTo(100L);
+  }
+
+  @Test
   void should_stop_a_released_actor_after_its_writes_when_its_device_moved() {
     start("");
     DeviceId kept = DeviceId.random();

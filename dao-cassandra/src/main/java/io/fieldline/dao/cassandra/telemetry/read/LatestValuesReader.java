@@ -23,8 +23,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Reads a device's time-series keys and latest values, for the REST API ({@link
- * CassandraTelemetryQueries}) and for device actors restoring their state (the telemetry store's
- * {@code readLatest}, hence public).
+ * CassandraTelemetryQueries}) and for device actors asked for their latest values (the telemetry
+ * store's {@code readLatest}, hence public).
  *
  * <p>Keys come from {@code ts_kv_keys}, the index of which time buckets hold each key (one row per
  * device, key and bucket, written once per process by the store). Latest values depend on {@link
@@ -112,7 +112,7 @@ public final class LatestValuesReader {
             });
   }
 
-  // At most READS_AT_ONCE keys read in parallel per device, so a storm of restores of devices
+  // At most READS_AT_ONCE keys read in parallel per device, so a storm of such reads of devices
   // with many keys stays within the driver's stream ids however many keys each device has.
   private CompletionStage<Void> readInGroups(
       UUID device, List<Map.Entry<String, Long>> todo, int from, List<TsKvEntry> found) {

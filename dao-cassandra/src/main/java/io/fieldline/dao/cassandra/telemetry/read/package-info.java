@@ -4,12 +4,12 @@
  * io.fieldline.common.TelemetryQueries} port) answers keys, latest values ({@code
  * LatestValuesReader}: the newest row of each key, found through the {@code ts_kv_keys} index),
  * history, raw or aggregated in Java ({@code BucketAggregator}), and attributes. Not on the path of
- * an incoming message: reads start from an HTTP request, and from a device actor restoring its
- * latest values after a (re)start.
+ * an incoming message: reads start from an HTTP request, and from a device actor's first ask for
+ * its latest values.
  *
  * <p>Threads: nothing blocks; each query is a chain of driver stages completing on the driver's I/O
  * threads ({@code fieldline-cql-io-*}), and an aggregation's buckets are confined to its query's
- * chain. Reads use the driver's default consistency and, except the actors' restores, take no
+ * chain. Reads use the driver's default consistency and, except the actors' reads, take no
  * write-limiter slot.
  */
 @NullMarked

@@ -44,8 +44,8 @@ import org.jspecify.annotations.Nullable;
  * {@code max-batch-statements} statements ({@link UnloggedBatches}), and the write succeeds only if
  * every batch does. Every statement is prepared at construction, idempotent (retransmissions
  * overwrite the same rows) and runs with {@code write-consistency} through the shared {@link
- * WriteLimiter}. {@link #readLatest} (actors restoring state after a restart or a rebalance,
- * possibly thousands at once) takes limiter slots too.
+ * WriteLimiter}. {@link #readLatest} (a device actor's first ask for its latest values) takes
+ * limiter slots too.
  *
  * <p>Thread-safe; called on the device actors' threads, never blocking them. Stages complete on
  * driver I/O threads, with {@link StoreException} on failure.
