@@ -31,10 +31,20 @@
 #   COLD [60]            ColdStart: seconds of the cold window (then COLD seconds of warm)
 #   WARMUP [30]          seconds after the ramp left out of the steady window (JIT, token lookups)
 #   PHASES ["fieldline raw mosquitto"]  which phases to run, in this order:
-#                        fieldline raw cluster mosquitto hivemq
+#                        fieldline locust raw cluster mosquitto hivemq
 #                        hivemq: embedded HiveMQ Community Edition (perf-gatling/hivemq-broker, a
 #                        Maven project of its own: HiveMQ runs on Netty 4.1), one listener on
 #                        127.0.0.1, in-memory persistence, every client accepted; nothing stored
+#                        locust: never by default; runs right after fieldline (same server and
+#                        devices). A load generator we did not write: Locust 2.47.0's own MqttUser
+#                        (locust[mqtt], venv cached in bench/results/.venv-locust, installed from
+#                        PyPI once), bench/locust/devices.py: one user per device token, DEVICES
+#                        users spawned at RAMP/s, 1 QoS 1 message/s each ({"ts":..,"values":{KEYS
+#                        keys}}, ~100 bytes), run time DURATION + DEVICES/RAMP s. Latency is Locust's
+#                        publish -> PUBACK, raw float times; bench/locust/report.py prints the table
+#                        (also in locust.md), rows are checked with StoredRowsCheck on the ledger
+#                        the locustfile writes. DevicesAtRate only; RATE and QOS are ignored (1, 1).
+#                        A locust-only run appends nothing to docs/performance.md.
 #   CLUSTER_NODES [2]    cluster phase: Fieldline nodes (one ZooKeeper, one Cassandra); device i
 #                        connects to node (i mod N) + 1, so (N-1)/N of the messages are forwarded
 #   RAW_MODE [rows]      raw writer: rows (one INSERT per row) or batch (one batch per message)
@@ -139,6 +149,7 @@ cluster_dir=""
 cassandra_pid=""
 mosquitto_pid=""
 hivemq_pid=""
+locust_pid=""
 mvn_pid=""
 gatling_pid=""
 writer_pid=""
@@ -172,6 +183,7 @@ cleanup() {
   stop_samplers
   stop_pid "$gatling_pid" 5
   stop_pid "$mvn_pid" 5
+  stop_pid "$locust_pid" 5
   stop_pid "$writer_pid" 5
   stop_pid "$mosquitto_pid" 5
   stop_pid "$hivemq_pid" 15
@@ -418,7 +430,11 @@ gatling_finish() { # phase: waits for the run gatling_start began
 
 # ---- devices and the Fieldline server ---------------------------------------------------------
 needs_fieldline=0
-case " $PHASES " in *" fieldline "* | *" raw "*) needs_fieldline=1 ;; esac
+case " $PHASES " in *" fieldline "* | *" raw "* | *" locust "*) needs_fieldline=1 ;; esac
+if [[ " $PHASES " == *" locust "* ]] && [ "$scenario" != DevicesAtRate ]; then
+  echo "bench: the locust phase runs DevicesAtRate only" >&2
+  exit 2
+fi
 
 if [ "$needs_fieldline" = 1 ]; then
   mqtt_port=$(free_port)
@@ -496,6 +512,45 @@ if [[ " $PHASES " == *" fieldline "* ]]; then
   curl -fsS "http://127.0.0.1:$http_port/metrics" >"$run/fieldline-metrics.txt" 2>/dev/null || true
   stop_samplers
   check_rows fieldline "$cql_port" "$run/devices.csv"
+fi
+
+# ---- phase 1b: the same devices driven by Locust's MqttUser (a generator we did not write) ------
+if [[ " $PHASES " == *" locust "* ]]; then
+  locust_venv="$root/bench/results/.venv-locust"
+  if [ ! -x "$locust_venv/bin/locust" ] || ! "$locust_venv/bin/python" -c 'import locust, paho.mqtt, sys; sys.exit(locust.__version__ != "2.47.0")' 2>/dev/null; then
+    log "locust: installing locust[mqtt]==2.47.0 into $locust_venv (pip, PyPI)"
+    { python3 -m venv "$locust_venv" && "$locust_venv/bin/pip" install -q "locust[mqtt]==2.47.0"; } >>"$run/bench.log" 2>&1 \
+      || { log "locust: install failed, see $run/bench.log"; exit 1; }
+  fi
+  cassandra_quiet
+  locust_time=$((DURATION + (DEVICES + RAMP - 1) / RAMP))
+  locust_version=$("$locust_venv/bin/python" -c 'import locust; print(locust.__version__)')
+  {
+    echo "locustVersion=$locust_version"
+    echo "describe=$DEVICES users (device tokens) × 1 msg/s, QoS 1, $KEYS keys, spawn $RAMP/s, run time $locust_time s"
+    echo "command=DEVICES=$DEVICES DURATION=$DURATION RAMP=$RAMP KEYS=$KEYS PHASES=\"$PHASES\" bench/run.sh $scenario"
+    echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "runDir=${run#"$root"/}"
+    echo "clkTck=$clk_tck"
+    echo "cores=$cores"
+  } >"$run/locust.properties"
+  log "locust: $DEVICES MqttUsers at $RAMP/s for $locust_time s against mqtt $mqtt_port (Locust $locust_version)"
+  start_machine_sampler "$run/cpu-locust.txt"
+  start_sampler "$run/cpu-locust.txt" server "$server_pid"
+  start_sampler "$run/cpu-locust.txt" cassandra "$cassandra_pid"
+  LOCUST_MQTT_HOST=127.0.0.1 LOCUST_MQTT_PORT=$mqtt_port LOCUST_DEVICES_CSV="$run/devices.csv" \
+    LOCUST_OUT="$run" LOCUST_KEYS=$KEYS LOCUST_PHASE=locust \
+    "$locust_venv/bin/locust" -f "$root/bench/locust/devices.py" --headless --only-summary \
+    -u "$DEVICES" -r "$RAMP" -t "${locust_time}s" --csv "$run/locust-stats" \
+    >"$run/locust.log" 2>&1 &
+  locust_pid=$!
+  start_sampler "$run/cpu-locust.txt" generator "$locust_pid"
+  wait "$locust_pid" || log "locust: exit status $? (non-zero when any request failed), see $run/locust.log"
+  locust_pid=""
+  stop_samplers
+  check_rows locust "$cql_port" "$run/devices.csv"
+  python3 "$root/bench/locust/report.py" "$run" 60 | tee "$run/locust.md" \
+    || log "locust: report failed"
 fi
 
 # ---- phase 2: the raw-driver ceiling on the same Cassandra -------------------------------------
@@ -654,5 +709,7 @@ fi
 echo "loadAfter=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$run/bench.properties"
 append_args=()
 if [ "$APPEND" = 1 ]; then append_args=(--append "$root/docs/performance.md"); fi
-bench_java io.fieldline.perf.report.BenchReport --run-dir "$run" "${append_args[@]}" | tee "$run/summary.md"
+if [ -n "$(echo "${PHASES//locust/}" | tr -d '[:space:]')" ]; then # some Gatling phase ran
+  bench_java io.fieldline.perf.report.BenchReport --run-dir "$run" "${append_args[@]}" | tee "$run/summary.md"
+fi
 log "done: $run"
