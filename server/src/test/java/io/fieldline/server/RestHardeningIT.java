@@ -13,7 +13,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -315,20 +314,5 @@ class RestHardeningIT extends ServerTestBase {
 
   private HttpRequest.Builder get(String path) {
     return HttpRequest.newBuilder(uri(path)).GET();
-  }
-
-  private URI uri(String path) {
-    return URI.create("http://127.0.0.1:" + server.httpPort() + path);
-  }
-
-  private HttpResponse<String> send(HttpRequest.Builder request) {
-    try {
-      return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
   }
 }

@@ -179,11 +179,11 @@ abstract class ServerTestBase {
     return send(builder);
   }
 
-  private URI uri(String path) {
+  protected URI uri(String path) {
     return URI.create("http://127.0.0.1:" + server.httpPort() + path);
   }
 
-  private HttpResponse<String> send(HttpRequest.Builder request) {
+  protected HttpResponse<String> send(HttpRequest.Builder request) {
     try {
       return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     } catch (IOException e) {
