@@ -37,7 +37,8 @@ final class EmbeddedDefaults {
             .withCqlPort(server.embeddedCqlPort())
             .withStoragePort(server.embeddedStoragePort())
             .withHeap(server.embeddedHeap())
-            .withStartTimeout(server.embeddedStartTimeout());
+            .withStartTimeout(server.embeddedStartTimeout())
+            .withTimerSlack(server.embeddedTimerSlack());
     if (!server.cassandraClasspathFile().isEmpty()) {
       config = config.withClasspathFile(Path.of(server.cassandraClasspathFile()));
     }

@@ -28,6 +28,7 @@ public record ServerConfig(
     String embeddedHeap,
     String embeddedProfile,
     Duration embeddedStartTimeout,
+    Duration embeddedTimerSlack,
     String cassandraClasspathFile,
     boolean demoDevice,
     String demoDeviceName,
@@ -75,6 +76,11 @@ public record ServerConfig(
         "embedded-cassandra.profile",
         "must be server or test, got " + embeddedProfile);
     Duration embeddedStartTimeout = r.positiveDuration("embedded-cassandra.start-timeout");
+    Duration embeddedTimerSlack = r.nonNegativeDuration("embedded-cassandra.timer-slack");
+    r.check(
+        embeddedTimerSlack.compareTo(Duration.ofMillis(100)) <= 0,
+        "embedded-cassandra.timer-slack",
+        "must be at most 100 ms, got " + embeddedTimerSlack);
     String cassandraClasspathFile = r.string("embedded-cassandra.classpath-file");
     boolean demoDevice = r.bool("demo-device.enabled");
     String demoDeviceName = r.string("demo-device.name");
@@ -97,6 +103,7 @@ public record ServerConfig(
             embeddedHeap,
             embeddedProfile,
             embeddedStartTimeout,
+            embeddedTimerSlack,
             cassandraClasspathFile,
             demoDevice,
             demoDeviceName,

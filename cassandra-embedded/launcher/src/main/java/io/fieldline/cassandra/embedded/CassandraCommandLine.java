@@ -88,20 +88,25 @@ final class CassandraCommandLine {
   }
 
   /**
-   * The full command: optionally the {@code setpriv} wrapper, then {@code java}, flags, classpath
-   * and main class.
+   * The full command: optionally the {@code setpriv} wrapper, then optionally the {@link
+   * TimerSlack} shell (when {@code slackShell} is given and the configured slack is not zero), then
+   * {@code java}, flags, classpath and main class.
    */
   static List<String> command(
       EmbeddedCassandraConfig config,
       CassandraConfFiles files,
       String classpath,
-      @Nullable Path setpriv) {
+      @Nullable Path setpriv,
+      @Nullable Path slackShell) {
     List<String> command = new ArrayList<>();
     if (setpriv != null) {
       // As root, mlockall would pin the whole heap; without CAP_IPC_LOCK it fails harmlessly.
       command.add(setpriv.toString());
       command.add("--bounding-set=-ipc_lock");
       command.add("--");
+    }
+    if (slackShell != null && !config.timerSlack().isZero()) {
+      command.addAll(TimerSlack.prefix(slackShell, config.timerSlack()));
     }
     command.add(config.javaExecutable().toString());
     command.addAll(jvmFlags(config, files, classpath));

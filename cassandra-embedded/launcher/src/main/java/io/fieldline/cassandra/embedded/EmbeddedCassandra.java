@@ -229,7 +229,11 @@ public final class EmbeddedCassandra implements AutoCloseable {
     }
     List<String> command =
         CassandraCommandLine.command(
-            config, files, classpath, RootPrivileges.setprivDroppingIpcLock().orElse(null));
+            config,
+            files,
+            classpath,
+            RootPrivileges.setprivDroppingIpcLock().orElse(null),
+            TimerSlack.shell().orElse(null));
     LogTail systemTail = LogTail.from(files.systemLog());
     LogTail stdoutTail = LogTail.from(files.stdoutLog());
     ProcessBuilder builder =

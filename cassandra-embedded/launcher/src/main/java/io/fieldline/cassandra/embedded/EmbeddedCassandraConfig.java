@@ -32,6 +32,13 @@ import java.util.regex.Pattern;
  * @param heap the maximum Java heap, a JVM size such as {@code "1G"} or {@code "768M"}; at least
  *     256M
  * @param startTimeout how long {@link EmbeddedCassandra#start()} waits for the CQL port
+ * @param timerSlack the Linux timer slack of every thread of the child JVM, or zero for the
+ *     kernel's default (50 µs). Cassandra's request threads wait for work in timed sleeps of 10 µs
+ *     and up for 10 ms after every task, so at a few hundred requests per second they wake tens of
+ *     thousands of times per second; a slack of 1 ms lets the kernel merge those wake-ups and
+ *     halves the node's CPU at 1,000 requests per second (docs/performance.md), at the price of up
+ *     to that much added wait before an idle worker picks up a request. Ignored where {@code
+ *     /proc/self/timerslack_ns} does not exist
  * @param extraYaml top-level {@code cassandra.yaml} keys written verbatim after (and therefore
  *     overriding) the generated ones, e.g. {@code write_request_timeout -> 5000ms}; the port keys
  *     are managed through {@code cqlPort}/{@code storagePort} and rejected here
@@ -45,6 +52,7 @@ public record EmbeddedCassandraConfig(
     Profile profile,
     String heap,
     Duration startTimeout,
+    Duration timerSlack,
     Map<String, String> extraYaml) {
 
   /** What the node is tuned for. */
@@ -67,6 +75,12 @@ public record EmbeddedCassandraConfig(
 
   /** The default time {@link EmbeddedCassandra#start()} waits for CQL. */
   public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(120);
+
+  /** The default {@link #timerSlack()}: measured as the knee on 2 cores (docs/performance.md). */
+  public static final Duration DEFAULT_TIMER_SLACK = Duration.ofMillis(1);
+
+  /** The largest {@link #timerSlack()} accepted; more only adds latency. */
+  static final Duration MAX_TIMER_SLACK = Duration.ofMillis(100);
 
   /** System property naming the runtime module's classpath file (set by Failsafe). */
   public static final String CLASSPATH_FILE_PROPERTY = "fieldline.cassandra.classpath-file";
@@ -107,6 +121,11 @@ public record EmbeddedCassandraConfig(
     } else if (startTimeout.isNegative() || startTimeout.isZero()) {
       errors.add("startTimeout must be positive, was " + startTimeout);
     }
+    if (timerSlack == null) {
+      errors.add("timerSlack must not be null (use Duration.ZERO for the kernel's default)");
+    } else if (timerSlack.isNegative() || timerSlack.compareTo(MAX_TIMER_SLACK) > 0) {
+      errors.add("timerSlack must be between 0 and " + MAX_TIMER_SLACK + ", was " + timerSlack);
+    }
     if (extraYaml == null) {
       errors.add("extraYaml must not be null (use an empty map)");
     } else {
@@ -143,6 +162,7 @@ public record EmbeddedCassandraConfig(
         profile,
         DEFAULT_HEAP,
         DEFAULT_START_TIMEOUT,
+        DEFAULT_TIMER_SLACK,
         Map.of());
   }
 
@@ -157,6 +177,7 @@ public record EmbeddedCassandraConfig(
         profile,
         heap,
         startTimeout,
+        timerSlack,
         extraYaml);
   }
 
@@ -171,6 +192,7 @@ public record EmbeddedCassandraConfig(
         profile,
         heap,
         startTimeout,
+        timerSlack,
         extraYaml);
   }
 
@@ -185,6 +207,7 @@ public record EmbeddedCassandraConfig(
         profile,
         heap,
         startTimeout,
+        timerSlack,
         extraYaml);
   }
 
@@ -199,6 +222,7 @@ public record EmbeddedCassandraConfig(
         profile,
         heap,
         startTimeout,
+        timerSlack,
         extraYaml);
   }
 
@@ -213,6 +237,7 @@ public record EmbeddedCassandraConfig(
         profile,
         heap,
         startTimeout,
+        timerSlack,
         extraYaml);
   }
 
@@ -227,6 +252,7 @@ public record EmbeddedCassandraConfig(
         value,
         heap,
         startTimeout,
+        timerSlack,
         extraYaml);
   }
 
@@ -241,6 +267,7 @@ public record EmbeddedCassandraConfig(
         profile,
         value,
         startTimeout,
+        timerSlack,
         extraYaml);
   }
 
@@ -254,6 +281,22 @@ public record EmbeddedCassandraConfig(
         storagePort,
         profile,
         heap,
+        value,
+        timerSlack,
+        extraYaml);
+  }
+
+  /** A copy with {@link #timerSlack()} replaced; validated like the original. */
+  public EmbeddedCassandraConfig withTimerSlack(Duration value) {
+    return new EmbeddedCassandraConfig(
+        workDir,
+        classpathFile,
+        javaExecutable,
+        cqlPort,
+        storagePort,
+        profile,
+        heap,
+        startTimeout,
         value,
         extraYaml);
   }
@@ -269,6 +312,7 @@ public record EmbeddedCassandraConfig(
         profile,
         heap,
         startTimeout,
+        timerSlack,
         value);
   }
 

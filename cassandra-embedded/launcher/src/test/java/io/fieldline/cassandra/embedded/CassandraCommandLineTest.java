@@ -31,11 +31,13 @@ class CassandraCommandLineTest {
         profile,
         heap,
         Duration.ofSeconds(9),
+        Duration.ZERO,
         Map.of());
   }
 
   private List<String> command(EmbeddedCassandraConfig config, @Nullable Path setpriv) {
-    return CassandraCommandLine.command(config, new CassandraConfFiles(tmp), CLASSPATH, setpriv);
+    return CassandraCommandLine.command(
+        config, new CassandraConfFiles(tmp), CLASSPATH, setpriv, null);
   }
 
   @Test
@@ -82,6 +84,38 @@ class CassandraCommandLineTest {
 
     assertThat(command)
         .startsWith("/usr/bin/setpriv", "--bounding-set=-ipc_lock", "--", "/jdk17/bin/java");
+  }
+
+  @Test
+  void should_exec_java_through_the_slack_shell_when_a_timer_slack_is_set() {
+    EmbeddedCassandraConfig config =
+        config(Profile.SERVER, "1G").withTimerSlack(Duration.ofMillis(1));
+
+    List<String> command =
+        CassandraCommandLine.command(
+            config,
+            new CassandraConfFiles(tmp),
+            CLASSPATH,
+            Path.of("/usr/bin/setpriv"),
+            Path.of("/bin/sh"));
+
+    assertThat(command)
+        .containsSubsequence("/usr/bin/setpriv", "--", "/bin/sh", "-c")
+        .containsSubsequence("fieldline-cassandra", "1000000", "/jdk17/bin/java")
+        .endsWith(CassandraCommandLine.MAIN_CLASS);
+  }
+
+  @Test
+  void should_start_java_directly_when_the_timer_slack_is_zero() {
+    List<String> command =
+        CassandraCommandLine.command(
+            config(Profile.SERVER, "1G"),
+            new CassandraConfFiles(tmp),
+            CLASSPATH,
+            null,
+            Path.of("/bin/sh"));
+
+    assertThat(command).startsWith("/jdk17/bin/java").doesNotContain("/bin/sh");
   }
 
   @Test

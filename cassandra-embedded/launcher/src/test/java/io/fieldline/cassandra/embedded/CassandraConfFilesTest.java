@@ -26,6 +26,7 @@ class CassandraConfFilesTest {
         profile,
         "1G",
         Duration.ofSeconds(9),
+        Duration.ZERO,
         Map.of());
   }
 

@@ -29,6 +29,7 @@ class EmbeddedCassandraConfigTest {
         Profile.TEST,
         "1G",
         Duration.ofSeconds(120),
+        EmbeddedCassandraConfig.DEFAULT_TIMER_SLACK,
         Map.of());
   }
 
@@ -107,6 +108,15 @@ class EmbeddedCassandraConfigTest {
   }
 
   @Test
+  void should_reject_timer_slack_when_negative_or_above_100ms() {
+    assertThatThrownBy(() -> valid().withTimerSlack(Duration.ofNanos(-1)))
+        .hasMessageContaining("timerSlack must be between 0 and");
+    assertThatThrownBy(() -> valid().withTimerSlack(Duration.ofMillis(101)))
+        .hasMessageContaining("timerSlack must be between 0 and");
+    assertThat(valid().withTimerSlack(Duration.ZERO).timerSlack()).isZero();
+  }
+
+  @Test
   void should_reject_extra_yaml_when_it_sets_a_managed_port() {
     for (String key : EmbeddedCassandraConfig.MANAGED_YAML_KEYS) {
       assertThatThrownBy(() -> valid().withExtraYaml(key, "9999"))
@@ -130,9 +140,18 @@ class EmbeddedCassandraConfigTest {
     assertThatThrownBy(
             () ->
                 new EmbeddedCassandraConfig(
-                    tmp, tmp, tmp, -5, 70000, Profile.SERVER, "big", Duration.ZERO, Map.of()))
+                    tmp,
+                    tmp,
+                    tmp,
+                    -5,
+                    70000,
+                    Profile.SERVER,
+                    "big",
+                    Duration.ZERO,
+                    Duration.ofSeconds(1),
+                    Map.of()))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContainingAll("cqlPort", "storagePort", "heap", "startTimeout");
+        .hasMessageContainingAll("cqlPort", "storagePort", "heap", "startTimeout", "timerSlack");
   }
 
   @Test
@@ -150,6 +169,8 @@ class EmbeddedCassandraConfigTest {
     assertThat(base.withHeap("2G").heap()).isEqualTo("2G");
     assertThat(base.withStartTimeout(Duration.ofSeconds(5)).startTimeout())
         .isEqualTo(Duration.ofSeconds(5));
+    assertThat(base.withTimerSlack(Duration.ofMillis(2)).timerSlack())
+        .isEqualTo(Duration.ofMillis(2));
     assertThat(base.withExtraYaml(Map.of("a", "1")).extraYaml())
         .containsExactly(Map.entry("a", "1"));
     assertThat(base.withExtraYaml("a", "1").withExtraYaml("b", "2").extraYaml())

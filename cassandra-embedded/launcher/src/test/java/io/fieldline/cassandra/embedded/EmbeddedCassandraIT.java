@@ -8,9 +8,13 @@ import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.datastax.oss.driver.api.core.cql.Row;
 import io.fieldline.cassandra.embedded.EmbeddedCassandraConfig.Profile;
+import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -67,6 +71,33 @@ class EmbeddedCassandraIT {
           session.execute("SELECT v FROM launcher_it.kv WHERE k = 'written-before-kill'").one();
       assertThat(row).isNotNull();
       assertThat(row.getInt("v")).isEqualTo(42);
+    }
+  }
+
+  @Test
+  void should_run_every_thread_of_the_node_with_the_configured_timer_slack() throws IOException {
+    EmbeddedCassandra cassandra = SharedCassandra.get();
+    long nanos = EmbeddedCassandraConfig.DEFAULT_TIMER_SLACK.toNanos();
+
+    List<String> slacks;
+    try (Stream<Path> threads = Files.list(Path.of("/proc/" + cassandra.pid() + "/task"))) {
+      // A thread's own directory also exists at /proc/<tid>, where the slack file lives.
+      slacks =
+          threads
+              .map(task -> Path.of("/proc", task.getFileName().toString(), "timerslack_ns"))
+              .filter(Files::exists)
+              .map(EmbeddedCassandraIT::readStripped)
+              .toList();
+    }
+
+    assertThat(slacks).hasSizeGreaterThan(20).containsOnly(Long.toString(nanos));
+  }
+
+  private static String readStripped(Path file) {
+    try {
+      return Files.readString(file).strip();
+    } catch (IOException e) {
+      return "unreadable: " + e;
     }
   }
 
