@@ -1,9 +1,6 @@
 package io.fieldline.dao.cassandra;
 
-import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.ZonedDateTime;
-import java.time.temporal.ChronoUnit;
+import java.time.LocalDate;
 
 /**
  * How time-series rows are split into Cassandra partitions: the {@code part} column of {@code
@@ -34,9 +31,9 @@ public enum TsPartitioning {
       case DAYS:
         return Math.floorDiv(ts, DAY_MS) * DAY_MS;
       case MONTHS:
-        return utc(ts).withDayOfMonth(1).truncatedTo(ChronoUnit.DAYS).toInstant().toEpochMilli();
+        return startOf(utcDay(ts).withDayOfMonth(1));
       case YEARS:
-        return utc(ts).withDayOfYear(1).truncatedTo(ChronoUnit.DAYS).toInstant().toEpochMilli();
+        return startOf(utcDay(ts).withDayOfYear(1));
       case INDEFINITE:
         return 0L;
     }
@@ -56,16 +53,22 @@ public enum TsPartitioning {
       case DAYS:
         return partition + DAY_MS;
       case MONTHS:
-        return utc(partition).plusMonths(1).toInstant().toEpochMilli();
+        return startOf(utcDay(partition).plusMonths(1)) + Math.floorMod(partition, DAY_MS);
       case YEARS:
-        return utc(partition).plusYears(1).toInstant().toEpochMilli();
+        return startOf(utcDay(partition).plusYears(1)) + Math.floorMod(partition, DAY_MS);
       case INDEFINITE:
         return Long.MAX_VALUE;
     }
     throw new AssertionError(this);
   }
 
-  private static ZonedDateTime utc(long ts) {
-    return Instant.ofEpochMilli(ts).atZone(ZoneOffset.UTC);
+  // Calendar arithmetic on the UTC day alone: no time zone rules, nothing that outlives the call
+  // (this runs for every stored value).
+  private static LocalDate utcDay(long ts) {
+    return LocalDate.ofEpochDay(Math.floorDiv(ts, DAY_MS));
+  }
+
+  private static long startOf(LocalDate day) {
+    return day.toEpochDay() * DAY_MS;
   }
 }

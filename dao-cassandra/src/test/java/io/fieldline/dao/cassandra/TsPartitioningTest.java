@@ -2,7 +2,12 @@ package io.fieldline.dao.cassandra;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fieldline.common.TimestampRange;
 import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.temporal.ChronoUnit;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -81,5 +86,21 @@ class TsPartitioningTest {
     assertThat(unit.partitionOf(next - 1)).isEqualTo(part);
     assertThat(unit.partitionOf(next)).isEqualTo(next);
     assertThat(unit.partitionOf(part)).isEqualTo(part);
+  }
+
+  @Test
+  void should_agree_with_zoned_date_time_when_months_and_years_anywhere_in_the_storable_range() {
+    SplittableRandom random = new SplittableRandom(12);
+    long[] edges = {TimestampRange.MIN, TimestampRange.MAX, -1, 0, ms("2024-02-29T23:59:59.999Z")};
+    for (int i = 0; i < 20_000; i++) {
+      long ts =
+          i < edges.length ? edges[i] : random.nextLong(TimestampRange.MIN, TimestampRange.MAX);
+      ZonedDateTime utc = Instant.ofEpochMilli(ts).atZone(ZoneOffset.UTC);
+      long month = utc.withDayOfMonth(1).truncatedTo(ChronoUnit.DAYS).toInstant().toEpochMilli();
+      long year = utc.withDayOfYear(1).truncatedTo(ChronoUnit.DAYS).toInstant().toEpochMilli();
+
+      assertThat(TsPartitioning.MONTHS.partitionOf(ts)).as("month of %d", ts).isEqualTo(month);
+      assertThat(TsPartitioning.YEARS.partitionOf(ts)).as("year of %d", ts).isEqualTo(year);
+    }
   }
 }

@@ -61,6 +61,7 @@ final class TelemetryInserts {
   private final AttributeUpsert attribute;
   private final PartitionInsert partition;
   private final KeyPartitionInsert keyPartition;
+  private final EncodedValues encoded = new EncodedValues();
 
   /** Prepares the inserts into the tables of {@code keyspace}; blocks. */
   TelemetryInserts(CqlSession session, String keyspace) {
@@ -130,16 +131,19 @@ final class TelemetryInserts {
             BindMarkers.indexOf(insertKeyPartition, "part"));
   }
 
-  /** The {@code ts_kv} row of one value, expiring after {@code ttlSeconds} (0: never). */
+  /**
+   * The {@code ts_kv} row of one value, expiring after {@code ttlSeconds} (0: never). The key
+   * columns are bound pre-encoded ({@link EncodedValues}): this runs once per stored value.
+   */
   SizedStatement timeSeries(UUID deviceId, long part, TsKvEntry entry, int ttlSeconds) {
     BoundStatementBuilder bound =
         ts.statement()
             .boundStatementBuilder()
-            .setUuid(ts.deviceId(), deviceId)
-            .setLong(ts.part(), part)
-            .setString(ts.key(), entry.key())
-            .setLong(ts.ts(), entry.ts())
-            .setInt(ts.ttl(), ttlSeconds);
+            .setBytesUnsafe(ts.deviceId(), encoded.device(deviceId))
+            .setBytesUnsafe(ts.part(), encoded.part(part))
+            .setBytesUnsafe(ts.key(), encoded.key(entry.key()))
+            .setBytesUnsafe(ts.ts(), encoded.ts(entry.ts()))
+            .setBytesUnsafe(ts.ttl(), encoded.smallInt(ttlSeconds));
     return sized(entry.kv(), ts.values().bind(bound, entry.kv()));
   }
 
