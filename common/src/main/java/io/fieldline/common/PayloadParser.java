@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.LongNode;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.util.ArrayList;
@@ -101,10 +102,10 @@ public final class PayloadParser {
           if (token != JsonToken.START_OBJECT) {
             throw new PayloadFormatException("telemetry array elements must be JSON objects");
           }
-          addTelemetryObject(parser, receivedAt, out);
+          addTelemetryObject(parser, payload, receivedAt, out);
         }
       } else if (root == JsonToken.START_OBJECT) {
-        addTelemetryObject(parser, receivedAt, out);
+        addTelemetryObject(parser, payload, receivedAt, out);
       } else {
         throw new PayloadFormatException("telemetry must be a JSON object or array");
       }
@@ -134,17 +135,34 @@ public final class PayloadParser {
 
   // The parser is on the object's START_OBJECT; leaves it on its END_OBJECT. Every field is read
   // as a plain value first; only an object holding both "ts" and "values" is the timestamped form,
-  // which is known at its end.
-  private void addTelemetryObject(JsonParser parser, long receivedAt, List<TsKvEntry> out)
-      throws IOException {
+  // which is known at its end. A "values" object is streamed straight into entries (the common
+  // timestamped form builds no tree); its plain reading, the object as JSON text, is made from its
+  // bytes only if the object turns out not to be timestamped.
+  private void addTelemetryObject(
+      JsonParser parser, byte[] payload, long receivedAt, List<TsKvEntry> out) throws IOException {
     List<KvEntry> plain = new ArrayList<>(8);
     JsonNode ts = null;
-    JsonNode values = null;
+    JsonNode values = null; // "values" when it is not an object (the form is then invalid)
+    List<KvEntry> streamedValues = null; // "values" when it is an object
+    int valuesAt = -1; // where its plain reading goes in `plain`
+    int valuesStart = 0;
+    int valuesEnd = 0;
     for (String key = parser.nextFieldName(); key != null; key = parser.nextFieldName()) {
       JsonToken token = parser.nextToken();
-      if (key.equals("ts") || key.equals("values")) {
+      if (key.equals("values") && token == JsonToken.START_OBJECT) {
+        valuesStart = (int) parser.currentTokenLocation().getByteOffset();
+        streamedValues = new ArrayList<>(8);
+        for (String name = parser.nextFieldName(); name != null; name = parser.nextFieldName()) {
+          KvEntry kv = toKv(parser, parser.nextToken(), name);
+          if (kv != null) {
+            streamedValues.add(kv);
+          }
+        }
+        valuesEnd = (int) parser.currentLocation().getByteOffset();
+        valuesAt = plain.size();
+      } else if (key.equals("ts") || key.equals("values")) {
         // Kept as nodes too: the timestamped form needs them unconverted.
-        JsonNode node = parser.readValueAsTree();
+        JsonNode node = treeOf(parser, token);
         if (key.equals("ts")) {
           ts = node;
         } else {
@@ -161,11 +179,11 @@ public final class PayloadParser {
         }
       }
     }
-    if (ts != null && values != null) {
+    if (ts != null && (values != null || streamedValues != null)) {
       if (!ts.canConvertToExactIntegral() || !ts.canConvertToLong() || ts.isTextual()) {
         throw new PayloadFormatException("ts must be an integer of epoch milliseconds");
       }
-      if (!values.isObject()) {
+      if (streamedValues == null) {
         throw new PayloadFormatException("values must be a JSON object");
       }
       long timestamp = ts.asLong();
@@ -177,16 +195,27 @@ public final class PayloadParser {
                 + TimestampRange.MAX
                 + " epoch milliseconds");
       }
-      List<KvEntry> kvs = new ArrayList<>(values.size());
-      addValues(values, kvs);
-      for (KvEntry kv : kvs) {
+      for (KvEntry kv : streamedValues) {
         out.add(new TsKvEntry(timestamp, kv));
       }
     } else {
+      if (streamedValues != null) {
+        JsonNode object = MAPPER.readTree(payload, valuesStart, valuesEnd - valuesStart);
+        plain.add(valuesAt, toKv("values", object));
+      }
       for (KvEntry kv : plain) {
         out.add(new TsKvEntry(receivedAt, kv));
       }
     }
+  }
+
+  // The node of the current value; an ordinary integer (a timestamp) without the tree machinery.
+  private static JsonNode treeOf(JsonParser parser, JsonToken token) throws IOException {
+    if (token == JsonToken.VALUE_NUMBER_INT
+        && parser.getNumberType() != JsonParser.NumberType.BIG_INTEGER) {
+      return LongNode.valueOf(parser.getLongValue());
+    }
+    return parser.readValueAsTree();
   }
 
   // The same typing as toKv(String, JsonNode), from the parser's current token.

@@ -73,6 +73,29 @@ class PayloadParserTest {
     }
 
     @Test
+    void should_keep_a_values_object_as_compact_json_in_place_when_other_text_precedes_it() {
+      // Multi-byte characters before and inside the object, spaces around it: the object's text
+      // is cut from the payload's bytes only for this plain form.
+      assertThat(telemetry("{\"x\":\"é€\", \"values\" : { \"a\" : \"ü\" , \"b\":[1] } ,\"n\":1}"))
+          .containsExactly(
+              at(NOW, KvEntry.of("x", "é€")),
+              at(NOW, KvEntry.json("values", "{\"a\":\"ü\",\"b\":[1]}")),
+              at(NOW, KvEntry.of("n", 1L)));
+    }
+
+    @Test
+    void should_stream_values_in_order_when_timestamped_in_an_array() {
+      assertThat(
+              telemetry(
+                  "[{\"ts\":7,\"values\":{\"é\":\"1.5\",\"b\":true,\"c\":null}},"
+                      + "{\"values\":{\"d\":{}},\"ts\":8}]"))
+          .containsExactly(
+              at(7, KvEntry.of("é", 1.5)),
+              at(7, KvEntry.of("b", true)),
+              at(8, KvEntry.json("d", "{}")));
+    }
+
+    @Test
     void should_treat_ts_as_a_value_when_values_is_missing() {
       assertThat(telemetry("{\"ts\":5,\"t\":1}"))
           .containsExactly(at(NOW, KvEntry.of("ts", 5L)), at(NOW, KvEntry.of("t", 1L)));
