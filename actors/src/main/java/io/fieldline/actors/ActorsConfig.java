@@ -12,7 +12,8 @@ import java.time.Duration;
  * @param ackTimeout longest wait for a submitted message's outcome
  * @param maxInflightWrites writes one device actor may have in flight at once
  * @param stashCapacity messages one device actor keeps waiting before it rejects as overloaded
- * @param passivateAfter idle time after which a device actor stops
+ * @param passivateAfter idle time after which a device actor stops (checked every half of it, so it
+ *     stops after between one and 1.5 times it)
  * @param shutdownTimeout longest wait for in-flight writes during a graceful shutdown
  */
 public record ActorsConfig(

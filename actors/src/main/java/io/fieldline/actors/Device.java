@@ -7,6 +7,7 @@ import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.StoreException;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.TsKvEntry;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -25,6 +26,7 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+import org.apache.pekko.japi.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,10 +42,19 @@ import org.slf4j.LoggerFactory;
  * written since it started; the store's are read only when someone asks ({@link GetLatest}), once,
  * and merged (newer values win), so a connect storm of new actors costs no reads. At most {@code
  * max-inflight-writes} writes run at once; later messages wait, up to {@code stash-capacity}, and
- * beyond that are rejected as {@link Ack.Reason#OVERLOADED}. When idle for {@code passivate-after}
- * it asks its shard to passivate it and stops once the shard's {@link Stop} arrived and nothing is
- * in flight or waiting. Every acknowledgement it receives is completed exactly once, including when
- * the actor restarts or stops.
+ * beyond that are rejected as {@link Ack.Reason#OVERLOADED}. When idle for at least {@code
+ * passivate-after} (see below) it asks its shard to passivate it and stops once the shard's {@link
+ * Stop} arrived and nothing is in flight or waiting. Every acknowledgement it receives is completed
+ * exactly once, including when the actor restarts or stops.
+ *
+ * <p>Idleness is checked coarsely, at no cost per message: every message the actor handles except
+ * its own {@code IdleCheck} counts as activity (the messages that reset a Pekko receive timeout;
+ * the actor used one before, but Pekko reschedules that timer on every message received) and only
+ * sets a flag. One fixed-delay timer sends {@code IdleCheck} every {@code passivate-after / 2}; a
+ * check that finds no activity since the previous check, when that previous check found none
+ * either, passivates. So a device passivates after between {@code passivate-after} and 1.5 × {@code
+ * passivate-after} of idleness (timer and mailbox delays aside), and one that receives a message
+ * more often than every {@code passivate-after} never does.
  */
 final class Device extends AbstractBehavior<Device.Command> {
 
@@ -83,9 +94,13 @@ final class Device extends AbstractBehavior<Device.Command> {
   private record WriteCompleted(RecordMessage command, @Nullable Throwable failure)
       implements Command {}
 
-  private enum Idle implements Command {
+  /** From the actor's periodic timer (also the timer's key); not activity itself. */
+  private enum IdleCheck implements Command {
     INSTANCE
   }
+
+  // The idle check timer's smallest period, for a passivate-after of a few nanoseconds (tests).
+  private static final Duration MIN_IDLE_CHECK_PERIOD = Duration.ofMillis(1);
 
   /**
    * The device's behavior, restarted (with empty latest values, read again on the next ask) if it
@@ -123,6 +138,10 @@ final class Device extends AbstractBehavior<Device.Command> {
   private boolean readOverdue;
   private boolean stopping;
   private boolean passivationRequested;
+  // A message other than IdleCheck was handled since the last idle check.
+  private boolean activeSinceCheck;
+  // The last idle check found no activity since the one before it.
+  private boolean idleAtLastCheck;
 
   private Device(
       ActorContext<Command> context,
@@ -140,8 +159,13 @@ final class Device extends AbstractBehavior<Device.Command> {
     this.metrics = metrics;
     this.shard = shard;
     this.backlog = new WriteBacklog(config.maxInflightWrites(), config.stashCapacity());
-    context.setReceiveTimeout(config.passivateAfter(), Idle.INSTANCE);
+    timers.startTimerWithFixedDelay(IdleCheck.INSTANCE, idleCheckPeriod(config));
     LOG.debug("[device|{}] started", deviceId);
+  }
+
+  private static Duration idleCheckPeriod(ActorsConfig config) {
+    Duration half = config.passivateAfter().dividedBy(2);
+    return half.compareTo(MIN_IDLE_CHECK_PERIOD) < 0 ? MIN_IDLE_CHECK_PERIOD : half;
   }
 
   /** Where the read of the store's latest values stands. */
@@ -153,17 +177,27 @@ final class Device extends AbstractBehavior<Device.Command> {
 
   @Override
   public Receive<Command> createReceive() {
+    // Every message but IdleCheck is activity: wrap each new handler in active(...).
     return newReceiveBuilder()
-        .onMessage(RecordMessage.class, this::onRecord)
-        .onMessage(WriteCompleted.class, this::onWriteCompleted)
-        .onMessage(GetLatest.class, this::onGetLatest)
-        .onMessageEquals(Stop.INSTANCE, this::onStop)
-        .onMessageEquals(Idle.INSTANCE, this::onIdle)
-        .onMessage(LatestRestored.class, this::onRestored)
-        .onMessageEquals(RestoreTimedOut.INSTANCE, this::onRestoreTimedOut)
+        .onMessage(RecordMessage.class, active(this::onRecord))
+        .onMessage(WriteCompleted.class, active(this::onWriteCompleted))
+        .onMessage(GetLatest.class, active(this::onGetLatest))
+        .onMessage(Stop.class, active(stop -> onStop()))
+        .onMessage(IdleCheck.class, check -> onIdleCheck())
+        .onMessage(LatestRestored.class, active(this::onRestored))
+        .onMessage(RestoreTimedOut.class, active(timedOut -> onRestoreTimedOut()))
         .onSignal(PreRestart.class, signal -> onPreRestart())
         .onSignal(PostStop.class, signal -> onPostStop())
         .build();
+  }
+
+  // Created once per behavior instance: no allocation per message, only a field write.
+  private <M extends Command> Function<M, Behavior<Command>> active(
+      Function<M, Behavior<Command>> handler) {
+    return message -> {
+      activeSinceCheck = true;
+      return handler.apply(message);
+    };
   }
 
   private Behavior<Command> onRecord(RecordMessage command) {
@@ -276,11 +310,21 @@ final class Device extends AbstractBehavior<Device.Command> {
     awaitingLatest.clear();
   }
 
-  private Behavior<Command> onIdle() {
+  private Behavior<Command> onIdleCheck() {
+    if (activeSinceCheck || !idleAtLastCheck) {
+      // Active in the last period, or idle for only one period (at least passivate-after / 2).
+      idleAtLastCheck = !activeSinceCheck;
+      activeSinceCheck = false;
+      return Behaviors.same();
+    }
+    // No activity for two whole periods: idle for at least passivate-after.
     if (!passivationRequested && !stopping && backlog.isEmpty()) {
-      LOG.debug("[device|{}] idle for {}, asking to passivate", deviceId, config.passivateAfter());
+      LOG.debug(
+          "[device|{}] idle for at least {}, asking to passivate",
+          deviceId,
+          config.passivateAfter());
       passivationRequested = true;
-      getContext().cancelReceiveTimeout();
+      timers.cancel(IdleCheck.INSTANCE);
       shard.tell(new DeviceShard.Passivate(deviceId, getContext().getSelf()));
     }
     return Behaviors.same();
@@ -288,7 +332,7 @@ final class Device extends AbstractBehavior<Device.Command> {
 
   private Behavior<Command> onStop() {
     stopping = true;
-    getContext().cancelReceiveTimeout();
+    timers.cancel(IdleCheck.INSTANCE);
     return maybeStop();
   }
 

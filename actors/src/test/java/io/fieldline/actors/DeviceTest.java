@@ -15,6 +15,7 @@ import io.fieldline.common.KvEntry;
 import io.fieldline.common.StoreException;
 import io.fieldline.common.TsKvEntry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -318,6 +319,52 @@ class DeviceTest {
     DeviceShard.Passivate request = shard.expectMessageClass(DeviceShard.Passivate.class, WAIT);
 
     assertThat(request).isEqualTo(new DeviceShard.Passivate(deviceId, device));
+  }
+
+  @Test
+  void should_stay_while_messages_arrive_more_often_than_passivate_after_and_go_within_1_5x_idle() {
+    Duration passivateAfter = Duration.ofMillis(500);
+    ActorRef<Device.Command> device =
+        spawn(actorsConfig("fieldline.actors.passivate-after = 500ms"));
+
+    // Three times passivate-after with a message every 100 ms: never idle for a whole check.
+    for (int i = 0; i < 15; i++) {
+      assertThat(record(device, new DeviceMessage.PostTelemetry(deviceId, i, List.of())))
+          .succeedsWithin(WAIT);
+      shard.expectNoMessage(Duration.ofMillis(100));
+    }
+    long lastMessage = System.nanoTime();
+    assertThat(record(device, new DeviceMessage.PostTelemetry(deviceId, 99, List.of())))
+        .succeedsWithin(WAIT);
+
+    // Idle checks are not activity: the device goes after passivate-after to 1.5 times it.
+    DeviceShard.Passivate request = shard.expectMessageClass(DeviceShard.Passivate.class, WAIT);
+    Duration idle = Duration.ofNanos(System.nanoTime() - lastMessage);
+    assertThat(request).isEqualTo(new DeviceShard.Passivate(deviceId, device));
+    assertThat(idle)
+        .as("idle time before the passivation request")
+        .isGreaterThanOrEqualTo(passivateAfter.multipliedBy(9).dividedBy(10))
+        // 1.5 × passivate-after, with room for a loaded machine's timer and mailbox delays
+        .isLessThanOrEqualTo(passivateAfter.multipliedBy(3).dividedBy(2).plusMillis(300));
+  }
+
+  @Test
+  void should_not_passivate_with_a_write_in_flight_and_passivate_once_idle_after_it_completed() {
+    ActorRef<Device.Command> device =
+        spawn(actorsConfig("fieldline.actors.passivate-after = 100ms"));
+    CompletableFuture<Ack> ack = record(device, telemetry(deviceId, 100, "temp", 1));
+    await().atMost(WAIT).until(() -> store.writeCount() == 1);
+
+    shard.expectNoMessage(Duration.ofMillis(400)); // four times passivate-after, write in flight
+
+    long completed = System.nanoTime();
+    store.succeed(store.write(0));
+    assertThat(ack).succeedsWithin(WAIT).isEqualTo(Ack.stored());
+    DeviceShard.Passivate request = shard.expectMessageClass(DeviceShard.Passivate.class, WAIT);
+    assertThat(request).isEqualTo(new DeviceShard.Passivate(deviceId, device));
+    assertThat(Duration.ofNanos(System.nanoTime() - completed))
+        .as("the write's completion is activity")
+        .isGreaterThanOrEqualTo(Duration.ofMillis(90));
   }
 
   @Test
