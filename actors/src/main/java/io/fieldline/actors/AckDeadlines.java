@@ -7,6 +7,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The per-message timeout of {@link LocalDeviceGateway}: rejects an acknowledgement still pending
@@ -26,6 +28,8 @@ import java.util.concurrent.TimeUnit;
  * the mailboxes of a terminating actor system. Thread-safe.
  */
 final class AckDeadlines {
+
+  private static final Logger LOG = LoggerFactory.getLogger(AckDeadlines.class);
 
   private static final Ack TIMED_OUT = Ack.rejected(Ack.Reason.WRITE_FAILED, "timeout");
   private static final Ack CLOSED = Ack.rejected(Ack.Reason.UNAVAILABLE, "shut down");
@@ -84,6 +88,8 @@ final class AckDeadlines {
     }
   }
 
+  // A periodic task that throws is never run again: nothing may escape, or no deadline would fire
+  // any more.
   private void expire() {
     long now = System.nanoTime();
     for (Deadline head = queue.peek(); head != null; head = queue.peek()) {
@@ -91,8 +97,12 @@ final class AckDeadlines {
         return;
       }
       queue.poll();
-      if (!head.ack().isDone()) {
-        metrics.complete(head.ack(), TIMED_OUT);
+      try {
+        if (!head.ack().isDone()) {
+          metrics.complete(head.ack(), TIMED_OUT);
+        }
+      } catch (RuntimeException e) {
+        LOG.error("[actors] completing a timed-out acknowledgement failed", e);
       }
     }
   }
