@@ -19,6 +19,12 @@
 #   RATE [1]             messages per second per device (DevicesAtRate; MaxThroughput is closed loop)
 #   DURATION [60]        seconds each device publishes (at most 1800)
 #   RAMP [500]           new connections per second
+#   SOURCES [DEVICES/100, rounded up]  loopback source addresses the devices connect from
+#                        (127.1.x.y; device i uses address i mod SOURCES): the broker sees a fleet
+#                        of sites of ~100 devices each, as in the field, instead of one host opening
+#                        every connection (Fieldline's per-address connection budget, 500/s with a
+#                        burst of 2,000, would otherwise refuse a 10,000-device storm). 0: the OS's
+#                        choice, one address. Gatling phases only (Locust connects from 127.0.0.1)
 #   KEYS [4]             telemetry keys per message (3..5)
 #   QOS [1]              0 or 1
 #   HOLD [10]            ConnectionStorm: seconds each connection stays open; with STORM=reconnect,
@@ -82,6 +88,7 @@ DEVICES=${DEVICES:-2000}
 RATE=${RATE:-1}
 DURATION=${DURATION:-60}
 RAMP=${RAMP:-500}
+SOURCES=${SOURCES:-$(((DEVICES + 99) / 100))}
 KEYS=${KEYS:-4}
 QOS=${QOS:-1}
 HOLD=${HOLD:-10}
@@ -320,7 +327,7 @@ case "$scenario" in
     ;;
   ColdStart) describe="$describe × $RATE msg/s from a cold start, QoS $QOS, $KEYS keys, $DURATION s (cold: first $COLD s)" ;;
 esac
-command="DEVICES=$DEVICES RATE=$RATE DURATION=$DURATION RAMP=$RAMP WARMUP=$WARMUP KEYS=$KEYS QOS=$QOS RAW_MODE=$RAW_MODE PHASES=\"$PHASES\" bench/run.sh $scenario"
+command="DEVICES=$DEVICES RATE=$RATE DURATION=$DURATION RAMP=$RAMP SOURCES=$SOURCES WARMUP=$WARMUP KEYS=$KEYS QOS=$QOS RAW_MODE=$RAW_MODE PHASES=\"$PHASES\" bench/run.sh $scenario"
 if [ "$scenario" = ConnectionStorm ]; then command="STORM=$STORM HOLD=$HOLD $command"; fi
 if [ "$scenario" = ColdStart ]; then command="COLD=$COLD $command"; fi
 if [[ " $PHASES " == *" cluster "* ]]; then command="CLUSTER_NODES=$CLUSTER_NODES $command"; fi
@@ -402,6 +409,7 @@ gatling_start() { # phase ports [feeder]
     -Dhost=127.0.0.1 "$port_arg" -Dfeeder="$feeder" -Ddevices="$DEVICES" \
     -DratePerDevice="$RATE" -Dduration="$DURATION" -DrampConnectionsPerSec="$RAMP" \
     -Dkeys="$KEYS" -Dqos="$QOS" -Dhold="$HOLD" -Dwarmup="$WARMUP" -Dstorm="$STORM" -Dcold="$COLD" \
+    -DsourceAddresses="$SOURCES" \
     -DawaitFeeder=$((await_feeder * 600)) -Dsummary="$run/$phase-summary.json" -Dledger="$run/$phase-ledger.csv" \
     >"$run/gatling-$phase.log" 2>&1 &
   mvn_pid=$!

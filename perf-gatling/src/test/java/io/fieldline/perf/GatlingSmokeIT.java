@@ -42,6 +42,7 @@ class GatlingSmokeIT {
   private static final String KEYSPACE = "it_gatlingsmoke";
   private static final int DEVICES = 10;
   private static final int KEYS = 4;
+  private static final int PER_ADDRESS_BURST = DEVICES / 2;
 
   private EmbeddedCassandra cassandra;
   private FieldlineServer server;
@@ -82,6 +83,7 @@ class GatlingSmokeIT {
     properties.put("duration", "4");
     properties.put("rampConnectionsPerSec", "20");
     properties.put("keys", String.valueOf(KEYS));
+    properties.put("sourceAddresses", String.valueOf(DEVICES));
     properties.put("summary", work.resolve("summary.json").toString());
     properties.put("ledger", work.resolve("ledger.csv").toString());
     int status = runGatling(DevicesAtRate.class.getName(), properties);
@@ -125,6 +127,7 @@ class GatlingSmokeIT {
     properties.put("duration", "2");
     properties.put("rampConnectionsPerSec", "20");
     properties.put("keys", String.valueOf(KEYS));
+    properties.put("sourceAddresses", String.valueOf(DEVICES));
     properties.put("summary", work.resolve("storm-summary.json").toString());
     properties.put("ledger", work.resolve("storm-ledger.csv").toString());
     int status = runGatling(ConnectionStorm.class.getName(), properties);
@@ -190,6 +193,10 @@ class GatlingSmokeIT {
                 "fieldline.admin.username = \"" + ADMIN + "\"",
                 "fieldline.admin.password = \"" + PASSWORD + "\"",
                 "fieldline.demo-device.enabled = false",
+                // Tight per-address budgets: every device must come from its own source address
+                // (sourceAddresses), or the ten connects from one address are refused.
+                "fieldline.mqtt.per-address-connection-burst = " + PER_ADDRESS_BURST,
+                "fieldline.mqtt.per-address-connection-rate = 1",
                 "fieldline.cassandra.contact-points = \"" + contact + "\"",
                 "fieldline.cassandra.keyspace = " + KEYSPACE,
                 "datastax-java-driver.basic.load-balancing-policy.local-datacenter = "

@@ -64,6 +64,7 @@ final class ConnectAction extends MqttAction {
     MqttConnection.open(
         components,
         components.broker(session.userId()),
+        components.source(session.userId()),
         session.eventLoop(),
         id,
         user,

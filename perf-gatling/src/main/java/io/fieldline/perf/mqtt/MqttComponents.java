@@ -8,8 +8,10 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.ChannelFactory;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.socket.SocketChannel;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import scala.Function1;
 import scala.runtime.BoxedUnit;
 
@@ -57,6 +59,12 @@ final class MqttComponents implements ProtocolComponents {
   /** The address Gatling user {@code userId} connects to. */
   InetSocketAddress broker(long userId) {
     return brokers.get(protocol.portIndex(userId));
+  }
+
+  /** The local address Gatling user {@code userId} binds, or null for the OS's choice. */
+  @Nullable InetSocketAddress source(long userId) {
+    InetAddress address = protocol.sourceAddress(userId);
+    return address == null ? null : new InetSocketAddress(address, 0);
   }
 
   /** A bootstrap for one connection; the caller sets the group (the user's loop) and handler. */

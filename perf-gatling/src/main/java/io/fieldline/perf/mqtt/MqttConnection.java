@@ -2,6 +2,7 @@ package io.fieldline.perf.mqtt;
 
 import io.fieldline.perf.mqtt.MqttRunStats.Failure;
 import io.gatling.core.session.Session;
+import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -127,6 +128,7 @@ final class MqttConnection {
   static MqttConnection open(
       MqttComponents components,
       InetSocketAddress broker,
+      @Nullable InetSocketAddress source,
       EventLoop loop,
       String clientId,
       String username,
@@ -148,7 +150,7 @@ final class MqttConnection {
             protocol.connectTimeout().toNanos(),
             TimeUnit.NANOSECONDS);
     int keepAlive = (int) protocol.keepAlive().toSeconds();
-    ChannelFuture connect =
+    Bootstrap bootstrap =
         components
             .bootstrap()
             .group(loop)
@@ -163,8 +165,9 @@ final class MqttConnection {
                     }
                     ch.pipeline().addLast("client", new MqttClientHandler(connection));
                   }
-                })
-            .connect(broker);
+                });
+    ChannelFuture connect =
+        source == null ? bootstrap.connect(broker) : bootstrap.connect(broker, source);
     connection.channel = connect.channel();
     connect.addListener(
         future -> {

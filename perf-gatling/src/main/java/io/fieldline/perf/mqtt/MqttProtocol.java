@@ -1,9 +1,12 @@
 package io.fieldline.perf.mqtt;
 
 import io.gatling.core.protocol.Protocol;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The MQTT protocol settings of a simulation: immutable, built by {@link MqttProtocolBuilder}.
@@ -21,6 +24,10 @@ import java.util.Objects;
  * @param maxInboundQueue inbound PUBLISHes kept per connection for {@code awaitMessage}; older ones
  *     are dropped beyond it
  * @param stats where every connection and acknowledgement of the run is recorded
+ * @param sourceAddresses 0: connect from the address the OS picks; n &gt; 0 (loopback brokers
+ *     only): user {@code i} binds its socket to loopback source address {@code i mod n} (see {@link
+ *     #sourceAddress}), so that the broker sees a fleet of n addresses instead of one (per-address
+ *     limits apply to each as they would to the sites of a real fleet)
  */
 public record MqttProtocol(
     String host,
@@ -31,8 +38,12 @@ public record MqttProtocol(
     Duration ackTimeout,
     String clientIdPrefix,
     int maxInboundQueue,
-    MqttRunStats stats)
+    MqttRunStats stats,
+    int sourceAddresses)
     implements Protocol {
+
+  /** Most distinct source addresses: 127.1.0.1 up to 127.1.249.250. */
+  public static final int MAX_SOURCE_ADDRESSES = 250 * 250;
 
   public MqttProtocol {
     Objects.requireNonNull(host, "host");
@@ -54,6 +65,10 @@ public record MqttProtocol(
     if (ackTimeout.isZero() || ackTimeout.isNegative()) {
       throw new IllegalArgumentException("ackTimeout must be positive: " + ackTimeout);
     }
+    if (sourceAddresses < 0 || sourceAddresses > MAX_SOURCE_ADDRESSES) {
+      throw new IllegalArgumentException(
+          "sourceAddresses must be 0.." + MAX_SOURCE_ADDRESSES + ": " + sourceAddresses);
+    }
     if (maxInboundQueue < 1) {
       throw new IllegalArgumentException("maxInboundQueue must be positive: " + maxInboundQueue);
     }
@@ -62,6 +77,25 @@ public record MqttProtocol(
   /** Index into {@link #ports()} of the port Gatling user {@code userId} connects to. */
   public int portIndex(long userId) {
     return (int) Math.floorMod(userId, (long) ports.size());
+  }
+
+  /**
+   * The loopback address Gatling user {@code userId} connects from, or null for the OS's choice:
+   * {@code 127.1.x.y} with x = k / 250 and y = k mod 250 + 1, for k = userId mod {@link
+   * #sourceAddresses()}. Linux routes all of 127.0.0.0/8 to the loopback interface, so no set-up is
+   * needed.
+   */
+  public @Nullable InetAddress sourceAddress(long userId) {
+    if (sourceAddresses == 0) {
+      return null;
+    }
+    int k = (int) Math.floorMod(userId, (long) sourceAddresses);
+    byte[] address = {127, 1, (byte) (k / 250), (byte) (k % 250 + 1)};
+    try {
+      return InetAddress.getByAddress(address);
+    } catch (UnknownHostException e) {
+      throw new AssertionError("four bytes are always an address", e);
+    }
   }
 
   /** 127.0.0.1:1883, keep-alive 60 s, clean session, 10 s connect and ack timeouts. */
@@ -75,6 +109,7 @@ public record MqttProtocol(
         Duration.ofSeconds(10),
         "gatling-",
         1000,
-        new MqttRunStats());
+        new MqttRunStats(),
+        0);
   }
 }

@@ -29,7 +29,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().ackTimeout(),
             p().clientIdPrefix(),
             p().maxInboundQueue(),
-            p().stats()));
+            p().stats(),
+            p().sourceAddresses()));
   }
 
   /** One broker port for every user. */
@@ -52,7 +53,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().ackTimeout(),
             p().clientIdPrefix(),
             p().maxInboundQueue(),
-            p().stats()));
+            p().stats(),
+            p().sourceAddresses()));
   }
 
   /** Keep-alive in seconds (0 disables it). */
@@ -67,7 +69,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().ackTimeout(),
             p().clientIdPrefix(),
             p().maxInboundQueue(),
-            p().stats()));
+            p().stats(),
+            p().sourceAddresses()));
   }
 
   public MqttProtocolBuilder cleanSession(boolean cleanSession) {
@@ -81,7 +84,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().ackTimeout(),
             p().clientIdPrefix(),
             p().maxInboundQueue(),
-            p().stats()));
+            p().stats(),
+            p().sourceAddresses()));
   }
 
   public MqttProtocolBuilder connectTimeout(Duration timeout) {
@@ -95,7 +99,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().ackTimeout(),
             p().clientIdPrefix(),
             p().maxInboundQueue(),
-            p().stats()));
+            p().stats(),
+            p().sourceAddresses()));
   }
 
   public MqttProtocolBuilder ackTimeout(Duration timeout) {
@@ -109,7 +114,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             timeout,
             p().clientIdPrefix(),
             p().maxInboundQueue(),
-            p().stats()));
+            p().stats(),
+            p().sourceAddresses()));
   }
 
   public MqttProtocolBuilder clientIdPrefix(String prefix) {
@@ -123,7 +129,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().ackTimeout(),
             prefix,
             p().maxInboundQueue(),
-            p().stats()));
+            p().stats(),
+            p().sourceAddresses()));
   }
 
   public MqttProtocolBuilder maxInboundQueue(int messages) {
@@ -137,7 +144,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().ackTimeout(),
             p().clientIdPrefix(),
             messages,
-            p().stats()));
+            p().stats(),
+            p().sourceAddresses()));
   }
 
   /** Where the run's latencies, counters and acknowledgement ledger go (read it in after()). */
@@ -152,7 +160,27 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().ackTimeout(),
             p().clientIdPrefix(),
             p().maxInboundQueue(),
-            stats));
+            stats,
+            p().sourceAddresses()));
+  }
+
+  /**
+   * Spread the users over {@code count} loopback source addresses (0: the OS's choice); see {@link
+   * MqttProtocol#sourceAddress}.
+   */
+  public MqttProtocolBuilder sourceAddresses(int count) {
+    return with(
+        new MqttProtocol(
+            p().host(),
+            p().ports(),
+            p().keepAlive(),
+            p().cleanSession(),
+            p().connectTimeout(),
+            p().ackTimeout(),
+            p().clientIdPrefix(),
+            p().maxInboundQueue(),
+            p().stats(),
+            count));
   }
 
   /** The settings as built so far. */

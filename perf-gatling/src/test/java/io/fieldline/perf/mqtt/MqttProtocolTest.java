@@ -51,4 +51,28 @@ class MqttProtocolTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("70000");
   }
+
+  @Test
+  void should_give_each_of_n_source_addresses_to_every_nth_user_and_none_by_default() {
+    MqttProtocol protocol = mqtt().sourceAddresses(300).keepAlive(30).settings();
+
+    assertThat(mqtt().settings().sourceAddress(7)).isNull();
+    assertThat(protocol.sourceAddress(0).getHostAddress()).isEqualTo("127.1.0.1");
+    assertThat(protocol.sourceAddress(249).getHostAddress()).isEqualTo("127.1.0.250");
+    assertThat(protocol.sourceAddress(250).getHostAddress()).isEqualTo("127.1.1.1");
+    assertThat(protocol.sourceAddress(300)).isEqualTo(protocol.sourceAddress(0));
+    assertThat(
+            java.util.stream.LongStream.range(0, 3_000)
+                .mapToObj(protocol::sourceAddress)
+                .distinct()
+                .count())
+        .isEqualTo(300);
+  }
+
+  @Test
+  void should_reject_more_source_addresses_than_the_loopback_range_gives() {
+    assertThatThrownBy(() -> mqtt().sourceAddresses(MqttProtocol.MAX_SOURCE_ADDRESSES + 1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("sourceAddresses");
+  }
 }

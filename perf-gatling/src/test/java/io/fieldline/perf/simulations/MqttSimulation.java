@@ -34,6 +34,7 @@ abstract class MqttSimulation extends Simulation {
           .cleanSession(true)
           .ackTimeout(settings.ackTimeout())
           .clientIdPrefix(getClass().getSimpleName() + "-")
+          .sourceAddresses(settings.sourceAddresses())
           .stats(stats);
 
   private MqttRunStats newStats() {

@@ -1,6 +1,7 @@
 package io.fieldline.perf.simulations;
 
 import com.sun.management.UnixOperatingSystemMXBean;
+import io.fieldline.perf.mqtt.MqttProtocol;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
@@ -49,6 +50,10 @@ import org.jspecify.annotations.Nullable;
  *     every device reconnects at once and publishes for {@code duration} seconds more)
  * @param cold ColdStart's first window ({@code cold}, seconds, default 60): reported apart from the
  *     next {@code cold} seconds (warm)
+ * @param sourceAddresses loopback source addresses the devices connect from ({@code
+ *     sourceAddresses}, default 0: the OS's choice, one address): device {@code i} uses address
+ *     {@code i mod n}, so that a broker's per-address limits meet a fleet of many sites as in the
+ *     field rather than one host opening every connection
  * @param summary where to write the run's JSON summary ({@code summary}, optional)
  * @param ledger where to write the acknowledgement ledger ({@code ledger}, optional)
  */
@@ -68,6 +73,7 @@ public record SimulationSettings(
     Duration warmup,
     String storm,
     Duration cold,
+    int sourceAddresses,
     @Nullable Path summary,
     @Nullable Path ledger) {
 
@@ -105,6 +111,7 @@ public record SimulationSettings(
             Duration.ofSeconds(intProperty("warmup", 30, 0, 3600, errors)),
             stormProperty(errors),
             Duration.ofSeconds(intProperty("cold", 60, 5, 3600, errors)),
+            intProperty("sourceAddresses", 0, 0, MqttProtocol.MAX_SOURCE_ADDRESSES, errors),
             pathProperty("summary"),
             pathProperty("ledger"));
     long maxFds = maxFileDescriptors();
@@ -169,6 +176,7 @@ public record SimulationSettings(
     out.put("storm", storm);
     out.put("holdSeconds", hold.toSeconds());
     out.put("coldSeconds", cold.toSeconds());
+    out.put("sourceAddresses", sourceAddresses);
     return out;
   }
 
