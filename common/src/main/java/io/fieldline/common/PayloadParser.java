@@ -147,15 +147,31 @@ public final class PayloadParser {
     int valuesAt = -1; // where its plain reading goes in `plain`
     int valuesStart = 0;
     int valuesEnd = 0;
+    PayloadFormatException valuesError = null; // the first value in it that cannot be stored
     for (String key = parser.nextFieldName(); key != null; key = parser.nextFieldName()) {
       JsonToken token = parser.nextToken();
-      if (key.equals("values") && token == JsonToken.START_OBJECT) {
+      // Byte offsets exist only for UTF-8 input (Jackson reads UTF-16/32 payloads as characters):
+      // anything else takes the tree path below.
+      if (key.equals("values")
+          && token == JsonToken.START_OBJECT
+          && parser.currentTokenLocation().getByteOffset() >= 0) {
         valuesStart = (int) parser.currentTokenLocation().getByteOffset();
         streamedValues = new ArrayList<>(8);
+        valuesError = null;
         for (String name = parser.nextFieldName(); name != null; name = parser.nextFieldName()) {
-          KvEntry kv = toKv(parser, parser.nextToken(), name);
-          if (kv != null) {
-            streamedValues.add(kv);
+          JsonToken valueToken = parser.nextToken();
+          try {
+            KvEntry kv = toKv(parser, valueToken, name);
+            if (kv != null) {
+              streamedValues.add(kv);
+            }
+          } catch (PayloadFormatException e) {
+            // Counts only if the object is timestamped: otherwise "values" is one nested value,
+            // kept as JSON text like any other.
+            if (valuesError == null) {
+              valuesError = e;
+            }
+            parser.skipChildren();
           }
         }
         valuesEnd = (int) parser.currentLocation().getByteOffset();
@@ -183,7 +199,16 @@ public final class PayloadParser {
       if (!ts.canConvertToExactIntegral() || !ts.canConvertToLong() || ts.isTextual()) {
         throw new PayloadFormatException("ts must be an integer of epoch milliseconds");
       }
-      if (streamedValues == null) {
+      List<KvEntry> kvs;
+      if (streamedValues != null) {
+        if (valuesError != null) {
+          throw valuesError;
+        }
+        kvs = streamedValues;
+      } else if (values != null && values.isObject()) {
+        kvs = new ArrayList<>(values.size()); // read as a tree (not UTF-8 input)
+        addValues(values, kvs);
+      } else {
         throw new PayloadFormatException("values must be a JSON object");
       }
       long timestamp = ts.asLong();
@@ -195,7 +220,7 @@ public final class PayloadParser {
                 + TimestampRange.MAX
                 + " epoch milliseconds");
       }
-      for (KvEntry kv : streamedValues) {
+      for (KvEntry kv : kvs) {
         out.add(new TsKvEntry(timestamp, kv));
       }
     } else {

@@ -84,6 +84,27 @@ class PayloadParserTest {
     }
 
     @Test
+    void should_check_the_values_inside_values_only_when_the_object_is_timestamped() {
+      // Without ts, "values" is one nested value: kept as JSON text, its inner keys unchecked,
+      // like any other nested object.
+      assertThat(telemetry("{\"values\":{\"\":1,\"ok\":2}}"))
+          .containsExactly(at(NOW, KvEntry.json("values", "{\"\":1,\"ok\":2}")));
+      assertThatThrownBy(() -> telemetry("{\"ts\":1,\"values\":{\"\":1,\"ok\":2}}"))
+          .isInstanceOf(PayloadFormatException.class)
+          .hasMessageContaining("keys must not be empty");
+    }
+
+    @Test
+    void should_read_both_forms_when_the_payload_is_utf_16() {
+      byte[] plain = "{\"values\":{\"a\":1}}".getBytes(StandardCharsets.UTF_16LE);
+      byte[] stamped = "{\"ts\":5,\"values\":{\"a\":1}}".getBytes(StandardCharsets.UTF_16BE);
+
+      assertThat(parser.parseTelemetry(plain, NOW))
+          .containsExactly(at(NOW, KvEntry.json("values", "{\"a\":1}")));
+      assertThat(parser.parseTelemetry(stamped, NOW)).containsExactly(at(5, KvEntry.of("a", 1L)));
+    }
+
+    @Test
     void should_stream_values_in_order_when_timestamped_in_an_array() {
       assertThat(
               telemetry(
