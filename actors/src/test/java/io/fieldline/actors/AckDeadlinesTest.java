@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -25,7 +26,8 @@ class AckDeadlinesTest {
   }
 
   @Test
-  void should_reject_as_timeout_after_the_timeout_and_leave_completed_ones_alone() {
+  void should_reject_as_timeout_after_the_timeout_and_leave_completed_ones_alone()
+      throws Exception {
     CompletableFuture<Ack> pending = new CompletableFuture<>();
     CompletableFuture<Ack> answered = new CompletableFuture<>();
     long armed = System.nanoTime();
@@ -33,7 +35,7 @@ class AckDeadlinesTest {
     assertThat(deadlines.arm(answered)).isTrue();
     answered.complete(Ack.stored());
 
-    Ack outcome = pending.join();
+    Ack outcome = pending.get(TIMEOUT.multipliedBy(20).toMillis(), TimeUnit.MILLISECONDS);
 
     assertThat(Duration.ofNanos(System.nanoTime() - armed)).isGreaterThanOrEqualTo(TIMEOUT);
     assertThat(outcome).isEqualTo(Ack.rejected(Ack.Reason.WRITE_FAILED, "timeout"));
