@@ -41,12 +41,14 @@ def pid_of(main_class):
 
 
 def cpu_and_switches(pid):
-    ticks = switches = 0
+    # CPU from the process totals, which keep the time of threads that ended; context switches
+    # summed over the live threads (a thread ending in the window loses its last few).
+    stat = open(f"/proc/{pid}/stat").read()
+    fields = stat[stat.rindex(")") + 2:].split()
+    ticks = int(fields[11]) + int(fields[12])
+    switches = 0
     for task in os.listdir(f"/proc/{pid}/task"):
         try:
-            stat = open(f"/proc/{pid}/task/{task}/stat").read()
-            fields = stat[stat.rindex(")") + 2:].split()
-            ticks += int(fields[11]) + int(fields[12])
             status = open(f"/proc/{pid}/task/{task}/status").read()
             switches += int(re.search(r"voluntary_ctxt_switches:\s+(\d+)", status).group(1))
         except (OSError, AttributeError):
