@@ -16,6 +16,7 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -124,19 +125,40 @@ class BadInputIT extends ServerTestBase {
   }
 
   @Test
-  void should_close_the_connection_when_topic_is_unknown() {
-    createDevice("lost-device", "lost-device-token");
+  void should_ack_dead_letter_and_keep_the_connection_when_topic_is_unknown() throws Exception {
+    Device device = createDevice("lost-device", "lost-device-token");
     Mqtt3BlockingClient lost = client("lost-device");
     lost.connectWith().simpleAuth().username("lost-device-token").applySimpleAuth().send();
-    assertThatThrownBy(
-            () ->
-                lost.publishWith()
-                    .topic("some/other/topic")
-                    .qos(MqttQos.AT_LEAST_ONCE)
-                    .payload("{}".getBytes(StandardCharsets.UTF_8))
-                    .send())
-        .isInstanceOf(RuntimeException.class);
-    assertThat(metric("fieldline_mqtt_rejected_total{reason=\"topic\"")).isGreaterThanOrEqualTo(1);
+    double before = metric("fieldline_mqtt_rejected_total{reason=\"topic\"");
+    // ThingsBoard 4.x acknowledges these; each send returns only when its PUBACK arrived.
+    for (String topic : List.of("some/other/topic", "v1/gateway/telemetry", "v2/fw/request/0")) {
+      lost.publishWith()
+          .topic(topic)
+          .qos(MqttQos.AT_LEAST_ONCE)
+          .payload("{\"t\":1}".getBytes(StandardCharsets.UTF_8))
+          .send();
+    }
+
+    JsonNode letters =
+        JSON.readTree(get("/api/fieldline/deadletters/DEVICE/" + device.id(), login()).body());
+    assertThat(letters)
+        .extracting(letter -> letter.get("topic").asText())
+        .containsExactlyInAnyOrder("some/other/topic", "v1/gateway/telemetry", "v2/fw/request/0");
+    assertThat(letters)
+        .allSatisfy(
+            letter -> {
+              assertThat(letter.get("payloadText").asText()).isEqualTo("{\"t\":1}");
+              assertThat(letter.get("reason").asText()).contains("unknown topic");
+            });
+    assertThat(metric("fieldline_mqtt_rejected_total{reason=\"topic\"")).isEqualTo(before + 3);
+    // Still connected: the next telemetry is stored.
+    lost.publishWith()
+        .topic("v1/devices/me/telemetry")
+        .qos(MqttQos.AT_LEAST_ONCE)
+        .payload("{\"temperature\": 20}".getBytes(StandardCharsets.UTF_8))
+        .send();
+    assertThat(rows(device)).isEqualTo(1);
+    lost.disconnect();
   }
 
   @Test

@@ -95,7 +95,9 @@ public final class MqttMetrics {
     invalidPayloads = rejected.get(CloseReason.PAYLOAD);
     deadLetters =
         Counter.builder("fieldline.mqtt.deadletters")
-            .description("Invalid payloads stored in the dead-letter table and acknowledged")
+            .description(
+                "PUBLISHes stored in the dead-letter table and acknowledged: invalid payloads"
+                    + " and unknown topics")
             .register(registry);
     writeFailures =
         Counter.builder("fieldline.mqtt.write.failures")
@@ -172,6 +174,12 @@ public final class MqttMetrics {
 
   public void deadLettered() {
     invalidPayloads.increment();
+    deadLetters.increment();
+  }
+
+  /** A PUBLISH to a topic outside the device API, kept as a dead letter and acknowledged. */
+  public void unknownTopicDeadLettered() {
+    rejected.get(CloseReason.TOPIC).increment();
     deadLetters.increment();
   }
 

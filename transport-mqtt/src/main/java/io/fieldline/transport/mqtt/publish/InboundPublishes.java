@@ -76,10 +76,6 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
     context.metrics().publishReceived(qos.value());
     String topicName = publish.variableHeader().topicName();
     DeviceTopic topic = DeviceTopic.parse(topicName);
-    if (topic.kind() == DeviceTopic.Kind.UNKNOWN) {
-      connection.reject(CloseReason.TOPIC, "PUBLISH to unknown topic '{}'", topicName);
-      return;
-    }
     int packetId = publish.variableHeader().packetId();
     AckType ackType = ackType(qos);
     if (qos == MqttQoS.EXACTLY_ONCE

@@ -8,6 +8,7 @@ import io.fieldline.common.PayloadFormatException;
 import io.fieldline.transport.mqtt.MqttTransportConfig.InvalidPayloadPolicy;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
+import io.fieldline.transport.mqtt.session.LogSafe;
 import io.fieldline.transport.mqtt.session.Pause;
 import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.SessionContext;
@@ -28,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * client-side RPC requests are answered at once ({@link ClientRpc}), reading paced to {@code
  * client-rpc-rate} ({@link RequestPacer}); topics served by a later release are acknowledged
  * without storing anything. An invalid payload is dead-lettered (policy {@code dead-letter}) or
- * closes the connection (policy {@code close}).
+ * closes the connection (policy {@code close}); a PUBLISH to an unknown topic is always
+ * dead-lettered and acknowledged.
  *
  * <p>The answer is the stage whose outcome decides the acknowledgement: {@link Ack#stored()} only
  * once the message (or its dead letter) is stored. The payload arrives as a {@code byte[]}: no
@@ -41,6 +43,9 @@ final class PublishRouter {
   private static final Logger LOG = LoggerFactory.getLogger(PublishRouter.class);
   private static final RateLimitedLog PAYLOAD_WARNINGS =
       new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final RateLimitedLog TOPIC_WARNINGS =
+      new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final String UNKNOWN_TOPIC = "unknown topic: not part of the device API";
   private static final CompletableFuture<Ack> NOTHING_TO_STORE =
       CompletableFuture.completedFuture(Ack.stored());
 
@@ -61,7 +66,8 @@ final class PublishRouter {
   }
 
   /**
-   * Routes one PUBLISH of a known topic.
+   * Routes one PUBLISH; one to a topic outside the device API is kept as a dead letter (with its
+   * topic) and acknowledged once stored, as ThingsBoard acknowledges it.
    *
    * @return its outcome, or {@code null} if the connection was closed by the invalid-payload policy
    */
@@ -101,7 +107,7 @@ final class PublishRouter {
         // Server-side RPC and attribute requests come with a later release: acknowledged, counted,
         // nothing stored (docs/mqtt-api.md).
         case RPC_RESPONSE, ATTRIBUTES_REQUEST -> NOTHING_TO_STORE;
-        case UNKNOWN -> throw new IllegalStateException("unknown topics are rejected earlier");
+        case UNKNOWN -> unknownTopic(topicName, payload, now);
       };
     } catch (PayloadFormatException e) {
       return invalidPayload(topicName, payload, now, e);
@@ -111,6 +117,21 @@ final class PublishRouter {
   // The clock the pauses are scheduled on (the system's, but a test's event loop may freeze it).
   private long eventLoopNanos() {
     return connection.ctx().executor().ticker().nanoTime();
+  }
+
+  // ThingsBoard 4.x acknowledges a PUBLISH to a topic it does not serve: so do we, after keeping
+  // the message as a dead letter (its topic is in it), so that nothing acknowledged is lost and a
+  // firmware's typo costs neither its connection nor its data.
+  private CompletionStage<Ack> unknownTopic(String topicName, byte[] payload, long now) {
+    TOPIC_WARNINGS.warn(
+        "{} PUBLISH to unknown topic '{}' dead-lettered",
+        connection.logPrefix(),
+        LogSafe.text(topicName));
+    context.metrics().unknownTopicDeadLettered();
+    return context
+        .deadLetters()
+        .write(new DeadLetter(device.id(), now, topicName, UNKNOWN_TOPIC, payload))
+        .thenApply(stored -> Ack.stored());
   }
 
   private @Nullable CompletionStage<Ack> invalidPayload(

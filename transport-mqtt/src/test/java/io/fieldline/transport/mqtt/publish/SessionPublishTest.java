@@ -131,16 +131,27 @@ class SessionPublishTest extends SessionHandlerTestBase {
     }
 
     @Test
-    void should_close_and_count_topic_rejection_when_topic_is_unknown() {
-      SessionFixture fixture = fixture();
+    void should_ack_only_after_the_dead_letter_is_stored_and_stay_open_when_topic_is_unknown() {
+      // The invalid-payload policy is about payloads: an unknown topic never closes.
+      SessionFixture fixture = fixture("invalid-payload = close");
       SessionClient client = connected(fixture);
 
-      client.send(publish("v1/devices/me/unknown", MqttQoS.AT_LEAST_ONCE, 1, "{}"));
+      client.send(publish("v1/devices/me/unknown", MqttQoS.AT_LEAST_ONCE, 1, "{\"a\":1}"));
 
-      assertThat(client.received()).isEmpty();
-      assertThat(client.isOpen()).isFalse();
-      assertThat(fixture.rejected("topic")).isEqualTo(1);
       assertThat(fixture.gateway.submissions()).isEmpty();
+      assertThat(fixture.deadLetters.writes()).hasSize(1);
+      FakeDeadLetterStore.Write write = fixture.deadLetters.writes().get(0);
+      assertThat(write.deadLetter().topic()).isEqualTo("v1/devices/me/unknown");
+      assertThat(write.deadLetter().payload())
+          .isEqualTo("{\"a\":1}".getBytes(StandardCharsets.UTF_8));
+      assertThat(client.received()).as("no PUBACK before the dead letter is stored").isEmpty();
+
+      write.done().complete(null);
+      assertThat(client.received()).containsExactly("PUBACK 1");
+      assertThat(client.isOpen()).isTrue();
+      assertThat(fixture.rejected("topic")).isEqualTo(1);
+      assertThat(fixture.rejected("payload")).isZero();
+      assertThat(fixture.count("fieldline.mqtt.deadletters")).isEqualTo(1);
     }
 
     @Test
