@@ -13,8 +13,11 @@ import com.fasterxml.jackson.databind.node.LongNode;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -47,7 +50,6 @@ public final class PayloadParser {
 
   private static final ObjectMapper MAPPER =
       JsonMapper.builder()
-          .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
           // Correctly rounded, like Double.parseDouble, and several times faster.
           .enable(StreamReadFeature.USE_FAST_DOUBLE_PARSER)
           .disable(JsonParser.Feature.ALLOW_COMMENTS)
@@ -114,7 +116,7 @@ public final class PayloadParser {
       if (parser.nextToken() != null) {
         throw new PayloadFormatException("not valid JSON: more than one value in the payload");
       }
-      return out;
+      return lastWins(out);
     } catch (JsonProcessingException e) {
       throw new PayloadFormatException("not valid JSON: " + e.getOriginalMessage(), e);
     } catch (IOException e) {
@@ -156,6 +158,7 @@ public final class PayloadParser {
           && token == JsonToken.START_OBJECT
           && parser.currentTokenLocation().getByteOffset() >= 0) {
         valuesStart = (int) parser.currentTokenLocation().getByteOffset();
+        values = null; // a later "values" wins over an earlier one
         streamedValues = new ArrayList<>(8);
         valuesError = null;
         for (String name = parser.nextFieldName(); name != null; name = parser.nextFieldName()) {
@@ -183,6 +186,7 @@ public final class PayloadParser {
           ts = node;
         } else {
           values = node;
+          streamedValues = null; // a later "values" wins over an earlier one
         }
         KvEntry kv = toKv(key, node);
         if (kv != null) {
@@ -241,6 +245,49 @@ public final class PayloadParser {
       return LongNode.valueOf(parser.getLongValue());
     }
     return parser.readValueAsTree();
+  }
+
+  /**
+   * Duplicate keys are accepted as ThingsBoard accepts them: of two values of one key at one
+   * timestamp, the later in the payload wins (in its first one's place). Covers a key repeated in
+   * one object, in a {@code values} object, and in two objects of an array with the same time.
+   * Nested objects get the same rule from Jackson's tree.
+   */
+  private static List<TsKvEntry> lastWins(List<TsKvEntry> entries) {
+    if (!hasDuplicate(entries)) {
+      return entries;
+    }
+    Map<TsKey, TsKvEntry> byKey = new LinkedHashMap<>();
+    for (TsKvEntry entry : entries) {
+      byKey.put(new TsKey(entry.ts(), entry.key()), entry);
+    }
+    return new ArrayList<>(byKey.values());
+  }
+
+  private record TsKey(long ts, String key) {}
+
+  // Quadratic for the few keys of a typical message (no allocation), a set beyond.
+  private static boolean hasDuplicate(List<TsKvEntry> entries) {
+    int n = entries.size();
+    if (n <= 16) {
+      for (int i = 1; i < n; i++) {
+        TsKvEntry later = entries.get(i);
+        for (int j = 0; j < i; j++) {
+          TsKvEntry earlier = entries.get(j);
+          if (earlier.ts() == later.ts() && earlier.key().equals(later.key())) {
+            return true;
+          }
+        }
+      }
+      return false;
+    }
+    Set<TsKey> seen = new HashSet<>();
+    for (TsKvEntry entry : entries) {
+      if (!seen.add(new TsKey(entry.ts(), entry.key()))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // The same typing as toKv(String, JsonNode), from the parser's current token.

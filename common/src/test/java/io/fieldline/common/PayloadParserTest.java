@@ -105,6 +105,31 @@ class PayloadParserTest {
     }
 
     @Test
+    void should_keep_the_last_value_of_a_duplicate_key_in_its_first_place_as_thingsboard_does() {
+      assertThat(telemetry("{\"a\":1,\"b\":2,\"a\":3}"))
+          .containsExactly(at(NOW, KvEntry.of("a", 3L)), at(NOW, KvEntry.of("b", 2L)));
+      assertThat(telemetry("{\"ts\":7,\"values\":{\"t\":1,\"t\":2},\"ts\":8}"))
+          .containsExactly(at(8, KvEntry.of("t", 2L)));
+      assertThat(telemetry("[{\"ts\":7,\"values\":{\"t\":1}},{\"ts\":7,\"values\":{\"t\":2}}]"))
+          .containsExactly(at(7, KvEntry.of("t", 2L)));
+      assertThatThrownBy(() -> telemetry("{\"values\":{\"x\":1},\"values\":5,\"ts\":1}"))
+          .as("the later values, a number, wins: the timestamped form is invalid")
+          .hasMessageContaining("values must be a JSON object");
+      assertThat(telemetry("{\"o\":{\"k\":1,\"k\":2}}"))
+          .containsExactly(at(NOW, KvEntry.json("o", "{\"k\":2}")));
+      assertThat(attributes("{\"fw\":\"1.0\",\"fw\":\"v2\"}"))
+          .containsExactly(KvEntry.of("fw", "v2"));
+      StringBuilder many = new StringBuilder("{");
+      for (int i = 0; i < 20; i++) {
+        many.append("\"k").append(i).append("\":").append(i).append(',');
+      }
+      many.append("\"k3\":99}");
+      List<TsKvEntry> parsed = telemetry(many.toString());
+      assertThat(parsed).hasSize(20).contains(at(NOW, KvEntry.of("k3", 99L)));
+      assertThat(parsed.get(3)).isEqualTo(at(NOW, KvEntry.of("k3", 99L)));
+    }
+
+    @Test
     void should_stream_values_in_order_when_timestamped_in_an_array() {
       assertThat(
               telemetry(
@@ -204,8 +229,7 @@ class PayloadParserTest {
           "{\"ts\":\"yesterday\",\"values\":{\"a\":1}}",
           "{\"ts\":1.5,\"values\":{\"a\":1}}",
           "{\"ts\":1,\"values\":[1]}",
-          "{\"\":1}",
-          "{\"a\":1,\"a\":2}"
+          "{\"\":1}"
         })
     void should_reject_payload_when_it_is_not_a_thingsboard_form(String payload) {
       assertThatThrownBy(() -> telemetry(payload)).isInstanceOf(PayloadFormatException.class);
