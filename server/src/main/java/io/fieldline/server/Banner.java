@@ -11,6 +11,9 @@ final class Banner {
     StringBuilder out = new StringBuilder();
     out.append("\n  Fieldline is ready.\n\n");
     out.append("  MQTT     mqtt://127.0.0.1:").append(server.mqttPort()).append('\n');
+    if (server.mqttTlsPort() > 0) {
+      out.append("  MQTTS    mqtts://127.0.0.1:").append(server.mqttTlsPort()).append('\n');
+    }
     out.append("  HTTP     http://127.0.0.1:")
         .append(server.httpPort())
         .append("   (health: /health/ready, metrics: /metrics)\n");

@@ -146,6 +146,11 @@ public final class FieldlineServer implements AutoCloseable {
     return started(mqtt).server().port();
   }
 
+  /** The bound port of the MQTT-over-TLS listener, or -1 when no certificate is configured. */
+  public int mqttTlsPort() {
+    return started(mqtt).server().tlsPort();
+  }
+
   public int httpPort() {
     return started(http).port();
   }

@@ -1,17 +1,20 @@
 package io.fieldline.transport.mqtt;
 
 import io.fieldline.transport.mqtt.pipeline.MqttPipeline;
+import io.fieldline.transport.mqtt.pipeline.PipelineNames;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.PreAuthLimits;
 import io.fieldline.transport.mqtt.session.PreAuthLimits.Admission;
 import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.SessionContext;
+import io.fieldline.transport.mqtt.tls.TlsContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.socket.SocketChannel;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,10 +40,16 @@ final class MqttChannelInitializer extends ChannelInitializer<SocketChannel> {
 
   private final SessionContext context;
   private final Set<MqttSessionHandler> sessions;
+  private final @Nullable TlsContext tls;
 
-  MqttChannelInitializer(SessionContext context, Set<MqttSessionHandler> sessions) {
+  /**
+   * @param tls the server's TLS context for the TLS listener, null for the plain one
+   */
+  MqttChannelInitializer(
+      SessionContext context, Set<MqttSessionHandler> sessions, @Nullable TlsContext tls) {
     this.context = context;
     this.sessions = sessions;
+    this.tls = tls;
   }
 
   @Override
@@ -66,5 +75,12 @@ final class MqttChannelInitializer extends ChannelInitializer<SocketChannel> {
     sessions.add(session);
     channel.closeFuture().addListener(closed -> sessions.remove(session));
     MqttPipeline.addStages(channel.pipeline(), config, session);
+    if (tls != null) {
+      // The handshake runs within the connection's CONNECT deadline, like a slow CONNECT.
+      channel
+          .pipeline()
+          .addFirst(PipelineNames.TLS_FAILURES, new TlsFailureHandler(context.metrics()))
+          .addFirst(PipelineNames.TLS, tls.newHandler(channel.alloc()));
+    }
   }
 }

@@ -9,6 +9,7 @@ import io.fieldline.common.SessionTakeover;
 import io.fieldline.transport.mqtt.session.PreAuthLimits;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
+import io.fieldline.transport.mqtt.tls.TlsContext;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.AdaptiveRecvByteBufAllocator;
@@ -26,6 +27,7 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -55,6 +57,7 @@ public final class MqttServer implements AutoCloseable {
   private @Nullable EventLoopGroup bossGroup;
   private @Nullable EventLoopGroup workerGroup;
   private @Nullable Channel serverChannel;
+  private @Nullable Channel tlsChannel;
 
   /**
    * @param config transport settings
@@ -128,9 +131,26 @@ public final class MqttServer implements AutoCloseable {
             .childOption(
                 ChannelOption.WRITE_BUFFER_WATER_MARK,
                 new WriteBufferWaterMark(config.outboundLowWater(), config.outboundHighWater()))
-            .childHandler(new MqttChannelInitializer(context, sessions));
+            .childHandler(new MqttChannelInitializer(context, sessions, null));
     Channel bound = bootstrap.bind(config.host(), config.port()).syncUninterruptibly().channel();
     serverChannel = bound;
+    MqttTransportConfig.Tls tlsConfig = config.tls();
+    if (tlsConfig.enabled()) {
+      TlsContext tls = new TlsContext(Path.of(tlsConfig.cert()), Path.of(tlsConfig.key()));
+      tlsChannel =
+          bootstrap
+              .clone()
+              .childHandler(new MqttChannelInitializer(context, sessions, tls))
+              .bind(config.host(), tlsConfig.port())
+              .syncUninterruptibly()
+              .channel();
+      long reload = tlsConfig.reloadInterval().toMillis();
+      bossGroup.scheduleWithFixedDelay(tls::reloadIfChanged, reload, reload, TimeUnit.MILLISECONDS);
+      LOG.info(
+          "[mqtt] listening for MQTT over TLS on {} ({})",
+          tlsChannel.localAddress(),
+          String.join(", ", TlsContext.PROTOCOLS));
+    }
     for (PressureGauge gauge : storagePressure) {
       gauge.subscribe(pressureListener);
     }
@@ -150,6 +170,12 @@ public final class MqttServer implements AutoCloseable {
     return ((InetSocketAddress) bound.localAddress()).getPort();
   }
 
+  /** The bound port of the TLS listener, or -1 if it is not configured; only after start. */
+  public int tlsPort() {
+    Channel bound = tlsChannel;
+    return bound == null ? -1 : ((InetSocketAddress) bound.localAddress()).getPort();
+  }
+
   /** The transport's meters. */
   public MqttMetrics metrics() {
     return context.metrics();
@@ -162,9 +188,10 @@ public final class MqttServer implements AutoCloseable {
 
   /** Stops accepting new connections; open ones keep being served. */
   public synchronized void stopAccepting() {
-    Channel bound = serverChannel;
-    if (bound != null) {
-      bound.close().syncUninterruptibly();
+    for (Channel bound : new Channel[] {serverChannel, tlsChannel}) {
+      if (bound != null) {
+        bound.close().syncUninterruptibly();
+      }
     }
   }
 

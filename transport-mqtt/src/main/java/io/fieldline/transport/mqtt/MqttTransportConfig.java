@@ -39,6 +39,7 @@ import java.time.Duration;
  * @param maxReadSize most bytes read from one socket at once
  * @param sessionExpiry how long a CleanSession=0 session outlives its connection
  * @param invalidPayload what to do with a payload that is not valid ThingsBoard JSON
+ * @param tls the MQTT-over-TLS listener ({@code fieldline.mqtt.tls})
  */
 public record MqttTransportConfig(
     String host,
@@ -65,7 +66,24 @@ public record MqttTransportConfig(
     int maxQueuedBeforeConnack,
     int maxReadSize,
     Duration sessionExpiry,
-    InvalidPayloadPolicy invalidPayload) {
+    InvalidPayloadPolicy invalidPayload,
+    Tls tls) {
+
+  /**
+   * The MQTT-over-TLS listener.
+   *
+   * @param port its TCP port (0: a free one)
+   * @param cert PEM certificate chain file; empty: no TLS listener
+   * @param key PEM PKCS#8 private key file of the certificate
+   * @param reloadInterval how often both files are checked for changes
+   */
+  public record Tls(int port, String cert, String key, Duration reloadInterval) {
+
+    /** Whether the TLS listener is opened. */
+    public boolean enabled() {
+      return !cert.isEmpty();
+    }
+  }
 
   /** The reaction to an unparseable telemetry or attributes payload. */
   public enum InvalidPayloadPolicy {
@@ -115,6 +133,17 @@ public record MqttTransportConfig(
     int maxReadSize = (int) r.bytes("max-read-size", 64, 1 << 20);
     Duration sessionExpiry = r.nonNegativeDuration("session-expiry");
     InvalidPayloadPolicy invalidPayload = r.oneOf("invalid-payload", InvalidPayloadPolicy.class);
+    Tls tls =
+        new Tls(
+            r.integer("tls.port", 0, 65535),
+            r.string("tls.cert").strip(),
+            r.string("tls.key").strip(),
+            r.positiveDuration("tls.reload-interval"));
+    r.check(
+        tls.cert().isEmpty() == tls.key().isEmpty(),
+        "tls.key",
+        "tls.cert and tls.key go together: set both or neither",
+        "tls.cert");
     return r.validated(
         new MqttTransportConfig(
             host,
@@ -141,7 +170,8 @@ public record MqttTransportConfig(
             maxQueuedBeforeConnack,
             maxReadSize,
             sessionExpiry,
-            invalidPayload));
+            invalidPayload,
+            tls));
   }
 
   public MqttTransportConfig withPort(int newPort) {
@@ -170,6 +200,7 @@ public record MqttTransportConfig(
         maxQueuedBeforeConnack,
         maxReadSize,
         sessionExpiry,
-        invalidPayload);
+        invalidPayload,
+        tls);
   }
 }

@@ -2,6 +2,7 @@ package io.fieldline.transport.mqtt;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.typesafe.config.ConfigFactory;
 import io.fieldline.transport.mqtt.MqttTransportConfig.InvalidPayloadPolicy;
@@ -48,7 +49,16 @@ class MqttTransportConfigTest {
                 100,
                 16384,
                 Duration.ofHours(1),
-                InvalidPayloadPolicy.DEAD_LETTER));
+                InvalidPayloadPolicy.DEAD_LETTER,
+                new MqttTransportConfig.Tls(8883, "", "", Duration.ofSeconds(30))));
+    assertThat(config.tls().enabled()).isFalse();
+  }
+
+  @Test
+  void should_refuse_a_tls_certificate_without_its_key() {
+    assertThatThrownBy(() -> parse("fieldline.mqtt.tls { cert = \"/etc/cert.pem\" }"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("tls.cert and tls.key go together");
   }
 
   @Test

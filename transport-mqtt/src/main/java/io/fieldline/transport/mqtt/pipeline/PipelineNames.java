@@ -3,6 +3,12 @@ package io.fieldline.transport.mqtt.pipeline;
 /** Names of the MQTT pipeline's stages, in pipeline order. */
 public final class PipelineNames {
 
+  /** TLS listener only: first of all, so that every other stage sees plain MQTT. */
+  public static final String TLS = "tls";
+
+  /** TLS listener only: right behind {@link #TLS}, counts and closes on its failures. */
+  public static final String TLS_FAILURES = "tlsFailures";
+
   public static final String FLUSH_CONSOLIDATION = "flushConsolidation";
   public static final String IDLE = "idle";
   public static final String DECODER = "mqttDecoder";

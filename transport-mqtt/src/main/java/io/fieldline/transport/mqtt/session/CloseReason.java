@@ -29,6 +29,8 @@ public enum CloseReason {
   CONNECT_TIMEOUT("connect_timeout", true),
   /** A client id or user name with U+0000 or ill-formed UTF-8 (MQTT 3.1.1 §1.5.3). */
   BAD_UTF8("bad_utf8", true),
+  /** TLS listener: a failed handshake, or bytes that are not TLS. */
+  TLS("tls", true),
   /** The client did not read its answers for {@code outbound-stall-timeout}. */
   SLOW_READER("slow_reader", true),
   /** CONNECT refused (bad token, unsupported protocol version, bad client id). */

@@ -1,0 +1,171 @@
+package io.fieldline.transport.mqtt.tls;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.handler.ssl.ClientAuth;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslProvider;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.security.GeneralSecurityException;
+import java.security.KeyFactory;
+import java.security.PrivateKey;
+import java.security.PublicKey;
+import java.security.SecureRandom;
+import java.security.Signature;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.security.spec.PKCS8EncodedKeySpec;
+import java.util.Base64;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.net.ssl.SSLException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The server side of MQTT over TLS: an {@link SslContext} made from a PEM certificate chain and its
+ * PKCS#8 private key, TLS 1.3 and 1.2 only, the JDK's provider (no native library to ship), no
+ * client certificate asked for.
+ *
+ * <p>{@link #reloadIfChanged()} re-reads both files when either's modification time changed: a
+ * valid new pair serves every connection accepted afterwards (open ones keep their session), an
+ * invalid one is logged and the current pair stays. Thread-safe.
+ */
+public final class TlsContext {
+
+  private static final Logger LOG = LoggerFactory.getLogger(TlsContext.class);
+
+  /** The protocols offered; older ones are refused in the handshake. */
+  public static final List<String> PROTOCOLS = List.of("TLSv1.3", "TLSv1.2");
+
+  private record Loaded(
+      SslContext context, List<X509Certificate> chain, FileTime certTime, FileTime keyTime) {}
+
+  private static final String PKCS8_BEGIN = "-----BEGIN PRIVATE KEY-----";
+  private static final String PKCS8_END = "-----END PRIVATE KEY-----";
+
+  private final Path cert;
+  private final Path key;
+  private final AtomicReference<Loaded> current = new AtomicReference<>();
+
+  /**
+   * Loads the pair once.
+   *
+   * @throws IllegalArgumentException if a file is missing or unreadable, or they do not form a
+   *     valid certificate and key
+   */
+  public TlsContext(Path cert, Path key) {
+    this.cert = cert;
+    this.key = key;
+    try {
+      current.set(load());
+    } catch (IOException e) {
+      throw new IllegalArgumentException(
+          "cannot use TLS certificate " + cert + " with key " + key + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** A handler for one new connection, from the pair in use now. */
+  public SslHandler newHandler(ByteBufAllocator allocator) {
+    return current.get().context().newHandler(allocator);
+  }
+
+  /** The certificate chain served now, the server's own certificate first. */
+  List<X509Certificate> certificateChain() {
+    return current.get().chain();
+  }
+
+  /** Re-reads the pair if either file changed since it was loaded; see the class comment. */
+  public void reloadIfChanged() {
+    Loaded loaded = current.get();
+    try {
+      if (Files.getLastModifiedTime(cert).equals(loaded.certTime())
+          && Files.getLastModifiedTime(key).equals(loaded.keyTime())) {
+        return;
+      }
+      current.set(load());
+      LOG.info("[mqtt] TLS certificate {} reloaded", cert);
+    } catch (IOException | RuntimeException e) {
+      LOG.error(
+          "[mqtt] TLS certificate {} or key {} changed but cannot be used; keeping the previous"
+              + " pair: {}",
+          cert,
+          key,
+          e.toString());
+    }
+  }
+
+  private List<X509Certificate> chain() throws IOException, CertificateException {
+    try (InputStream in = Files.newInputStream(cert)) {
+      return CertificateFactory.getInstance("X.509").generateCertificates(in).stream()
+          .map(X509Certificate.class::cast)
+          .toList();
+    }
+  }
+
+  // Signs a random challenge with the key and verifies it with the certificate's public key.
+  private void requireMatchingKey(X509Certificate certificate) throws IOException {
+    PublicKey publicKey = certificate.getPublicKey();
+    String algorithm =
+        switch (publicKey.getAlgorithm()) {
+          case "EC" -> "SHA256withECDSA";
+          case "RSA" -> "SHA256withRSA";
+          case "Ed25519", "EdDSA" -> "Ed25519";
+          default -> throw new IOException("unsupported key algorithm " + publicKey.getAlgorithm());
+        };
+    try {
+      String pem = Files.readString(key, StandardCharsets.US_ASCII);
+      int begin = pem.indexOf(PKCS8_BEGIN);
+      int end = pem.indexOf(PKCS8_END);
+      if (begin < 0 || end < begin) {
+        throw new IOException("the key file holds no unencrypted PKCS#8 key (" + PKCS8_BEGIN + ")");
+      }
+      byte[] der = Base64.getMimeDecoder().decode(pem.substring(begin + PKCS8_BEGIN.length(), end));
+      PrivateKey privateKey =
+          KeyFactory.getInstance(publicKey.getAlgorithm())
+              .generatePrivate(new PKCS8EncodedKeySpec(der));
+      byte[] challenge = new byte[32];
+      new SecureRandom().nextBytes(challenge);
+      Signature signer = Signature.getInstance(algorithm);
+      signer.initSign(privateKey);
+      signer.update(challenge);
+      byte[] signature = signer.sign();
+      Signature verifier = Signature.getInstance(algorithm);
+      verifier.initVerify(publicKey);
+      verifier.update(challenge);
+      if (!verifier.verify(signature)) {
+        throw new IOException("the private key does not belong to the certificate");
+      }
+    } catch (GeneralSecurityException | IllegalArgumentException e) {
+      throw new IOException("the private key does not belong to the certificate: " + e, e);
+    }
+  }
+
+  private Loaded load() throws IOException {
+    // Times first: a file replaced while it is read is seen as changed at the next check.
+    FileTime certTime = Files.getLastModifiedTime(cert);
+    FileTime keyTime = Files.getLastModifiedTime(key);
+    try {
+      SslContext context =
+          SslContextBuilder.forServer(cert.toFile(), key.toFile())
+              .sslProvider(SslProvider.JDK)
+              .protocols(PROTOCOLS)
+              .clientAuth(ClientAuth.NONE)
+              .build();
+      List<X509Certificate> chain = chain();
+      // The JDK accepts any key beside any certificate and fails only in the handshakes: check
+      // that the pair belongs together before it serves anybody.
+      requireMatchingKey(chain.get(0));
+      return new Loaded(context, chain, certTime, keyTime);
+    } catch (SSLException | CertificateException | IllegalArgumentException e) {
+      throw new IOException(e.getMessage(), e);
+    }
+  }
+}
