@@ -106,6 +106,12 @@ public final class MqttServer implements AutoCloseable {
     if (serverChannel != null) {
       throw new IllegalStateException("already started");
     }
+    // The certificate first: a bad one stops the start before anything is bound.
+    MqttTransportConfig.Tls tlsConfig = config.tls();
+    TlsContext tls =
+        tlsConfig.enabled()
+            ? new TlsContext(Path.of(tlsConfig.cert()), Path.of(tlsConfig.key()))
+            : null;
     boolean epoll = Epoll.isAvailable();
     IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
     Class<? extends ServerChannel> channelType =
@@ -134,17 +140,15 @@ public final class MqttServer implements AutoCloseable {
             .childHandler(new MqttChannelInitializer(context, sessions, null));
     Channel bound = bootstrap.bind(config.host(), config.port()).syncUninterruptibly().channel();
     serverChannel = bound;
-    MqttTransportConfig.Tls tlsConfig = config.tls();
-    if (tlsConfig.enabled()) {
-      TlsContext tls = new TlsContext(Path.of(tlsConfig.cert()), Path.of(tlsConfig.key()));
+    if (tls != null) {
       tlsChannel =
           bootstrap
               .clone()
               .childHandler(new MqttChannelInitializer(context, sessions, tls))
-              .bind(config.host(), tlsConfig.port())
+              .bind(config.host(), config.tls().port())
               .syncUninterruptibly()
               .channel();
-      long reload = tlsConfig.reloadInterval().toMillis();
+      long reload = config.tls().reloadInterval().toMillis();
       bossGroup.scheduleWithFixedDelay(tls::reloadIfChanged, reload, reload, TimeUnit.MILLISECONDS);
       LOG.info(
           "[mqtt] listening for MQTT over TLS on {} ({})",
