@@ -264,7 +264,14 @@ public final class PayloadParser {
     return new ArrayList<>(byKey.values());
   }
 
-  private record TsKey(long ts, String key) {}
+  // Comparable, so that keys with colliding hash codes cannot turn the set's bins into lists.
+  private record TsKey(long ts, String key) implements Comparable<TsKey> {
+    @Override
+    public int compareTo(TsKey other) {
+      int byTs = Long.compare(ts, other.ts);
+      return byTs != 0 ? byTs : key.compareTo(other.key);
+    }
+  }
 
   // Quadratic for the few keys of a typical message (no allocation), a set beyond.
   private static boolean hasDuplicate(List<TsKvEntry> entries) {

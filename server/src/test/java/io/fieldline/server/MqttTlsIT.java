@@ -22,6 +22,7 @@ import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLHandshakeException;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -79,6 +80,7 @@ class MqttTlsIT extends ServerTestBase {
   void should_fail_the_handshake_when_the_client_trusts_another_ca() {
     createDevice("tls-stranger", "tls-stranger-token");
     Mqtt3BlockingClient client = tlsClient("tls-stranger", ca("CN=Someone else's CA"));
+    double before = metric("fieldline_mqtt_rejected_total{reason=\"tls\"");
 
     assertThatThrownBy(
             () ->
@@ -88,7 +90,14 @@ class MqttTlsIT extends ServerTestBase {
                     .username("tls-stranger-token")
                     .applySimpleAuth()
                     .send())
-        .isInstanceOf(RuntimeException.class);
+        .hasCauseInstanceOf(SSLHandshakeException.class);
+    // The client tells the server why (a certificate_unknown alert): counted there.
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(metric("fieldline_mqtt_rejected_total{reason=\"tls\""))
+                    .isGreaterThan(before));
   }
 
   @Test

@@ -32,6 +32,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -58,6 +60,7 @@ public final class MqttServer implements AutoCloseable {
   private @Nullable EventLoopGroup workerGroup;
   private @Nullable Channel serverChannel;
   private @Nullable Channel tlsChannel;
+  private @Nullable ScheduledExecutorService reloader;
 
   /**
    * @param config transport settings
@@ -138,21 +141,34 @@ public final class MqttServer implements AutoCloseable {
                 ChannelOption.WRITE_BUFFER_WATER_MARK,
                 new WriteBufferWaterMark(config.outboundLowWater(), config.outboundHighWater()))
             .childHandler(new MqttChannelInitializer(context, sessions, null));
-    Channel bound = bootstrap.bind(config.host(), config.port()).syncUninterruptibly().channel();
-    serverChannel = bound;
+    Channel bound;
+    try {
+      bound = bootstrap.bind(config.host(), config.port()).syncUninterruptibly().channel();
+      serverChannel = bound;
+      if (tls != null) {
+        tlsChannel =
+            bootstrap
+                .clone()
+                .childHandler(new MqttChannelInitializer(context, sessions, tls))
+                .bind(config.host(), config.tls().port())
+                .syncUninterruptibly()
+                .channel();
+      }
+    } catch (RuntimeException e) {
+      // A port in use: leave nothing listening or running behind.
+      close();
+      throw e;
+    }
     if (tls != null) {
-      tlsChannel =
-          bootstrap
-              .clone()
-              .childHandler(new MqttChannelInitializer(context, sessions, tls))
-              .bind(config.host(), config.tls().port())
-              .syncUninterruptibly()
-              .channel();
+      // Off the accept thread: a slow file system must not hold up new connections.
       long reload = config.tls().reloadInterval().toMillis();
-      bossGroup.scheduleWithFixedDelay(tls::reloadIfChanged, reload, reload, TimeUnit.MILLISECONDS);
+      reloader =
+          Executors.newSingleThreadScheduledExecutor(
+              new DefaultThreadFactory("fieldline-mqtt-tls-reload", true));
+      reloader.scheduleWithFixedDelay(tls::reloadIfChanged, reload, reload, TimeUnit.MILLISECONDS);
       LOG.info(
           "[mqtt] listening for MQTT over TLS on {} ({})",
-          tlsChannel.localAddress(),
+          tlsChannel == null ? "?" : tlsChannel.localAddress(),
           String.join(", ", TlsContext.PROTOCOLS));
     }
     for (PressureGauge gauge : storagePressure) {
@@ -206,6 +222,10 @@ public final class MqttServer implements AutoCloseable {
   @Override
   public synchronized void close() {
     stopAccepting();
+    ScheduledExecutorService tlsReloader = reloader;
+    if (tlsReloader != null) {
+      tlsReloader.shutdownNow();
+    }
     for (PressureGauge gauge : storagePressure) {
       gauge.unsubscribe(pressureListener);
     }

@@ -1,6 +1,7 @@
 package io.fieldline.transport.mqtt;
 
 import io.fieldline.transport.mqtt.session.CloseReason;
+import io.fieldline.transport.mqtt.session.LogSafe;
 import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -33,8 +34,13 @@ final class TlsFailureHandler extends ChannelInboundHandlerAdapter {
     Throwable tls = cause instanceof DecoderException ? cause.getCause() : cause;
     if (tls instanceof SSLException || tls instanceof NotSslRecordException) {
       metrics.closed(CloseReason.TLS);
-      FAILURES.warn(
-          "[mqtt|-|{}] TLS failed, closing: {}", ctx.channel().remoteAddress(), tls.getMessage());
+      // Never the message of a NotSslRecordException: it is a hex dump of what the client sent,
+      // which for a clear-text CONNECT holds the device's access token.
+      String what =
+          tls instanceof NotSslRecordException
+              ? "not TLS (clear text or other bytes)"
+              : tls.getClass().getSimpleName() + ": " + LogSafe.text(tls.getMessage());
+      FAILURES.warn("[mqtt|-|{}] TLS failed, closing: {}", ctx.channel().remoteAddress(), what);
       ctx.close();
       return;
     }

@@ -6,8 +6,9 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
+import io.netty.handler.ssl.SupportedCipherSuiteFilter;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,6 +45,22 @@ public final class TlsContext {
 
   /** The protocols offered; older ones are refused in the handshake. */
   public static final List<String> PROTOCOLS = List.of("TLSv1.3", "TLSv1.2");
+
+  /**
+   * The cipher suites offered: TLS 1.3's, and for TLS 1.2 only forward-secret AEAD ones (no static
+   * RSA key exchange, no CBC); those the JDK lacks are left out.
+   */
+  static final List<String> CIPHERS =
+      List.of(
+          "TLS_AES_128_GCM_SHA256",
+          "TLS_AES_256_GCM_SHA384",
+          "TLS_CHACHA20_POLY1305_SHA256",
+          "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+          "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+          "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+          "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+          "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+          "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256");
 
   private record Loaded(
       SslContext context, List<X509Certificate> chain, FileTime certTime, FileTime keyTime) {}
@@ -102,26 +119,27 @@ public final class TlsContext {
     }
   }
 
-  private List<X509Certificate> chain() throws IOException, CertificateException {
-    try (InputStream in = Files.newInputStream(cert)) {
-      return CertificateFactory.getInstance("X.509").generateCertificates(in).stream()
-          .map(X509Certificate.class::cast)
-          .toList();
-    }
+  private static List<X509Certificate> chain(byte[] certPem) throws CertificateException {
+    return CertificateFactory.getInstance("X.509")
+        .generateCertificates(new ByteArrayInputStream(certPem))
+        .stream()
+        .map(X509Certificate.class::cast)
+        .toList();
   }
 
   // Signs a random challenge with the key and verifies it with the certificate's public key.
-  private void requireMatchingKey(X509Certificate certificate) throws IOException {
+  private static void requireMatchingKey(X509Certificate certificate, byte[] keyPem)
+      throws IOException {
     PublicKey publicKey = certificate.getPublicKey();
     String algorithm =
         switch (publicKey.getAlgorithm()) {
           case "EC" -> "SHA256withECDSA";
           case "RSA" -> "SHA256withRSA";
-          case "Ed25519", "EdDSA" -> "Ed25519";
+          case "Ed25519" -> "Ed25519";
           default -> throw new IOException("unsupported key algorithm " + publicKey.getAlgorithm());
         };
     try {
-      String pem = Files.readString(key, StandardCharsets.US_ASCII);
+      String pem = new String(keyPem, StandardCharsets.US_ASCII);
       int begin = pem.indexOf(PKCS8_BEGIN);
       int end = pem.indexOf(PKCS8_END);
       if (begin < 0 || end < begin) {
@@ -148,21 +166,33 @@ public final class TlsContext {
     }
   }
 
+  // Both files are read once and everything (the context, the served chain, the key check) is made
+  // from those bytes; a pair that changed while it was read is not used this time.
   private Loaded load() throws IOException {
-    // Times first: a file replaced while it is read is seen as changed at the next check.
     FileTime certTime = Files.getLastModifiedTime(cert);
     FileTime keyTime = Files.getLastModifiedTime(key);
+    byte[] certPem = Files.readAllBytes(cert);
+    byte[] keyPem = Files.readAllBytes(key);
+    if (!Files.getLastModifiedTime(cert).equals(certTime)
+        || !Files.getLastModifiedTime(key).equals(keyTime)) {
+      throw new IOException("the files changed while they were read");
+    }
     try {
-      SslContext context =
-          SslContextBuilder.forServer(cert.toFile(), key.toFile())
-              .sslProvider(SslProvider.JDK)
-              .protocols(PROTOCOLS)
-              .clientAuth(ClientAuth.NONE)
-              .build();
-      List<X509Certificate> chain = chain();
+      List<X509Certificate> chain = chain(certPem);
+      if (chain.isEmpty()) {
+        throw new IOException("no certificate in " + cert);
+      }
       // The JDK accepts any key beside any certificate and fails only in the handshakes: check
       // that the pair belongs together before it serves anybody.
-      requireMatchingKey(chain.get(0));
+      requireMatchingKey(chain.get(0), keyPem);
+      SslContext context =
+          SslContextBuilder.forServer(
+                  new ByteArrayInputStream(certPem), new ByteArrayInputStream(keyPem))
+              .sslProvider(SslProvider.JDK)
+              .protocols(PROTOCOLS)
+              .ciphers(CIPHERS, SupportedCipherSuiteFilter.INSTANCE)
+              .clientAuth(ClientAuth.NONE)
+              .build();
       return new Loaded(context, chain, certTime, keyTime);
     } catch (SSLException | CertificateException | IllegalArgumentException e) {
       throw new IOException(e.getMessage(), e);
