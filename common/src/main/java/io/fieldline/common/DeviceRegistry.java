@@ -13,6 +13,20 @@ public interface DeviceRegistry {
   /** Finds the device whose access token is {@code token}. */
   CompletionStage<Optional<Device>> findByToken(String token);
 
+  /**
+   * Finds the device whose {@link CredentialsType#MQTT_BASIC} credential matches {@code login}, its
+   * password verified (in constant time, against the stored hash). Looked up as ThingsBoard does:
+   * client id + user name first, then client id alone, then user name alone; a credential stored
+   * without a password matches whatever password is presented.
+   */
+  CompletionStage<Optional<Device>> findByBasicCredentials(MqttBasicLogin login);
+
+  /**
+   * Finds the device whose {@link CredentialsType#X509_CERTIFICATE} credential has this {@link
+   * CertificateFingerprint}.
+   */
+  CompletionStage<Optional<Device>> findByCertificate(String sha256Fingerprint);
+
   CompletionStage<Optional<Device>> findById(DeviceId id);
 
   /**

@@ -3,6 +3,7 @@ package io.fieldline.dao.cassandra.registry;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.MqttBasicLogin;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import java.time.Duration;
 import java.util.Iterator;
@@ -96,6 +97,16 @@ public final class CachingDeviceRegistry implements DeviceRegistry {
               fresh.result.complete(device);
             });
     return fresh.result.minimalCompletionStage();
+  }
+
+  @Override
+  public CompletionStage<Optional<Device>> findByBasicCredentials(MqttBasicLogin login) {
+    return delegate.findByBasicCredentials(login);
+  }
+
+  @Override
+  public CompletionStage<Optional<Device>> findByCertificate(String sha256Fingerprint) {
+    return delegate.findByCertificate(sha256Fingerprint);
   }
 
   @Override

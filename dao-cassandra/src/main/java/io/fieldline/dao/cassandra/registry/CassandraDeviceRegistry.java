@@ -12,6 +12,7 @@ import io.fieldline.common.Device;
 import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.MqttBasicLogin;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.dao.cassandra.cql.AsyncRows;
 import io.fieldline.dao.cassandra.cql.StoreErrors;
@@ -133,6 +134,18 @@ public final class CassandraDeviceRegistry implements DeviceRegistry {
                       // A stale token row (crash during create or delete) is not a credential.
                       .thenApply(d -> d.filter(device -> device.accessToken().equals(token)));
                 }));
+  }
+
+  @Override
+  public CompletionStage<Optional<Device>> findByBasicCredentials(MqttBasicLogin login) {
+    // Only access tokens can be stored so far: no basic credential exists to match.
+    return CompletableFuture.completedFuture(Optional.empty());
+  }
+
+  @Override
+  public CompletionStage<Optional<Device>> findByCertificate(String sha256Fingerprint) {
+    // Only access tokens can be stored so far: no certificate credential exists to match.
+    return CompletableFuture.completedFuture(Optional.empty());
   }
 
   /**

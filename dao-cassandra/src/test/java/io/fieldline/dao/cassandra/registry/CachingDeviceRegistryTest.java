@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.MqttBasicLogin;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,6 +36,16 @@ class CachingDeviceRegistryTest {
         result.complete(Optional.ofNullable(byToken.get(token)));
       }
       return result;
+    }
+
+    @Override
+    public CompletionStage<Optional<Device>> findByBasicCredentials(MqttBasicLogin login) {
+      return CompletableFuture.completedFuture(Optional.empty());
+    }
+
+    @Override
+    public CompletionStage<Optional<Device>> findByCertificate(String sha256Fingerprint) {
+      return CompletableFuture.completedFuture(Optional.empty());
     }
 
     @Override

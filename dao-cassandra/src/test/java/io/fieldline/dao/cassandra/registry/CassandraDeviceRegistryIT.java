@@ -6,11 +6,13 @@ import io.fieldline.common.Device;
 import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.MqttBasicLogin;
 import io.fieldline.dao.cassandra.CassandraTestBase;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -176,6 +178,16 @@ class CassandraDeviceRegistryIT extends CassandraTestBase {
     public CompletionStage<Optional<Device>> findByToken(String token) {
       lookups.incrementAndGet();
       return delegate.findByToken(token);
+    }
+
+    @Override
+    public CompletionStage<Optional<Device>> findByBasicCredentials(MqttBasicLogin login) {
+      return CompletableFuture.completedFuture(Optional.empty());
+    }
+
+    @Override
+    public CompletionStage<Optional<Device>> findByCertificate(String sha256Fingerprint) {
+      return CompletableFuture.completedFuture(Optional.empty());
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.fieldline.transport.mqtt.testkit;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.MqttBasicLogin;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -60,6 +61,16 @@ public final class FakeDeviceRegistry implements DeviceRegistry {
       return lookup;
     }
     return CompletableFuture.completedFuture(Optional.ofNullable(byToken.get(token)));
+  }
+
+  @Override
+  public CompletionStage<Optional<Device>> findByBasicCredentials(MqttBasicLogin login) {
+    return CompletableFuture.completedFuture(Optional.empty());
+  }
+
+  @Override
+  public CompletionStage<Optional<Device>> findByCertificate(String sha256Fingerprint) {
+    return CompletableFuture.completedFuture(Optional.empty());
   }
 
   @Override
