@@ -100,7 +100,7 @@ public final class FieldlineServer implements AutoCloseable {
         new PayloadParser(
             serverConfig.payloadTypeCast(), serverConfig.payloadMaxStringValueLength()),
         warmUp);
-    SessionRegistry sessions = new SessionRegistry(mqttConfig.sessionExpiry());
+    SessionRegistry sessions = new SessionRegistry();
     ClusterTier clusterTier = ClusterTier.start(clusterConfig, devices, sessions, metrics, stops);
     cluster = clusterTier;
     MqttTier mqttTier =

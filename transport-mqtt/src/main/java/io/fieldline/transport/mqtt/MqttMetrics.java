@@ -27,6 +27,10 @@ public final class MqttMetrics {
     SERVER_UNAVAILABLE,
     UNSUPPORTED_VERSION,
     IDENTIFIER_REJECTED,
+    /** MQTT 5: a CONNECT property with a value the protocol forbids. */
+    PROTOCOL_ERROR,
+    /** MQTT 5: enhanced authentication (an Authentication Method) asked for. */
+    BAD_AUTHENTICATION_METHOD,
     /** Refused without a lookup: the source address spent its failed-authentication budget. */
     RATE_LIMITED
   }

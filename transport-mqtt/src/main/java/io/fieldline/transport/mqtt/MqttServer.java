@@ -113,7 +113,8 @@ public final class MqttServer implements AutoCloseable {
     MqttTransportConfig.Tls tlsConfig = config.tls();
     TlsContext tls =
         tlsConfig.enabled()
-            ? new TlsContext(Path.of(tlsConfig.cert()), Path.of(tlsConfig.key()))
+            ? new TlsContext(
+                Path.of(tlsConfig.cert()), Path.of(tlsConfig.key()), tlsConfig.requestClientCert())
             : null;
     boolean epoll = Epoll.isAvailable();
     IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();

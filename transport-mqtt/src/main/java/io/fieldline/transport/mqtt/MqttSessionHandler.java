@@ -135,10 +135,16 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
           connection().ctx().writeAndFlush(MqttMessage.PINGRESP);
         }
       }
-      case DISCONNECT -> connection().close(CloseReason.CLIENT_DISCONNECT);
+      case DISCONNECT -> handshake().onDisconnect(message);
       // Fieldline never sends QoS > 0 to devices, so acknowledgements from them are ignored.
       case PUBACK, PUBREC, PUBCOMP -> requireConnected();
-      default -> connection().close(CloseReason.PROTOCOL);
+      // AUTH (MQTT 5 enhanced authentication is not offered) and server-only packets.
+      default ->
+          connection()
+              .reject(
+                  CloseReason.PROTOCOL,
+                  "unexpected {} packet",
+                  message.fixedHeader().messageType().name());
     }
   }
 

@@ -37,7 +37,10 @@ import java.time.Duration;
  * @param maxQueuedBeforeConnack packets a client may pipeline behind CONNECT while it is being
  *     authenticated
  * @param maxReadSize most bytes read from one socket at once
- * @param sessionExpiry how long a CleanSession=0 session outlives its connection
+ * @param sessionExpiry how long a CleanSession=0 session outlives its connection; the most an MQTT
+ *     5 client's Session Expiry Interval is granted
+ * @param maxKeepAlive the longest keep-alive an MQTT 5 client is granted (Server Keep Alive)
+ * @param topicAliasMaximum inbound topic aliases an MQTT 5 connection may define; 0 = none
  * @param invalidPayload what to do with a payload that is not valid ThingsBoard JSON
  * @param tls the MQTT-over-TLS listener ({@code fieldline.mqtt.tls})
  */
@@ -66,6 +69,8 @@ public record MqttTransportConfig(
     int maxQueuedBeforeConnack,
     int maxReadSize,
     Duration sessionExpiry,
+    Duration maxKeepAlive,
+    int topicAliasMaximum,
     InvalidPayloadPolicy invalidPayload,
     Tls tls) {
 
@@ -77,7 +82,8 @@ public record MqttTransportConfig(
    * @param key PEM PKCS#8 private key file of the certificate
    * @param reloadInterval how often both files are checked for changes
    */
-  public record Tls(int port, String cert, String key, Duration reloadInterval) {
+  public record Tls(
+      int port, String cert, String key, Duration reloadInterval, boolean requestClientCert) {
 
     /** Whether the TLS listener is opened. */
     public boolean enabled() {
@@ -132,13 +138,21 @@ public record MqttTransportConfig(
     int maxQueuedBeforeConnack = r.integer("max-queued-before-connack", 0);
     int maxReadSize = (int) r.bytes("max-read-size", 64, 1 << 20);
     Duration sessionExpiry = r.nonNegativeDuration("session-expiry");
+    Duration maxKeepAlive = r.positiveDuration("max-keep-alive");
+    // MQTT 5 §3.2.2.3.14: Server Keep Alive is a two-byte number of seconds.
+    r.check(
+        maxKeepAlive.toSeconds() >= 1 && maxKeepAlive.toSeconds() <= 65535,
+        "max-keep-alive",
+        "must be between 1 second and 65535 seconds, got " + maxKeepAlive);
+    int topicAliasMaximum = r.integer("topic-alias-maximum", 0, 65535);
     InvalidPayloadPolicy invalidPayload = r.oneOf("invalid-payload", InvalidPayloadPolicy.class);
     Tls tls =
         new Tls(
             r.integer("tls.port", 0, 65535),
             r.string("tls.cert").strip(),
             r.string("tls.key").strip(),
-            r.positiveDuration("tls.reload-interval"));
+            r.positiveDuration("tls.reload-interval"),
+            r.bool("tls.request-client-certificate"));
     r.check(
         tls.cert().isEmpty() == tls.key().isEmpty(),
         "tls.key",
@@ -170,6 +184,8 @@ public record MqttTransportConfig(
             maxQueuedBeforeConnack,
             maxReadSize,
             sessionExpiry,
+            maxKeepAlive,
+            topicAliasMaximum,
             invalidPayload,
             tls));
   }
@@ -200,6 +216,8 @@ public record MqttTransportConfig(
         maxQueuedBeforeConnack,
         maxReadSize,
         sessionExpiry,
+        maxKeepAlive,
+        topicAliasMaximum,
         invalidPayload,
         tls);
   }

@@ -57,7 +57,7 @@ class MqttServerTest {
     List<String> all = new ArrayList<>(List.of("worker-threads = 1"));
     all.addAll(List.of(overrides));
     MqttTransportConfig config = TestConfigs.mqtt(all.toArray(new String[0]));
-    sessions = new SessionRegistry(config.sessionExpiry());
+    sessions = new SessionRegistry();
     server =
         new MqttServer(
             config,

@@ -49,8 +49,10 @@ class MqttTransportConfigTest {
                 100,
                 16384,
                 Duration.ofHours(1),
+                Duration.ofMinutes(10),
+                16,
                 InvalidPayloadPolicy.DEAD_LETTER,
-                new MqttTransportConfig.Tls(8883, "", "", Duration.ofSeconds(30))));
+                new MqttTransportConfig.Tls(8883, "", "", Duration.ofSeconds(30), true)));
     assertThat(config.tls().enabled()).isFalse();
   }
 

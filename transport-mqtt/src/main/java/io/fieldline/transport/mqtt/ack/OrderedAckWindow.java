@@ -41,6 +41,7 @@ public final class OrderedAckWindow {
     private final AckType ackType;
     private final long receivedNanos;
     private byte state; // 0 pending, 1 done, 2 failed
+    private byte reasonCode; // MQTT 5 PUBACK / PUBREC reason code; 0x00 success
 
     Slot(int packetId, AckType ackType, long receivedNanos) {
       this.packetId = packetId;
@@ -63,14 +64,32 @@ public final class OrderedAckWindow {
     public boolean isPending() {
       return state == 0;
     }
+
+    /**
+     * The reason code the acknowledgement carries to an MQTT 5 client (MQTT 5 §3.4.2.1): 0x00
+     * (success) unless the publish path set another, e.g. 0x99 for a payload kept as a dead letter.
+     * MQTT 3.1.1 acknowledgements have no reason code.
+     */
+    public byte reasonCode() {
+      return reasonCode;
+    }
+
+    /** Sets the reason code the acknowledgement will carry (see {@link #reasonCode()}). */
+    public void reasonCode(byte code) {
+      reasonCode = code;
+    }
   }
 
   private final ArrayDeque<Slot> slots = new ArrayDeque<>();
+  private int acknowledgeable;
 
   /** Adds a PUBLISH at the tail of the window. */
   public Slot register(int packetId, AckType ackType, long receivedNanos) {
     Slot slot = new Slot(packetId, ackType, receivedNanos);
     slots.addLast(slot);
+    if (ackType != AckType.NONE) {
+      acknowledgeable++;
+    }
     return slot;
   }
 
@@ -104,6 +123,7 @@ public final class OrderedAckWindow {
       slots.pollFirst();
       progressed = true;
       if (head.ackType != AckType.NONE) {
+        acknowledgeable--;
         sink.acknowledge(head);
       }
     }
@@ -116,6 +136,11 @@ public final class OrderedAckWindow {
    */
   public int size() {
     return slots.size();
+  }
+
+  /** QoS 1 and 2 PUBLISHes in the window: what counts against an MQTT 5 Receive Maximum. */
+  public int acknowledgeable() {
+    return acknowledgeable;
   }
 
   public boolean isEmpty() {

@@ -8,18 +8,13 @@ import io.netty.handler.codec.mqtt.MqttVersion;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What a CONNECT must satisfy before its access token is looked up: the rules of MQTT 3.1.1 §3.1
- * that Netty's decoder leaves to the server, and ours. Each check answers with the {@link
+ * What a CONNECT must satisfy before its credential is looked up: the rules of MQTT 3.1.1 §3.1 that
+ * Netty's decoder leaves to the server, and ours. Each check answers with the {@link
  * ConnectRefusal} to send, or {@code null} to go on. Stateless.
  */
 final class ConnectChecks {
 
   private ConnectChecks() {}
-
-  /** Until MQTT 5 is implemented, a v5 CONNECT is refused before anything else is read from it. */
-  static boolean isMqtt5(MqttConnectMessage connect) {
-    return connect.variableHeader().version() == MqttVersion.MQTT_5.protocolLevel();
-  }
 
   /**
    * Whether the client id and user name are well-formed UTF-8 without U+0000 (MQTT 3.1.1 §1.5.3:
@@ -35,9 +30,7 @@ final class ConnectChecks {
     return text == null || (text.indexOf('\u0000') < 0 && text.indexOf('\uFFFD') < 0);
   }
 
-  /**
-   * The refusal for a CONNECT of MQTT 3.1 or 3.1.1, or {@code null} if its token may be looked up.
-   */
+  /** The refusal for a CONNECT's client id, or {@code null} if its credential may be looked up. */
   static @Nullable ConnectRefusal refusal(MqttConnectMessage connect, MqttTransportConfig config) {
     String clientId = connect.payload().clientIdentifier();
     if (clientId.length() > config.maxClientIdLength()) {
@@ -45,14 +38,12 @@ final class ConnectChecks {
       // choose its limit, and max-client-id-length is ours.
       return ConnectRefusal.IDENTIFIER_REJECTED;
     }
-    if (clientId.isEmpty() && !connect.variableHeader().isCleanSession()) {
-      // MQTT 3.1.1 §3.1.3.1: a zero-length client id requires CleanSession = 1.
+    if (clientId.isEmpty()
+        && !connect.variableHeader().isCleanSession()
+        && connect.variableHeader().version() != MqttVersion.MQTT_5.protocolLevel()) {
+      // MQTT 3.1.1 §3.1.3.1: a zero-length client id requires CleanSession = 1 (MQTT 5 assigns
+      // one instead, §3.1.3.1).
       return ConnectRefusal.IDENTIFIER_REJECTED;
-    }
-    String token = connect.variableHeader().hasUserName() ? connect.payload().userName() : null;
-    if (token == null || token.isEmpty()) {
-      // ThingsBoard convention: the access token is the user name; none → 0x04.
-      return ConnectRefusal.NO_TOKEN;
     }
     return null;
   }

@@ -3,10 +3,12 @@ package io.fieldline.transport.mqtt.connect;
 import io.fieldline.common.Device;
 import io.fieldline.common.SessionTakeover;
 import io.fieldline.transport.mqtt.MqttMetrics.ConnectResult;
+import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.pipeline.KeepAlive;
 import io.fieldline.transport.mqtt.pipeline.MqttPipeline;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
+import io.fieldline.transport.mqtt.session.Negotiated;
 import io.fieldline.transport.mqtt.session.Pause;
 import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.SessionContext;
@@ -14,22 +16,34 @@ import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.fieldline.transport.mqtt.session.SessionState;
 import io.netty.handler.codec.mqtt.MqttConnectMessage;
 import io.netty.handler.codec.mqtt.MqttConnectReturnCode;
+import io.netty.handler.codec.mqtt.MqttMessage;
 import io.netty.handler.codec.mqtt.MqttMessageBuilders;
+import io.netty.handler.codec.mqtt.MqttProperties;
+import io.netty.handler.codec.mqtt.MqttReasonCodeAndPropertiesVariableHeader;
+import io.netty.handler.codec.mqtt.MqttVersion;
+import java.security.cert.CertificateException;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The CONNECT handshake of one connection (MQTT 3.1.1 §3.1, §3.2): the checks ({@link
- * ConnectChecks}), the asynchronous access-token lookup, and the answer — CONNACK 0x00 for an
- * accepted session, or a refusing CONNACK ({@link ConnectRefusal}) and close.
+ * The CONNECT handshake of one connection (MQTT 3.1.1 §3.1, §3.2; MQTT 5 §3.1, §3.2): the checks
+ * ({@link ConnectChecks}, {@link ConnectProperties}), the asynchronous credential lookup ({@link
+ * CredentialLookup}), and the answer — CONNACK 0x00 for an accepted session, with MQTT 5 the limits
+ * the server grants ({@link Negotiated}), or a refusing CONNACK ({@link ConnectRefusal}) and close.
+ * The protocol version is the CONNECT's: Netty's decoder and encoder follow it on this channel.
  *
- * <p>While the token is looked up the socket is not read ({@link Pause#AUTH}): packets the client
- * pipelined behind CONNECT stay in the pipeline's flow control, at most {@code
+ * <p>While the credential is looked up the socket is not read ({@link Pause#AUTH}): packets the
+ * client pipelined behind CONNECT stay in the pipeline's flow control, at most {@code
  * max-queued-before-connack} of them ({@code PreConnackLimit}), and reach the dispatcher, in order,
  * once CONNACK is written and reading resumes. Accepting registers the session on this node (which
  * closes an older local connection of the device) and tells the cluster's {@link SessionTakeover}
@@ -62,7 +76,10 @@ public final class ConnectHandshake {
   private final Connection connection;
   private final Listener listener;
   private @Nullable Device device;
-  private boolean cleanSession = true;
+  private boolean v5;
+  private boolean cleanStart = true;
+  // How long the session outlives the connection; an MQTT 5 DISCONNECT may change it.
+  private Duration sessionExpiry = Duration.ZERO;
 
   public ConnectHandshake(SessionContext context, Connection connection, Listener listener) {
     this.context = context;
@@ -70,22 +87,30 @@ public final class ConnectHandshake {
     this.listener = listener;
   }
 
-  /** A CONNECT packet: checked, then the token lookup starts; CONNACK follows its completion. */
+  /** A CONNECT packet: checked, then the credential lookup starts; CONNACK follows it. */
   public void onConnect(MqttConnectMessage connect) {
     if (connection.state() != Connection.State.AWAIT_CONNECT) {
-      // MQTT 3.1.1 §3.1.0: a second CONNECT is a protocol violation.
+      // MQTT 3.1.1 §3.1.0, MQTT 5 §3.1: a second CONNECT is a protocol violation.
       connection.reject(CloseReason.PROTOCOL, "second CONNECT");
       return;
     }
-    if (ConnectChecks.isMqtt5(connect)) {
-      refuse(ConnectRefusal.MQTT5_NOT_SUPPORTED);
-      return;
-    }
-    cleanSession = connect.variableHeader().isCleanSession();
+    v5 = connect.variableHeader().version() == MqttVersion.MQTT_5.protocolLevel();
+    cleanStart = connect.variableHeader().isCleanSession();
     connection.identify(connect.payload().clientIdentifier());
     if (!ConnectChecks.wellFormedStrings(connect)) {
-      // MQTT 3.1.1 §1.5.3: ill-formed UTF-8 or U+0000 in a string → close, no CONNACK.
+      // MQTT 3.1.1 §1.5.3, MQTT 5 §1.5.4: ill-formed UTF-8 or U+0000 → close, no CONNACK.
       connection.reject(CloseReason.BAD_UTF8, "client id or user name with U+0000 or bad UTF-8");
+      return;
+    }
+    ConnectProperties properties =
+        v5 ? ConnectProperties.read(connect.variableHeader().properties()) : ConnectProperties.NONE;
+    if (properties == null) {
+      refuse(ConnectRefusal.PROTOCOL_ERROR);
+      return;
+    }
+    if (properties.authenticationMethod() != null) {
+      // MQTT 5 §4.12: enhanced authentication is not offered; the method is refused.
+      refuse(ConnectRefusal.BAD_AUTHENTICATION_METHOD);
       return;
     }
     ConnectRefusal refusal = ConnectChecks.refusal(connect, context.config());
@@ -97,20 +122,49 @@ public final class ConnectHandshake {
       refuse(ConnectRefusal.AUTH_RATE_LIMITED);
       return;
     }
-    String token = connect.payload().userName(); // present and not empty: checked above
+    X509Certificate certificate = CredentialLookup.clientCertificate(connection.ctx().pipeline());
+    if (certificate != null && !isValidNow(certificate)) {
+      refuse(ConnectRefusal.UNKNOWN_CREDENTIALS);
+      return;
+    }
+    CompletionStage<Optional<Device>> lookup;
+    try {
+      lookup = CredentialLookup.start(context.registry(), connect, certificate);
+    } catch (RuntimeException e) {
+      lookup = CompletableFuture.failedFuture(e);
+    }
+    if (lookup == null) {
+      refuse(ConnectRefusal.NO_CREDENTIALS);
+      return;
+    }
+    Accepted accepted = accepted(connect, properties);
+    sessionExpiry = accepted.sessionExpiry();
     connection.enterAuthenticating();
     connection.pause(Pause.AUTH);
-    int keepAlive = connect.variableHeader().keepAliveTimeSeconds();
-    try {
-      context
-          .registry()
-          .findByToken(token)
-          .whenCompleteAsync(
-              (found, error) -> onLookup(found, error, keepAlive),
-              connection.ctx().channel().eventLoop());
-    } catch (RuntimeException e) {
-      onLookup(null, e, keepAlive);
+    lookup.whenCompleteAsync(
+        (found, error) -> onLookup(found, error, accepted), connection.ctx().channel().eventLoop());
+  }
+
+  /**
+   * A client DISCONNECT. MQTT 5 §3.14.2.2.2: it may change the Session Expiry Interval, except from
+   * 0 to another value (a Protocol Error).
+   */
+  public void onDisconnect(MqttMessage disconnect) {
+    if (v5
+        && disconnect.variableHeader()
+            instanceof MqttReasonCodeAndPropertiesVariableHeader header) {
+      MqttProperties.MqttProperty<?> expiry =
+          header.properties().getProperty(MqttProperties.SESSION_EXPIRY_INTERVAL);
+      if (expiry != null && expiry.value() instanceof Integer seconds) {
+        if (sessionExpiry.isZero() && seconds != 0) {
+          connection.reject(
+              CloseReason.PROTOCOL, "DISCONNECT sets a session expiry on a session without one");
+          return;
+        }
+        sessionExpiry = grantedExpiry(Integer.toUnsignedLong(seconds));
+      }
     }
+    connection.close(CloseReason.CLIENT_DISCONNECT);
   }
 
   /**
@@ -135,12 +189,85 @@ public final class ConnectHandshake {
   public void onChannelClosed() {
     Device current = device;
     if (current != null) {
-      context.sessions().unregister(current.id(), cleanSession, connection);
+      context.sessions().unregister(current.id(), sessionExpiry, connection);
+    }
+  }
+
+  /**
+   * What an accepted CONNECT is granted: its negotiated limits, the session's lifetime, the
+   * keep-alive, and the CONNACK properties that tell an MQTT 5 client where they differ from what
+   * it asked.
+   */
+  private record Accepted(
+      Negotiated negotiated,
+      Duration sessionExpiry,
+      int keepAlive,
+      MqttProperties connAck,
+      boolean presentedName) {}
+
+  private Accepted accepted(MqttConnectMessage connect, ConnectProperties properties) {
+    MqttTransportConfig config = context.config();
+    int keepAlive = connect.variableHeader().keepAliveTimeSeconds();
+    // A user name or a client certificate: what a refusal calls unknown credentials.
+    boolean presentedName =
+        (connect.variableHeader().hasUserName() && !connect.payload().userName().isEmpty())
+            || CredentialLookup.clientCertificate(connection.ctx().pipeline()) != null;
+    if (!v5) {
+      return new Accepted(
+          Negotiated.MQTT_3,
+          cleanStart ? Duration.ZERO : config.sessionExpiry(),
+          keepAlive,
+          MqttProperties.NO_PROPERTIES,
+          presentedName);
+    }
+    MqttMessageBuilders.ConnAckPropertiesBuilder connAck =
+        new MqttMessageBuilders.ConnAckPropertiesBuilder()
+            .receiveMaximum(config.maxInflight())
+            .maximumPacketSize(config.maxPacketSize())
+            .topicAliasMaximum(config.topicAliasMaximum())
+            .sharedSubscriptionAvailable(false)
+            .subscriptionIdentifiersAvailable(false);
+    Duration expiry = grantedExpiry(properties.sessionExpirySeconds());
+    if (expiry.toSeconds() != properties.sessionExpirySeconds()) {
+      connAck.sessionExpiryInterval(expiry.toSeconds());
+    }
+    int maxKeepAlive = (int) config.maxKeepAlive().toSeconds();
+    if (keepAlive == 0 || keepAlive > maxKeepAlive) {
+      keepAlive = maxKeepAlive;
+      connAck.serverKeepAlive(maxKeepAlive);
+    }
+    if (connect.payload().clientIdentifier().isEmpty()) {
+      // MQTT 5 §3.1.3.1: an empty client id gets one assigned and returned in CONNACK.
+      String assigned = "fieldline-" + UUID.randomUUID();
+      connection.identify(assigned);
+      connAck.assignedClientId(assigned);
+    }
+    Negotiated negotiated =
+        new Negotiated(
+            true,
+            config.maxInflight(),
+            config.topicAliasMaximum(),
+            properties.maximumPacketSize(),
+            properties.problemInformation());
+    return new Accepted(negotiated, expiry, keepAlive, connAck.build(), presentedName);
+  }
+
+  private Duration grantedExpiry(long requestedSeconds) {
+    long max = context.config().sessionExpiry().toSeconds();
+    return Duration.ofSeconds(Math.min(requestedSeconds, max));
+  }
+
+  private static boolean isValidNow(X509Certificate certificate) {
+    try {
+      certificate.checkValidity();
+      return true;
+    } catch (CertificateException expiredOrNotYetValid) {
+      return false;
     }
   }
 
   private void onLookup(
-      @Nullable Optional<Device> found, @Nullable Throwable error, int keepAlive) {
+      @Nullable Optional<Device> found, @Nullable Throwable error, Accepted accepted) {
     if (connection.state() != Connection.State.AUTHENTICATING) {
       return; // closed while the lookup was running
     }
@@ -151,20 +278,28 @@ public final class ConnectHandshake {
       return;
     }
     if (found.isEmpty()) {
-      refuse(ConnectRefusal.UNKNOWN_TOKEN);
+      // Without a user name (and certificate) the client id alone was tried: to a client that
+      // sent no user name, "bad user name or password" (0x04 / 0x86) says what is missing.
+      refuse(
+          accepted.presentedName()
+              ? ConnectRefusal.UNKNOWN_CREDENTIALS
+              : ConnectRefusal.NO_CREDENTIALS);
       return;
     }
-    accept(found.get(), keepAlive);
+    accept(found.get(), accepted);
   }
 
-  private void accept(Device authenticated, int keepAlive) {
+  private void accept(Device authenticated, Accepted accepted) {
     device = authenticated;
     SessionRegistry.Registration registration =
-        context.sessions().register(authenticated.id(), cleanSession, connection);
+        context
+            .sessions()
+            .register(
+                authenticated.id(), cleanStart, !accepted.sessionExpiry().isZero(), connection);
     context.takeover().sessionOpened(authenticated.id());
-    KeepAlive.apply(connection.ctx().pipeline(), keepAlive);
+    KeepAlive.apply(connection.ctx().pipeline(), accepted.keepAlive());
     MqttPipeline.sessionAccepted(connection.ctx().pipeline());
-    connection.enterConnected();
+    connection.enterConnected(accepted.negotiated());
     context.preAuth().authenticated(connection.ctx().channel());
     context.metrics().connect(ConnectResult.ACCEPTED);
     connection
@@ -172,7 +307,9 @@ public final class ConnectHandshake {
         .writeAndFlush(
             MqttMessageBuilders.connAck()
                 .returnCode(MqttConnectReturnCode.CONNECTION_ACCEPTED)
-                .sessionPresent(registration.sessionPresent())
+                // MQTT 5 §3.2.2.1.1: a clean start never has a session present.
+                .sessionPresent(registration.sessionPresent() && !cleanStart)
+                .properties(accepted.connAck())
                 .build());
     LOG.debug("{} connected as device {}", connection.logPrefix(), authenticated.id());
     listener.sessionStarted(authenticated, registration.state());
@@ -184,18 +321,31 @@ public final class ConnectHandshake {
 
   private void refuse(ConnectRefusal refusal) {
     context.metrics().connect(refusal.result());
-    if (refusal == ConnectRefusal.NO_TOKEN || refusal == ConnectRefusal.UNKNOWN_TOKEN) {
+    if (refusal == ConnectRefusal.NO_CREDENTIALS || refusal == ConnectRefusal.UNKNOWN_CREDENTIALS) {
       context.preAuth().authenticationFailed(connection.ctx().channel());
     }
     // One line per kind of refusal per interval: 1,000 wrong tokens must not write 1,000 lines.
     REFUSALS
         .get(refusal)
-        .info("{} CONNECT refused: {}", connection.logPrefix(), refusal.describe());
-    // MQTT 3.1.1 §3.2.2.3: after a non-zero CONNACK the server MUST close the connection.
+        .info(
+            "{} CONNECT refused: {} ({})",
+            connection.logPrefix(),
+            refusal.describe(),
+            refusal.returnCode(v5));
+    MqttProperties properties = MqttProperties.NO_PROPERTIES;
+    if (v5) {
+      // MQTT 5 §3.2.2.3.9: a reason string tells the device owner what to fix.
+      properties =
+          new MqttMessageBuilders.ConnAckPropertiesBuilder()
+              .reasonString(refusal.describe())
+              .build();
+    }
+    // MQTT 3.1.1 §3.2.2.3, MQTT 5 §3.2.2.2: after a refusing CONNACK the server closes.
     connection.closeAfter(
         MqttMessageBuilders.connAck()
-            .returnCode(refusal.returnCode())
+            .returnCode(refusal.returnCode(v5))
             .sessionPresent(false)
+            .properties(properties)
             .build(),
         CloseReason.CONNECT_REFUSED);
   }

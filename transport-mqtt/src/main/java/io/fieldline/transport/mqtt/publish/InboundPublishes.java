@@ -7,6 +7,7 @@ import io.fieldline.transport.mqtt.ack.OrderedAckWindow.AckType;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.Slot;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
+import io.fieldline.transport.mqtt.session.Negotiated;
 import io.fieldline.transport.mqtt.session.Pause;
 import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.SessionContext;
@@ -17,6 +18,7 @@ import io.netty.handler.codec.mqtt.MqttFixedHeader;
 import io.netty.handler.codec.mqtt.MqttMessage;
 import io.netty.handler.codec.mqtt.MqttMessageIdVariableHeader;
 import io.netty.handler.codec.mqtt.MqttMessageType;
+import io.netty.handler.codec.mqtt.MqttPubReplyMessageVariableHeader;
 import io.netty.handler.codec.mqtt.MqttPublishMessage;
 import io.netty.handler.codec.mqtt.MqttQoS;
 import java.util.HashSet;
@@ -54,6 +56,8 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
   private final ChannelHandlerContext ctx;
   private final SessionState session;
   private final PublishRouter router;
+  private final Negotiated negotiated;
+  private final TopicAliases aliases;
   private final OrderedAckWindow window = new OrderedAckWindow();
   // QoS 2 packet ids received on this connection and not yet PUBREC'd. Not session state: if the
   // write fails the connection closes and a retransmission after reconnect must be stored.
@@ -67,6 +71,8 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
     this.ctx = connection.ctx();
     this.session = session;
     this.router = new PublishRouter(context, connection, device);
+    this.negotiated = connection.negotiated();
+    this.aliases = new TopicAliases(negotiated.topicAliasMaximum());
   }
 
   /** A PUBLISH from the device. */
@@ -75,6 +81,13 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
     MqttQoS qos = publish.fixedHeader().qosLevel();
     context.metrics().publishReceived(qos.value());
     String topicName = publish.variableHeader().topicName();
+    if (negotiated.mqtt5()) {
+      topicName = aliases.resolve(topicName, publish.variableHeader().properties());
+      if (topicName == null) {
+        connection.reject(CloseReason.TOPIC_ALIAS, "topic alias missing, invalid or undefined");
+        return;
+      }
+    }
     DeviceTopic topic = DeviceTopic.parse(topicName);
     int packetId = publish.variableHeader().packetId();
     AckType ackType = ackType(qos);
@@ -84,6 +97,17 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
       // PUBREC queues behind the first copy's, so it is sent only if that copy was stored.
       window.complete(window.register(packetId, ackType, receivedNanos));
       drain();
+      return;
+    }
+    if (negotiated.mqtt5()
+        && ackType != AckType.NONE
+        && window.acknowledgeable() + session.awaitingRelease().size()
+            >= negotiated.receiveMaximum()) {
+      // MQTT 5 §3.3.4: more unacknowledged QoS 1/2 PUBLISHes than CONNACK's Receive Maximum.
+      connection.reject(
+          CloseReason.RECEIVE_MAXIMUM,
+          "more than {} unacknowledged QoS 1/2 PUBLISHes",
+          negotiated.receiveMaximum());
       return;
     }
     byte[] payload = ByteBufUtil.getBytes(publish.payload());
@@ -96,7 +120,7 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
     }
     CompletionStage<Ack> outcome;
     try {
-      outcome = router.route(topic, topicName, payload);
+      outcome = router.route(topic, topicName, payload, slot);
     } catch (RuntimeException e) {
       outcome = CompletableFuture.failedFuture(e);
     }
@@ -158,6 +182,9 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
     boolean pubrec = slot.ackType() == AckType.PUBREC;
     if (pubrec) {
       qos2Storing.remove(slot.packetId());
+    }
+    // MQTT 5 §4.3.3: a PUBREC with an error reason code ends the QoS 2 exchange (no PUBREL).
+    if (pubrec && (!negotiated.mqtt5() || Byte.toUnsignedInt(slot.reasonCode()) < 0x80)) {
       int forgotten = session.awaitRelease(slot.packetId(), context.config().maxAwaitingRelease());
       if (forgotten >= 0) {
         context.metrics().qos2Forgotten();
@@ -169,15 +196,22 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
       }
     }
     // MQTT 3.1.1 §3.3.4: one PUBACK (QoS 1) or PUBREC (QoS 2) per PUBLISH, after it is stored.
+    MqttFixedHeader header =
+        new MqttFixedHeader(
+            pubrec ? MqttMessageType.PUBREC : MqttMessageType.PUBACK,
+            false,
+            MqttQoS.AT_MOST_ONCE,
+            false,
+            2);
     ctx.write(
-        new MqttMessage(
-            new MqttFixedHeader(
-                pubrec ? MqttMessageType.PUBREC : MqttMessageType.PUBACK,
-                false,
-                MqttQoS.AT_MOST_ONCE,
-                false,
-                2),
-            MqttMessageIdVariableHeader.from(slot.packetId())));
+        negotiated.mqtt5()
+            ? new MqttMessage(
+                header,
+                new MqttPubReplyMessageVariableHeader(
+                    slot.packetId(),
+                    slot.reasonCode(),
+                    PublishReasons.properties(slot, negotiated)))
+            : new MqttMessage(header, MqttMessageIdVariableHeader.from(slot.packetId())));
     context.metrics().acknowledged(pubrec, slot.receivedNanos());
   }
 

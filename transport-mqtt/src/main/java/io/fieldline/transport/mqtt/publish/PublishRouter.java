@@ -6,12 +6,14 @@ import io.fieldline.common.Device;
 import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.PayloadFormatException;
 import io.fieldline.transport.mqtt.MqttTransportConfig.InvalidPayloadPolicy;
+import io.fieldline.transport.mqtt.ack.OrderedAckWindow.Slot;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.LogSafe;
 import io.fieldline.transport.mqtt.session.Pause;
 import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.SessionContext;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.mqtt.MqttMessageBuilders;
 import io.netty.handler.codec.mqtt.MqttQoS;
@@ -30,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * client-rpc-rate} ({@link RequestPacer}); topics served by a later release are acknowledged
  * without storing anything. An invalid payload is dead-lettered (policy {@code dead-letter}) or
  * closes the connection (policy {@code close}); a PUBLISH to an unknown topic is always
- * dead-lettered and acknowledged.
+ * dead-lettered and acknowledged. MQTT 5 acknowledgements of dead letters carry a reason code (0x99
+ * payload format invalid, 0x90 topic name invalid).
  *
  * <p>The answer is the stage whose outcome decides the acknowledgement: {@link Ack#stored()} only
  * once the message (or its dead letter) is stored. The payload arrives as a {@code byte[]}: no
@@ -45,6 +48,7 @@ final class PublishRouter {
       new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
   private static final RateLimitedLog TOPIC_WARNINGS =
       new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final RateLimitedLog RPC_WARNINGS = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
   private static final String UNKNOWN_TOPIC = "unknown topic: not part of the device API";
   private static final CompletableFuture<Ack> NOTHING_TO_STORE =
       CompletableFuture.completedFuture(Ack.stored());
@@ -69,9 +73,12 @@ final class PublishRouter {
    * Routes one PUBLISH; one to a topic outside the device API is kept as a dead letter (with its
    * topic) and acknowledged once stored, as ThingsBoard acknowledges it.
    *
+   * @param slot its place in the acknowledgement window: a message kept as a dead letter sets the
+   *     MQTT 5 reason code its acknowledgement carries ({@link PublishReasons})
    * @return its outcome, or {@code null} if the connection was closed by the invalid-payload policy
    */
-  @Nullable CompletionStage<Ack> route(DeviceTopic topic, String topicName, byte[] payload) {
+  @Nullable CompletionStage<Ack> route(
+      DeviceTopic topic, String topicName, byte[] payload, Slot slot) {
     long now = System.currentTimeMillis();
     try {
       return switch (topic.kind()) {
@@ -92,26 +99,44 @@ final class PublishRouter {
           if (!pause.isZero()) {
             connection.pauseFor(Pause.RPC_RATE, pause);
           }
-          byte[] response = rpc.answer(payload);
-          // Flushed now: the answer must not wait for earlier PUBLISHes still being stored.
-          connection
-              .ctx()
-              .writeAndFlush(
-                  MqttMessageBuilders.publish()
-                      .topicName(DeviceTopic.RPC_RESPONSE_PREFIX + topic.requestId())
-                      .qos(MqttQoS.AT_MOST_ONCE)
-                      .payload(Unpooled.wrappedBuffer(response))
-                      .build());
+          answerRpc(topic, rpc.answer(payload));
           yield NOTHING_TO_STORE;
         }
         // Server-side RPC and attribute requests come with a later release: acknowledged, counted,
         // nothing stored (docs/mqtt-api.md).
         case RPC_RESPONSE, ATTRIBUTES_REQUEST -> NOTHING_TO_STORE;
-        case UNKNOWN -> unknownTopic(topicName, payload, now);
+        case UNKNOWN -> {
+          slot.reasonCode(PublishReasons.TOPIC_NAME_INVALID);
+          yield unknownTopic(topicName, payload, now);
+        }
       };
     } catch (PayloadFormatException e) {
+      slot.reasonCode(PublishReasons.PAYLOAD_FORMAT_INVALID);
       return invalidPayload(topicName, payload, now, e);
     }
+  }
+
+  // Flushed now: the answer must not wait for earlier PUBLISHes still being stored. MQTT 5
+  // §3.1.2.11.4: an answer larger than the client's Maximum Packet Size is not sent.
+  private void answerRpc(DeviceTopic topic, byte[] response) {
+    String responseTopic = DeviceTopic.RPC_RESPONSE_PREFIX + topic.requestId();
+    // Fixed header at most 5, topic length 2, property length 1.
+    long size = 8L + ByteBufUtil.utf8Bytes(responseTopic) + response.length;
+    if (!connection.negotiated().clientAccepts(size)) {
+      RPC_WARNINGS.warn(
+          "{} client-side RPC answer of {} bytes not sent: above the client's maximum packet size",
+          connection.logPrefix(),
+          size);
+      return;
+    }
+    connection
+        .ctx()
+        .writeAndFlush(
+            MqttMessageBuilders.publish()
+                .topicName(responseTopic)
+                .qos(MqttQoS.AT_MOST_ONCE)
+                .payload(Unpooled.wrappedBuffer(response))
+                .build());
   }
 
   // The clock the pauses are scheduled on (the system's, but a test's event loop may freeze it).

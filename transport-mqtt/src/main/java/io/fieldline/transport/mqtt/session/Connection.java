@@ -3,6 +3,7 @@ package io.fieldline.transport.mqtt.session;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics.PauseCause;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.mqtt.MqttMessageBuilders;
 import io.netty.util.ReferenceCountUtil;
 import java.time.Duration;
 import java.util.EnumMap;
@@ -66,6 +67,7 @@ public final class Connection implements SessionRegistry.Member {
   private final MqttMetrics metrics;
   private final EnumSet<Pause> pauses = EnumSet.noneOf(Pause.class);
   private State state = State.AWAIT_CONNECT;
+  private Negotiated negotiated = Negotiated.MQTT_3;
   private String logPrefix;
   private @Nullable ScheduledFuture<?> connectDeadline;
   private @Nullable ScheduledFuture<?> outboundStall;
@@ -96,11 +98,22 @@ public final class Connection implements SessionRegistry.Member {
     state = State.AUTHENTICATING;
   }
 
-  /** CONNACK 0x00 is being sent: the connect deadline no longer applies. */
-  public void enterConnected() {
+  /**
+   * CONNACK 0x00 is being sent with what it {@code negotiated}: the connect deadline no longer
+   * applies.
+   */
+  public void enterConnected(Negotiated negotiated) {
     assert ctx.executor().inEventLoop();
+    this.negotiated = negotiated;
     state = State.CONNECTED;
     cancelConnectDeadline();
+  }
+
+  /**
+   * The protocol version and limits of this connection ({@link Negotiated#MQTT_3} until CONNACK).
+   */
+  public Negotiated negotiated() {
+    return negotiated;
   }
 
   /**
@@ -281,15 +294,24 @@ public final class Connection implements SessionRegistry.Member {
     close(reason);
   }
 
-  /** The one way this connection ends. Earlier acknowledgements are flushed first. */
+  /**
+   * The one way this connection ends. Earlier acknowledgements are flushed first; a connected MQTT
+   * 5 client is then told why in a DISCONNECT ({@link CloseReason#disconnectCode()}).
+   */
   public void close(CloseReason reason) {
     assert ctx.executor().inEventLoop();
     if (state == State.CLOSED) {
       return;
     }
+    boolean tell = state == State.CONNECTED && negotiated.mqtt5() && reason.disconnectCode() >= 0;
     state = State.CLOSED;
     metrics.closed(reason);
     LOG.debug("{} closing: {}", logPrefix, reason);
+    if (tell) {
+      // MQTT 5 §4.13.2: the server may send DISCONNECT with a reason code before it closes.
+      ctx.write(
+          MqttMessageBuilders.disconnect().reasonCode((byte) reason.disconnectCode()).build());
+    }
     ctx.flush();
     ctx.close();
   }

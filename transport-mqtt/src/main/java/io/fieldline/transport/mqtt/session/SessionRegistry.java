@@ -12,16 +12,16 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>A second CONNECT for the same device takes over: the older connection is closed (ThingsBoard's
  * one-session-per-device rule). The state of a persistent session ({@link SessionState}: granted
- * subscriptions and QoS 2 packet ids awaiting PUBREL) survives its connection for {@code
- * session-expiry}; a reconnect within that time gets session-present = 1 (MQTT 3.1.1 §3.2.2.2),
- * which is what makes clients retransmit their unacknowledged PUBLISHes. State is in memory: it
- * does not survive a restart of this node, and then clients simply see session-present = 0.
+ * subscriptions and QoS 2 packet ids awaiting PUBREL) survives its connection for as long as the
+ * connection asked (3.1.1: {@code session-expiry}; MQTT 5: its Session Expiry Interval, capped by
+ * {@code session-expiry}); a reconnect within that time gets session-present = 1 (§3.2.2.2), which
+ * is what makes clients retransmit their unacknowledged PUBLISHes. State is in memory: it does not
+ * survive a restart of this node, and then clients simply see session-present = 0.
  *
  * <p>The registry is this node's {@link SessionCloser}: the cluster calls {@link #closeSession}
- * when a device's session was accepted on another node. It depends on nothing but its expiry, so
- * the composition root builds it first and hands it both to the cluster and to the {@code
- * MqttServer}. Telling the other nodes about a session accepted here is the connect path's job, not
- * the registry's.
+ * when a device's session was accepted on another node. It depends on nothing, so the composition
+ * root builds it first and hands it both to the cluster and to the {@code MqttServer}. Telling the
+ * other nodes about a session accepted here is the connect path's job, not the registry's.
  *
  * <p>Thread-safe: called from every event loop, the server's expiry sweep and the cluster's
  * threads.
@@ -44,25 +44,29 @@ public final class SessionRegistry implements SessionCloser {
 
   private final Map<DeviceId, Member> active = new ConcurrentHashMap<>();
   private final Map<DeviceId, SessionState> persistent = new ConcurrentHashMap<>();
-  private final long expiryNanos;
+
+  /** An empty registry; each connection tells {@link #unregister} how long its session lasts. */
+  public SessionRegistry() {}
 
   /**
-   * @param sessionExpiry how long a CleanSession=0 session outlives its connection
+   * Registers a newly authenticated connection, closing any older one of the same device.
+   *
+   * @param cleanStart MQTT 3.1.1 CleanSession / MQTT 5 Clean Start: discard any earlier session
+   * @param keep whether the session outlives this connection (3.1.1 CleanSession = 0, MQTT 5 a
+   *     non-zero Session Expiry Interval); how long is given to {@link #unregister}
    */
-  public SessionRegistry(Duration sessionExpiry) {
-    this.expiryNanos = sessionExpiry.toNanos();
-  }
-
-  /** Registers a newly authenticated connection, closing any older one of the same device. */
-  public Registration register(DeviceId device, boolean cleanSession, Member connection) {
+  public Registration register(
+      DeviceId device, boolean cleanStart, boolean keep, Member connection) {
     Member previous = active.put(device, connection);
     if (previous != null && previous != connection) {
       previous.takeOver();
     }
-    if (cleanSession) {
-      // MQTT 3.1.1 §3.1.2.4: CleanSession=1 discards any previous session.
+    if (cleanStart) {
+      // MQTT 3.1.1 §3.1.2.4, MQTT 5 §3.1.2.4: a clean start discards any previous session.
       persistent.remove(device);
-      return new Registration(new SessionState(), false);
+      if (!keep) {
+        return new Registration(new SessionState(), false);
+      }
     }
     long now = System.nanoTime();
     SessionState[] resumed = new SessionState[1];
@@ -83,16 +87,28 @@ public final class SessionRegistry implements SessionCloser {
   /**
    * Records that a connection closed. Only the device's current connection counts: a connection
    * that was taken over leaves the session to its successor.
+   *
+   * @param expiry how long the session's state is kept from now; zero discards it
    */
-  public void unregister(DeviceId device, boolean cleanSession, Member connection) {
+  public void unregister(DeviceId device, Duration expiry, Member connection) {
     if (!active.remove(device, connection)) {
       return;
     }
-    if (!cleanSession) {
-      SessionState state = persistent.get(device);
-      if (state != null) {
-        state.expireAt(System.nanoTime() + expiryNanos);
-      }
+    if (expiry.isZero()) {
+      persistent.remove(device);
+      return;
+    }
+    SessionState state = persistent.get(device);
+    if (state != null) {
+      state.expireAt(System.nanoTime() + saturatedNanos(expiry));
+    }
+  }
+
+  private static long saturatedNanos(Duration duration) {
+    try {
+      return duration.toNanos();
+    } catch (ArithmeticException tooLong) {
+      return Long.MAX_VALUE / 2;
     }
   }
 

@@ -7,6 +7,7 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
 import io.netty.handler.ssl.SupportedCipherSuiteFilter;
+import io.netty.handler.ssl.util.InsecureTrustManagerFactory;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -70,17 +71,22 @@ public final class TlsContext {
 
   private final Path cert;
   private final Path key;
+  private final boolean requestClientCert;
   private final AtomicReference<Loaded> current = new AtomicReference<>();
 
   /**
    * Loads the pair once.
    *
+   * @param requestClientCert whether clients are asked for a certificate (optional for them); any
+   *     certificate is accepted in the handshake — the CONNECT path authorises it by its exact
+   *     fingerprint and checks its validity dates
    * @throws IllegalArgumentException if a file is missing or unreadable, or they do not form a
    *     valid certificate and key
    */
-  public TlsContext(Path cert, Path key) {
+  public TlsContext(Path cert, Path key, boolean requestClientCert) {
     this.cert = cert;
     this.key = key;
+    this.requestClientCert = requestClientCert;
     try {
       current.set(load());
     } catch (IOException e) {
@@ -185,14 +191,21 @@ public final class TlsContext {
       // The JDK accepts any key beside any certificate and fails only in the handshakes: check
       // that the pair belongs together before it serves anybody.
       requireMatchingKey(chain.get(0), keyPem);
-      SslContext context =
+      SslContextBuilder builder =
           SslContextBuilder.forServer(
                   new ByteArrayInputStream(certPem), new ByteArrayInputStream(keyPem))
               .sslProvider(SslProvider.JDK)
               .protocols(PROTOCOLS)
-              .ciphers(CIPHERS, SupportedCipherSuiteFilter.INSTANCE)
-              .clientAuth(ClientAuth.NONE)
-              .build();
+              .ciphers(CIPHERS, SupportedCipherSuiteFilter.INSTANCE);
+      if (requestClientCert) {
+        // Devices register self-signed certificates: no CA decides here. The handshake proves the
+        // client holds the certificate's key; which certificate is authorised is the device
+        // registry's answer at CONNECT (an exact fingerprint match), as in ThingsBoard.
+        builder.clientAuth(ClientAuth.OPTIONAL).trustManager(InsecureTrustManagerFactory.INSTANCE);
+      } else {
+        builder.clientAuth(ClientAuth.NONE);
+      }
+      SslContext context = builder.build();
       return new Loaded(context, chain, certTime, keyTime);
     } catch (SSLException | CertificateException | IllegalArgumentException e) {
       throw new IOException(e.getMessage(), e);

@@ -11,6 +11,7 @@ import io.fieldline.transport.mqtt.testkit.SessionFixture;
 import io.fieldline.transport.mqtt.testkit.SessionHandlerTestBase;
 import io.netty.handler.codec.mqtt.MqttMessage;
 import io.netty.handler.codec.mqtt.MqttMessageBuilders;
+import io.netty.handler.codec.mqtt.MqttProperties;
 import io.netty.handler.codec.mqtt.MqttQoS;
 import io.netty.handler.codec.mqtt.MqttVersion;
 import java.util.ArrayList;
@@ -90,7 +91,7 @@ class SessionConnectTest extends SessionHandlerTestBase {
     }
 
     @Test
-    void should_refuse_with_v5_reason_0x84_and_close_when_client_speaks_mqtt5() {
+    void should_accept_mqtt5_and_announce_its_limits_in_connack() {
       SessionFixture fixture = fixture();
       SessionClient client = open(fixture);
 
@@ -103,12 +104,57 @@ class SessionConnectTest extends SessionHandlerTestBase {
               .username(TOKEN)
               .build());
 
-      // MQTT 5 CONNACK: flags 0, reason code 0x84 (unsupported protocol version), no properties.
-      assertThat(client.receivedBytes()).containsExactly(0x20, 0x03, 0x00, 0x84, 0x00);
+      byte[] connAck = client.receivedBytes();
+      // MQTT 5 CONNACK: type 0x20, flags 0 (no session), reason code 0x00, then properties.
+      assertThat(connAck[0]).isEqualTo((byte) 0x20);
+      assertThat(connAck[2]).isZero();
+      assertThat(connAck[3]).isZero();
+      // Receive Maximum (0x21) = max-inflight (100).
+      assertThat(indexOf(connAck, new byte[] {0x21, 0x00, 0x64})).isPositive();
+      assertThat(client.isOpen()).isTrue();
+      assertThat(fixture.count("fieldline.mqtt.connects", "result", "accepted")).isEqualTo(1);
+    }
+
+    @Test
+    void should_refuse_mqtt5_enhanced_authentication_with_0x8c() {
+      SessionFixture fixture = fixture();
+      SessionClient client = open(fixture);
+
+      client.send(
+          MqttMessageBuilders.connect()
+              .protocolVersion(MqttVersion.MQTT_5)
+              .clientId("c5")
+              .cleanSession(true)
+              .hasUser(true)
+              .username(TOKEN)
+              .properties(authenticationMethod("SCRAM-SHA-256"))
+              .build());
+
+      byte[] connAck = client.receivedBytes();
+      assertThat(connAck[0]).isEqualTo((byte) 0x20);
+      assertThat(connAck[3]).isEqualTo((byte) 0x8C);
       assertThat(client.isOpen()).isFalse();
-      assertThat(fixture.count("fieldline.mqtt.connects", "result", "unsupported_version"))
-          .isEqualTo(1);
       assertThat(fixture.gateway.submissions()).isEmpty();
+    }
+
+    private static MqttProperties authenticationMethod(String method) {
+      MqttProperties properties = new MqttProperties();
+      properties.add(
+          new MqttProperties.StringProperty(MqttProperties.AUTHENTICATION_METHOD, method));
+      return properties;
+    }
+
+    private static int indexOf(byte[] haystack, byte[] needle) {
+      outer:
+      for (int i = 0; i <= haystack.length - needle.length; i++) {
+        for (int j = 0; j < needle.length; j++) {
+          if (haystack[i + j] != needle[j]) {
+            continue outer;
+          }
+        }
+        return i;
+      }
+      return -1;
     }
 
     @Test

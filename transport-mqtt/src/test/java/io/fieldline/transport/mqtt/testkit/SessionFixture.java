@@ -41,7 +41,7 @@ public final class SessionFixture {
   /** With {@code gateway} instead of {@link #gateway} (null: the fake). */
   public SessionFixture(MqttTransportConfig config, @Nullable DeviceGateway gateway) {
     this.config = config;
-    this.sessions = new SessionRegistry(config.sessionExpiry());
+    this.sessions = new SessionRegistry();
     this.context =
         new SessionContext(
             config,

@@ -43,7 +43,7 @@ class TlsContextTest {
     Path key = dir.resolve("key.pem");
     write(selfSigned("CN=one"), cert, key, Instant.parse("2026-01-01T00:00:00Z"));
 
-    TlsContext tls = new TlsContext(cert, key);
+    TlsContext tls = new TlsContext(cert, key, true);
 
     assertThat(servedSubject(tls)).isEqualTo("CN=one");
     assertThat(tls.newHandler(ByteBufAllocator.DEFAULT).engine().getEnabledProtocols())
@@ -57,10 +57,10 @@ class TlsContextTest {
     Files.writeString(cert, selfSigned("CN=one").getCertificatePathPEM());
     Files.writeString(key, selfSigned("CN=two").getPrivateKeyPEM());
 
-    assertThatThrownBy(() -> new TlsContext(cert, key))
+    assertThatThrownBy(() -> new TlsContext(cert, key, true))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("cannot use TLS certificate");
-    assertThatThrownBy(() -> new TlsContext(dir.resolve("missing.pem"), key))
+    assertThatThrownBy(() -> new TlsContext(dir.resolve("missing.pem"), key, true))
         .isInstanceOf(IllegalArgumentException.class);
   }
 
@@ -70,7 +70,7 @@ class TlsContextTest {
     Path cert = dir.resolve("cert.pem");
     Path key = dir.resolve("key.pem");
     write(selfSigned("CN=one"), cert, key, Instant.parse("2026-01-01T00:00:00Z"));
-    TlsContext tls = new TlsContext(cert, key);
+    TlsContext tls = new TlsContext(cert, key, true);
 
     tls.reloadIfChanged(); // nothing changed
     assertThat(servedSubject(tls)).isEqualTo("CN=one");
