@@ -8,12 +8,9 @@ import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3Client;
 import io.fieldline.common.Device;
-import io.netty.pkitesting.CertificateBuilder;
 import io.netty.pkitesting.X509Bundle;
-import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -35,13 +32,13 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class MqttTlsIT extends ServerTestBase {
 
-  private final Path dir = tempDir();
-  private final X509Bundle ca = ca("CN=Fieldline test CA");
+  private final Path dir = TestPki.tempDir();
+  private final X509Bundle ca = TestPki.ca("CN=Fieldline test CA");
   private final Path cert = dir.resolve("server-chain.pem");
   private final Path key = dir.resolve("server-key.pem");
 
   MqttTlsIT() throws Exception {
-    writeServerPair(ca, cert, key);
+    TestPki.writeServerPair(ca, cert, key);
   }
 
   @Override
@@ -79,7 +76,7 @@ class MqttTlsIT extends ServerTestBase {
   @Test
   void should_fail_the_handshake_when_the_client_trusts_another_ca() {
     createDevice("tls-stranger", "tls-stranger-token");
-    Mqtt3BlockingClient client = tlsClient("tls-stranger", ca("CN=Someone else's CA"));
+    Mqtt3BlockingClient client = tlsClient("tls-stranger", TestPki.ca("CN=Someone else's CA"));
     double before = metric("fieldline_mqtt_rejected_total{reason=\"tls\"");
 
     assertThatThrownBy(
@@ -141,10 +138,10 @@ class MqttTlsIT extends ServerTestBase {
   @Order(Integer.MAX_VALUE) // last: it replaces the certificate the other tests trust
   void should_serve_a_replaced_certificate_to_new_connections_without_a_restart() throws Exception {
     createDevice("tls-renewed", "tls-renewed-token");
-    X509Bundle newCa = ca("CN=Fieldline renewed CA");
+    X509Bundle newCa = TestPki.ca("CN=Fieldline renewed CA");
     Path newCert = dir.resolve("renewed-chain.pem");
     Path newKey = dir.resolve("renewed-key.pem");
-    writeServerPair(newCa, newCert, newKey);
+    TestPki.writeServerPair(newCa, newCert, newKey);
 
     // What an operator's renewal does: both files replaced in place (key first).
     Files.move(newKey, key, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
@@ -176,40 +173,5 @@ class MqttTlsIT extends ServerTestBase {
         .handshakeTimeout(10, TimeUnit.SECONDS)
         .applySslConfig()
         .buildBlocking();
-  }
-
-  private static X509Bundle ca(String subject) {
-    try {
-      return new CertificateBuilder()
-          .subject(subject)
-          .setIsCertificateAuthority(true)
-          .ecp256()
-          .buildSelfSigned();
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private static void writeServerPair(X509Bundle issuer, Path certFile, Path keyFile)
-      throws Exception {
-    X509Bundle leaf =
-        new CertificateBuilder()
-            .subject("CN=localhost")
-            .addSanDnsName("localhost")
-            .addSanIpAddress("127.0.0.1")
-            .setKeyUsage(true, CertificateBuilder.KeyUsage.digitalSignature)
-            .addExtendedKeyUsageServerAuth()
-            .ecp256()
-            .buildIssuedBy(issuer);
-    Files.writeString(keyFile, leaf.getPrivateKeyPEM());
-    Files.writeString(certFile, leaf.getCertificatePathPEM());
-  }
-
-  private static Path tempDir() {
-    try {
-      return Files.createTempDirectory("fieldline-tls-it-");
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 }
