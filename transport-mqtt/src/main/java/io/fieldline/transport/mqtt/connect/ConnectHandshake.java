@@ -137,7 +137,7 @@ public final class ConnectHandshake {
       refuse(ConnectRefusal.NO_CREDENTIALS);
       return;
     }
-    Accepted accepted = accepted(connect, properties);
+    Accepted accepted = accepted(connect, properties, certificate != null);
     sessionExpiry = accepted.sessionExpiry();
     connection.enterAuthenticating();
     connection.pause(Pause.AUTH);
@@ -205,13 +205,14 @@ public final class ConnectHandshake {
       MqttProperties connAck,
       boolean presentedName) {}
 
-  private Accepted accepted(MqttConnectMessage connect, ConnectProperties properties) {
+  private Accepted accepted(
+      MqttConnectMessage connect, ConnectProperties properties, boolean hasCertificate) {
     MqttTransportConfig config = context.config();
     int keepAlive = connect.variableHeader().keepAliveTimeSeconds();
     // A user name or a client certificate: what a refusal calls unknown credentials.
     boolean presentedName =
-        (connect.variableHeader().hasUserName() && !connect.payload().userName().isEmpty())
-            || CredentialLookup.clientCertificate(connection.ctx().pipeline()) != null;
+        hasCertificate
+            || (connect.variableHeader().hasUserName() && !connect.payload().userName().isEmpty());
     if (!v5) {
       return new Accepted(
           Negotiated.MQTT_3,
