@@ -37,6 +37,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.paho.mqttv5.client.IMqttToken;
 import org.eclipse.paho.mqttv5.client.MqttAsyncClient;
@@ -45,6 +46,7 @@ import org.eclipse.paho.mqttv5.client.persist.MemoryPersistence;
 import org.eclipse.paho.mqttv5.common.MqttMessage;
 import org.eclipse.paho.mqttv5.common.packet.MqttProperties;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * MQTT 5 beside MQTT 3.1.1 on the same listener, with clients we did not write: HiveMQ's MQTT 5
@@ -52,6 +54,7 @@ import org.junit.jupiter.api.Test;
  * client never sends. Every test runs next to an MQTT 3.1.1 bystander that must keep being served
  * ({@link BadClientTestBase}).
  */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class Mqtt5IT extends BadClientTestBase {
 
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -182,15 +185,18 @@ class Mqtt5IT extends BadClientTestBase {
     raw.send(v5Connect("v5-greedy", "v5-greedy-token"));
     assertThat(raw.readPacket()[0] & 0xF0).isEqualTo(0x20);
     // QoS 2 without PUBREL: each exchange stays open and counts against Receive Maximum (100).
-    for (int id = 1; id <= 101; id++) {
-      raw.send(
-          MqttMessageBuilders.publish()
-              .topicName(TELEMETRY)
-              .qos(MqttQoS.EXACTLY_ONCE)
-              .messageId(id)
-              .payload(Unpooled.copiedBuffer("{\"q\":2}", StandardCharsets.UTF_8))
-              .build());
+    for (int id = 1; id <= 100; id++) {
+      raw.send(qos2(id));
     }
+    for (int id = 1; id <= 100; id++) {
+      assertThat(raw.readPacket()[0] & 0xF0).as("PUBREC %d", id).isEqualTo(0x50);
+    }
+    // Exactly at the maximum the connection is fine...
+    raw.out.write(new byte[] {(byte) 0xC0, 0x00});
+    raw.out.flush();
+    assertThat(raw.readPacket()[0] & 0xF0).as("PINGRESP").isEqualTo(0xD0);
+    // ...one more is one too many.
+    raw.send(qos2(101));
     assertThat(raw.disconnectReason()).isEqualTo(0x93);
   }
 
@@ -431,6 +437,15 @@ class Mqtt5IT extends BadClientTestBase {
         .hasUser(true)
         .username(token)
         .keepAlive(60)
+        .build();
+  }
+
+  private static io.netty.handler.codec.mqtt.MqttMessage qos2(int packetId) {
+    return MqttMessageBuilders.publish()
+        .topicName(TELEMETRY)
+        .qos(MqttQoS.EXACTLY_ONCE)
+        .messageId(packetId)
+        .payload(Unpooled.copiedBuffer("{\"q\":2}", StandardCharsets.UTF_8))
         .build();
   }
 

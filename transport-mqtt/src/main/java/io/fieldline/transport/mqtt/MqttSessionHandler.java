@@ -2,6 +2,7 @@ package io.fieldline.transport.mqtt;
 
 import io.fieldline.common.Device;
 import io.fieldline.transport.mqtt.connect.ConnectHandshake;
+import io.fieldline.transport.mqtt.pipeline.DecodeBudget;
 import io.fieldline.transport.mqtt.pipeline.PreConnackLimit;
 import io.fieldline.transport.mqtt.publish.InboundPublishes;
 import io.fieldline.transport.mqtt.session.CloseReason;
@@ -179,6 +180,14 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
   public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
     if (event instanceof IdleStateEvent) {
       connection().onIdle();
+      return;
+    }
+    if (event == DecodeBudget.EXCEEDED) {
+      connection()
+          .reject(
+              CloseReason.MALFORMED,
+              "a packet's inner lengths claim more than {} bytes",
+              context.config().maxPacketSize());
       return;
     }
     if (event == PreConnackLimit.OVERFLOW) {

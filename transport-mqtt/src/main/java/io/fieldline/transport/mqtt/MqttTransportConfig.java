@@ -144,7 +144,8 @@ public record MqttTransportConfig(
         maxKeepAlive.toSeconds() >= 1 && maxKeepAlive.toSeconds() <= 65535,
         "max-keep-alive",
         "must be between 1 second and 65535 seconds, got " + maxKeepAlive);
-    int topicAliasMaximum = r.integer("topic-alias-maximum", 0, 65535);
+    // Each alias pins up to 1 KiB per connection (TopicAliases): bounded here, not by the client.
+    int topicAliasMaximum = r.integer("topic-alias-maximum", 0, 1024);
     InvalidPayloadPolicy invalidPayload = r.oneOf("invalid-payload", InvalidPayloadPolicy.class);
     Tls tls =
         new Tls(

@@ -1,6 +1,7 @@
 package io.fieldline.transport.mqtt.connect;
 
 import io.fieldline.transport.mqtt.MqttTransportConfig;
+import io.fieldline.transport.mqtt.session.MqttStrings;
 import io.netty.handler.codec.mqtt.MqttConnectMessage;
 import io.netty.handler.codec.mqtt.MqttIdentifierRejectedException;
 import io.netty.handler.codec.mqtt.MqttUnacceptableProtocolVersionException;
@@ -22,12 +23,9 @@ final class ConnectChecks {
    * U+FFFD, so a U+FFFD in them is taken as ill-formed input.
    */
   static boolean wellFormedStrings(MqttConnectMessage connect) {
-    return wellFormed(connect.payload().clientIdentifier())
-        && (!connect.variableHeader().hasUserName() || wellFormed(connect.payload().userName()));
-  }
-
-  private static boolean wellFormed(@Nullable String text) {
-    return text == null || (text.indexOf('\u0000') < 0 && text.indexOf('\uFFFD') < 0);
+    return MqttStrings.isWellFormed(connect.payload().clientIdentifier())
+        && (!connect.variableHeader().hasUserName()
+            || MqttStrings.isWellFormed(connect.payload().userName()));
   }
 
   /** The refusal for a CONNECT's client id, or {@code null} if its credential may be looked up. */

@@ -21,7 +21,6 @@ import io.netty.handler.codec.mqtt.MqttMessageBuilders;
 import io.netty.handler.codec.mqtt.MqttProperties;
 import io.netty.handler.codec.mqtt.MqttReasonCodeAndPropertiesVariableHeader;
 import io.netty.handler.codec.mqtt.MqttVersion;
-import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.EnumMap;
@@ -80,6 +79,10 @@ public final class ConnectHandshake {
   private boolean cleanStart = true;
   // How long the session outlives the connection; an MQTT 5 DISCONNECT may change it.
   private Duration sessionExpiry = Duration.ZERO;
+  // MQTT 5: whether CONNECT asked for a Session Expiry Interval other than 0 (§3.14.2.2.2).
+  private boolean requestedExpiry;
+  // MQTT 5: the largest packet the client accepts, for what a refusal may say.
+  private long clientMaximumPacketSize = Long.MAX_VALUE;
 
   public ConnectHandshake(SessionContext context, Connection connection, Listener listener) {
     this.context = context;
@@ -108,6 +111,8 @@ public final class ConnectHandshake {
       refuse(ConnectRefusal.PROTOCOL_ERROR);
       return;
     }
+    clientMaximumPacketSize = properties.maximumPacketSize();
+    requestedExpiry = properties.sessionExpirySeconds() != 0;
     if (properties.authenticationMethod() != null) {
       // MQTT 5 §4.12: enhanced authentication is not offered; the method is refused.
       refuse(ConnectRefusal.BAD_AUTHENTICATION_METHOD);
@@ -118,12 +123,16 @@ public final class ConnectHandshake {
       refuse(refusal);
       return;
     }
+    X509Certificate certificate = CredentialLookup.clientCertificate(connection.ctx().pipeline());
+    if (!CredentialLookup.presentsCredential(connect, certificate)) {
+      refuse(ConnectRefusal.NO_CREDENTIALS);
+      return;
+    }
     if (!context.preAuth().mayAuthenticate(connection.ctx().channel())) {
       refuse(ConnectRefusal.AUTH_RATE_LIMITED);
       return;
     }
-    X509Certificate certificate = CredentialLookup.clientCertificate(connection.ctx().pipeline());
-    if (certificate != null && !isValidNow(certificate)) {
+    if (certificate != null && !CredentialLookup.isAcceptable(certificate)) {
       refuse(ConnectRefusal.UNKNOWN_CREDENTIALS);
       return;
     }
@@ -132,10 +141,6 @@ public final class ConnectHandshake {
       lookup = CredentialLookup.start(context.registry(), connect, certificate);
     } catch (RuntimeException e) {
       lookup = CompletableFuture.failedFuture(e);
-    }
-    if (lookup == null) {
-      refuse(ConnectRefusal.NO_CREDENTIALS);
-      return;
     }
     Accepted accepted = accepted(connect, properties, certificate != null);
     sessionExpiry = accepted.sessionExpiry();
@@ -156,7 +161,7 @@ public final class ConnectHandshake {
       MqttProperties.MqttProperty<?> expiry =
           header.properties().getProperty(MqttProperties.SESSION_EXPIRY_INTERVAL);
       if (expiry != null && expiry.value() instanceof Integer seconds) {
-        if (sessionExpiry.isZero() && seconds != 0) {
+        if (!requestedExpiry && seconds != 0) {
           connection.reject(
               CloseReason.PROTOCOL, "DISCONNECT sets a session expiry on a session without one");
           return;
@@ -164,6 +169,9 @@ public final class ConnectHandshake {
         sessionExpiry = grantedExpiry(Integer.toUnsignedLong(seconds));
       }
     }
+    // The session ends (or starts expiring) now, not when the channel has closed: a reconnect
+    // racing the close must not resume a session the client asked to end.
+    onChannelClosed();
     connection.close(CloseReason.CLIENT_DISCONNECT);
   }
 
@@ -221,27 +229,29 @@ public final class ConnectHandshake {
           MqttProperties.NO_PROPERTIES,
           presentedName);
     }
-    MqttMessageBuilders.ConnAckPropertiesBuilder connAck =
-        new MqttMessageBuilders.ConnAckPropertiesBuilder()
-            .receiveMaximum(config.maxInflight())
-            .maximumPacketSize(config.maxPacketSize())
-            .topicAliasMaximum(config.topicAliasMaximum())
-            .sharedSubscriptionAvailable(false)
-            .subscriptionIdentifiersAvailable(false);
+    // Built property by property: Netty's CONNACK properties builder always adds Retain
+    // Available = 0, and Fieldline accepts the retain flag (it stores the message; docs).
+    MqttProperties connAck = new MqttProperties();
+    connAck.add(integer(MqttProperties.RECEIVE_MAXIMUM, config.maxInflight()));
+    connAck.add(integer(MqttProperties.MAXIMUM_PACKET_SIZE, config.maxPacketSize()));
+    connAck.add(integer(MqttProperties.TOPIC_ALIAS_MAXIMUM, config.topicAliasMaximum()));
+    connAck.add(integer(MqttProperties.SHARED_SUBSCRIPTION_AVAILABLE, 0));
+    connAck.add(integer(MqttProperties.SUBSCRIPTION_IDENTIFIER_AVAILABLE, 0));
     Duration expiry = grantedExpiry(properties.sessionExpirySeconds());
     if (expiry.toSeconds() != properties.sessionExpirySeconds()) {
-      connAck.sessionExpiryInterval(expiry.toSeconds());
+      connAck.add(integer(MqttProperties.SESSION_EXPIRY_INTERVAL, (int) expiry.toSeconds()));
     }
     int maxKeepAlive = (int) config.maxKeepAlive().toSeconds();
     if (keepAlive == 0 || keepAlive > maxKeepAlive) {
       keepAlive = maxKeepAlive;
-      connAck.serverKeepAlive(maxKeepAlive);
+      connAck.add(integer(MqttProperties.SERVER_KEEP_ALIVE, maxKeepAlive));
     }
     if (connect.payload().clientIdentifier().isEmpty()) {
       // MQTT 5 §3.1.3.1: an empty client id gets one assigned and returned in CONNACK.
       String assigned = "fieldline-" + UUID.randomUUID();
       connection.identify(assigned);
-      connAck.assignedClientId(assigned);
+      connAck.add(
+          new MqttProperties.StringProperty(MqttProperties.ASSIGNED_CLIENT_IDENTIFIER, assigned));
     }
     Negotiated negotiated =
         new Negotiated(
@@ -250,21 +260,16 @@ public final class ConnectHandshake {
             config.topicAliasMaximum(),
             properties.maximumPacketSize(),
             properties.problemInformation());
-    return new Accepted(negotiated, expiry, keepAlive, connAck.build(), presentedName);
+    return new Accepted(negotiated, expiry, keepAlive, connAck, presentedName);
+  }
+
+  private static MqttProperties.IntegerProperty integer(int id, int value) {
+    return new MqttProperties.IntegerProperty(id, value);
   }
 
   private Duration grantedExpiry(long requestedSeconds) {
     long max = context.config().sessionExpiry().toSeconds();
     return Duration.ofSeconds(Math.min(requestedSeconds, max));
-  }
-
-  private static boolean isValidNow(X509Certificate certificate) {
-    try {
-      certificate.checkValidity();
-      return true;
-    } catch (CertificateException expiredOrNotYetValid) {
-      return false;
-    }
   }
 
   private void onLookup(
@@ -334,12 +339,12 @@ public final class ConnectHandshake {
             refusal.describe(),
             refusal.returnCode(v5));
     MqttProperties properties = MqttProperties.NO_PROPERTIES;
-    if (v5) {
-      // MQTT 5 §3.2.2.3.9: a reason string tells the device owner what to fix.
-      properties =
-          new MqttMessageBuilders.ConnAckPropertiesBuilder()
-              .reasonString(refusal.describe())
-              .build();
+    String reason = refusal.describe();
+    // CONNACK: fixed header 2, flags 1, code 1, property length 1, reason string 3 + text.
+    if (v5 && clientMaximumPacketSize >= 8L + reason.length()) {
+      // MQTT 5 §3.2.2.3.9: a reason string tells the device owner what to fix, if it fits.
+      properties = new MqttProperties();
+      properties.add(new MqttProperties.StringProperty(MqttProperties.REASON_STRING, reason));
     }
     // MQTT 3.1.1 §3.2.2.3, MQTT 5 §3.2.2.2: after a refusing CONNACK the server closes.
     connection.closeAfter(

@@ -30,10 +30,14 @@ public final class MqttPipeline {
         .addLast(
             PipelineNames.FLUSH_CONSOLIDATION,
             new FlushConsolidationHandler(EXPLICIT_FLUSHES_BEFORE_FLUSH, true))
-        .addLast(PipelineNames.IDLE, KeepAlive.beforeConnect())
+        .addLast(PipelineNames.IDLE, KeepAlive.beforeConnect());
+    DecodeBudget budget = new DecodeBudget(config.maxPacketSize());
+    pipeline
+        .addLast(PipelineNames.DECODE_BUDGET, budget.bytesIn())
         .addLast(
             PipelineNames.DECODER,
             new MqttDecoder(config.maxPacketSize(), config.maxClientIdLength()))
+        .addLast(PipelineNames.DECODED, budget.packetsOut())
         .addLast(
             PipelineNames.PRE_CONNACK_LIMIT, new PreConnackLimit(config.maxQueuedBeforeConnack()))
         // One read can hold thousands of small packets, and the decoder emits them all whatever

@@ -11,7 +11,9 @@ public final class PipelineNames {
 
   public static final String FLUSH_CONSOLIDATION = "flushConsolidation";
   public static final String IDLE = "idle";
+  public static final String DECODE_BUDGET = "decodeBudget";
   public static final String DECODER = "mqttDecoder";
+  public static final String DECODED = "decoded";
   public static final String PRE_CONNACK_LIMIT = "preConnackLimit";
   public static final String FLOW_CONTROL = "flowControl";
   public static final String ENCODER = "mqttEncoder";

@@ -7,6 +7,7 @@ import io.fieldline.transport.mqtt.ack.OrderedAckWindow.AckType;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.Slot;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
+import io.fieldline.transport.mqtt.session.MqttStrings;
 import io.fieldline.transport.mqtt.session.Negotiated;
 import io.fieldline.transport.mqtt.session.Pause;
 import io.fieldline.transport.mqtt.session.RateLimitedLog;
@@ -18,6 +19,7 @@ import io.netty.handler.codec.mqtt.MqttFixedHeader;
 import io.netty.handler.codec.mqtt.MqttMessage;
 import io.netty.handler.codec.mqtt.MqttMessageIdVariableHeader;
 import io.netty.handler.codec.mqtt.MqttMessageType;
+import io.netty.handler.codec.mqtt.MqttProperties;
 import io.netty.handler.codec.mqtt.MqttPubReplyMessageVariableHeader;
 import io.netty.handler.codec.mqtt.MqttPublishMessage;
 import io.netty.handler.codec.mqtt.MqttQoS;
@@ -50,6 +52,8 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
   private static final RateLimitedLog WRITE_WARNINGS =
       new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
   private static final RateLimitedLog QOS2_WARNINGS = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  // MQTT 5 §3.7.2.1: PUBCOMP for a PUBREL whose packet id is not awaiting release.
+  private static final byte PACKET_IDENTIFIER_NOT_FOUND = (byte) 0x92;
 
   private final SessionContext context;
   private final Connection connection;
@@ -62,6 +66,9 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
   // QoS 2 packet ids received on this connection and not yet PUBREC'd. Not session state: if the
   // write fails the connection closes and a retransmission after reconnect must be stored.
   private final Set<Integer> qos2Storing = new HashSet<>();
+  // MQTT 5: QoS 2 packet ids PUBREC'd on this connection and not yet released: they count against
+  // the Receive Maximum until PUBCOMP (§4.9), ids from earlier connections do not.
+  private final Set<Integer> releasePending = new HashSet<>();
 
   /** The PUBLISH path of {@code device}'s session, accepted on {@code connection}. */
   public InboundPublishes(
@@ -82,32 +89,43 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
     context.metrics().publishReceived(qos.value());
     String topicName = publish.variableHeader().topicName();
     if (negotiated.mqtt5()) {
-      topicName = aliases.resolve(topicName, publish.variableHeader().properties());
-      if (topicName == null) {
-        connection.reject(CloseReason.TOPIC_ALIAS, "topic alias missing, invalid or undefined");
+      String resolved = aliases.resolve(topicName, publish.variableHeader().properties());
+      if (resolved == null) {
+        connection.reject(aliases.violation(), "topic alias missing, invalid or undefined");
         return;
       }
+      topicName = resolved;
     }
     DeviceTopic topic = DeviceTopic.parse(topicName);
-    int packetId = publish.variableHeader().packetId();
-    AckType ackType = ackType(qos);
-    if (qos == MqttQoS.EXACTLY_ONCE
-        && (session.awaitingRelease().contains(packetId) || qos2Storing.contains(packetId))) {
-      // MQTT 3.1.1 §4.3.3: a redelivered QoS 2 PUBLISH awaiting PUBREL is not stored again. Its
-      // PUBREC queues behind the first copy's, so it is sent only if that copy was stored.
-      window.complete(window.register(packetId, ackType, receivedNanos));
-      drain();
+    if (topic.kind() != DeviceTopic.Kind.TELEMETRY
+        && topic.kind() != DeviceTopic.Kind.ATTRIBUTES
+        && !MqttStrings.isWellFormed(topicName)) {
+      // MQTT 3.1.1 §1.5.3, MQTT 5 §1.5.4: U+0000 or ill-formed UTF-8 in a topic is malformed.
+      connection.reject(CloseReason.BAD_UTF8, "topic with U+0000 or bad UTF-8");
       return;
     }
+    int packetId = publish.variableHeader().packetId();
+    AckType ackType = ackType(qos);
+    boolean redelivered =
+        qos == MqttQoS.EXACTLY_ONCE
+            && (session.awaitingRelease().contains(packetId) || qos2Storing.contains(packetId));
     if (negotiated.mqtt5()
         && ackType != AckType.NONE
-        && window.acknowledgeable() + session.awaitingRelease().size()
-            >= negotiated.receiveMaximum()) {
-      // MQTT 5 §3.3.4: more unacknowledged QoS 1/2 PUBLISHes than CONNACK's Receive Maximum.
+        && !redelivered
+        && window.acknowledgeable() + releasePending.size() >= negotiated.receiveMaximum()) {
+      // MQTT 5 §3.3.4, §4.9: more unacknowledged QoS 1/2 PUBLISHes on this connection than
+      // CONNACK's Receive Maximum (a QoS 2 one counts until its PUBCOMP).
       connection.reject(
           CloseReason.RECEIVE_MAXIMUM,
           "more than {} unacknowledged QoS 1/2 PUBLISHes",
           negotiated.receiveMaximum());
+      return;
+    }
+    if (redelivered) {
+      // MQTT 3.1.1 §4.3.3: a redelivered QoS 2 PUBLISH awaiting PUBREL is not stored again. Its
+      // PUBREC queues behind the first copy's, so it is sent only if that copy was stored.
+      window.complete(window.register(packetId, ackType, receivedNanos));
+      drain();
       return;
     }
     byte[] payload = ByteBufUtil.getBytes(publish.payload());
@@ -140,12 +158,20 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
 
   /** A PUBREL: the second half of QoS 2 (MQTT 3.1.1 §4.3.3). */
   public void onPubrel(int packetId) {
-    // PUBCOMP for every PUBREL, even an unknown packet id.
-    session.awaitingRelease().remove(packetId);
+    // PUBCOMP for every PUBREL, even an unknown packet id (MQTT 5: reason 0x92 for that).
+    boolean known = session.awaitingRelease().remove(packetId);
+    releasePending.remove(packetId);
+    MqttFixedHeader header =
+        new MqttFixedHeader(MqttMessageType.PUBCOMP, false, MqttQoS.AT_MOST_ONCE, false, 2);
     ctx.writeAndFlush(
-        new MqttMessage(
-            new MqttFixedHeader(MqttMessageType.PUBCOMP, false, MqttQoS.AT_MOST_ONCE, false, 2),
-            MqttMessageIdVariableHeader.from(packetId)));
+        negotiated.mqtt5()
+            ? new MqttMessage(
+                header,
+                new MqttPubReplyMessageVariableHeader(
+                    packetId,
+                    known ? 0 : PACKET_IDENTIFIER_NOT_FOUND,
+                    MqttProperties.NO_PROPERTIES))
+            : new MqttMessage(header, MqttMessageIdVariableHeader.from(packetId)));
   }
 
   private void onOutcome(Slot slot, @Nullable Ack ack, @Nullable Throwable error) {
@@ -185,6 +211,9 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
     }
     // MQTT 5 §4.3.3: a PUBREC with an error reason code ends the QoS 2 exchange (no PUBREL).
     if (pubrec && (!negotiated.mqtt5() || Byte.toUnsignedInt(slot.reasonCode()) < 0x80)) {
+      if (negotiated.mqtt5()) {
+        releasePending.add(slot.packetId());
+      }
       int forgotten = session.awaitRelease(slot.packetId(), context.config().maxAwaitingRelease());
       if (forgotten >= 0) {
         context.metrics().qos2Forgotten();

@@ -3,6 +3,7 @@ package io.fieldline.transport.mqtt.subscribe;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.LogSafe;
+import io.fieldline.transport.mqtt.session.MqttStrings;
 import io.fieldline.transport.mqtt.session.SessionState;
 import io.netty.handler.codec.mqtt.MqttFixedHeader;
 import io.netty.handler.codec.mqtt.MqttMessageBuilders;
@@ -61,6 +62,12 @@ public final class Subscriptions {
       return;
     }
     List<MqttTopicSubscription> requested = subscribe.payload().topicSubscriptions();
+    for (MqttTopicSubscription subscription : requested) {
+      if (!MqttStrings.isWellFormed(subscription.topicFilter())) {
+        connection.reject(CloseReason.BAD_UTF8, "topic filter with U+0000 or bad UTF-8");
+        return;
+      }
+    }
     int[] codes = new int[requested.size()];
     for (int i = 0; i < codes.length; i++) {
       MqttTopicSubscription subscription = requested.get(i);

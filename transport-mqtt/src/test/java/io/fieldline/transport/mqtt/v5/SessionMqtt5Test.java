@@ -1,0 +1,276 @@
+package io.fieldline.transport.mqtt.v5;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fieldline.transport.mqtt.testkit.SessionClient;
+import io.fieldline.transport.mqtt.testkit.SessionFixture;
+import io.fieldline.transport.mqtt.testkit.SessionHandlerTestBase;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.mqtt.MqttFixedHeader;
+import io.netty.handler.codec.mqtt.MqttMessage;
+import io.netty.handler.codec.mqtt.MqttMessageBuilders;
+import io.netty.handler.codec.mqtt.MqttMessageType;
+import io.netty.handler.codec.mqtt.MqttProperties;
+import io.netty.handler.codec.mqtt.MqttPubReplyMessageVariableHeader;
+import io.netty.handler.codec.mqtt.MqttQoS;
+import io.netty.handler.codec.mqtt.MqttVersion;
+import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * MQTT 5 sessions driven through the production pipeline in an EmbeddedChannel; answers are read as
+ * bytes ({@code type:reason} per packet) since the test decoder speaks 3.1.1.
+ */
+class SessionMqtt5Test extends SessionHandlerTestBase {
+
+  private static final String TELEMETRY = SessionClient.TELEMETRY;
+
+  @Test
+  void should_not_announce_retain_unavailable_in_connack() throws IOException {
+    SessionClient client = open(fixture());
+    client.send(connect("c5"));
+
+    byte[] connAck = client.receivedBytes();
+    // Property 0x25 (Retain Available) absent: the retain flag is accepted (docs/mqtt-api.md).
+    assertThat(propertyIds(connAck, 5)).contains(0x21, 0x22, 0x27).doesNotContain(0x25);
+  }
+
+  @Test
+  void should_close_as_malformed_when_inner_lengths_outrun_the_packet() {
+    SessionFixture fixture = fixture("max-packet-size = 1024");
+    SessionClient client = open(fixture);
+    client.send(connect("c5"));
+    client.receivedBytes();
+
+    // PUBLISH, remaining length 20, topic "t", then a Property Length of 268,435,455: Netty's
+    // decoder would wait for (and keep) that many bytes.
+    client.sendBytes(0x30, 0x14, 0x00, 0x01, 't', 0xFF, 0xFF, 0xFF, 0x7F);
+    for (int i = 0; i < 3 && client.isOpen(); i++) {
+      client.channel.writeInbound(Unpooled.wrappedBuffer(userProperties(600)));
+    }
+
+    assertThat(client.isOpen()).isFalse();
+    assertThat(fixture.rejected("malformed")).isEqualTo(1);
+  }
+
+  @Test
+  void should_end_the_qos2_exchange_after_an_error_pubrec() throws IOException {
+    SessionFixture fixture = fixture();
+    SessionClient client = open(fixture);
+    client.send(connect("c5"));
+    client.receivedBytes();
+
+    client.send(publish(TELEMETRY, MqttQoS.EXACTLY_ONCE, 7, "{not json"));
+    fixture.deadLetters.writes().forEach(write -> write.done().complete(null));
+    assertThat(packets(client.receivedBytes())).containsExactly("PUBREC:99");
+    // The exchange ended with the error PUBREC: the id is not awaiting release.
+    client.send(pubrel(7));
+    assertThat(packets(client.receivedBytes())).containsExactly("PUBCOMP:92");
+  }
+
+  @Test
+  void should_count_only_this_connections_qos_2_exchanges_against_receive_maximum()
+      throws IOException {
+    SessionFixture fixture = fixture("max-inflight = 3", "inflight-low-water = 1");
+    SessionClient first = open(fixture);
+    first.send(persistentConnect("c5"));
+    first.receivedBytes();
+    // Three QoS 2 exchanges left open (PUBREC, no PUBREL) on a session that outlives the
+    // connection.
+    for (int id = 1; id <= 3; id++) {
+      first.send(publish(TELEMETRY, MqttQoS.EXACTLY_ONCE, id, "{\"a\":1}"));
+      fixture.gateway.submission(id - 1).store();
+    }
+    assertThat(packets(first.receivedBytes()))
+        .containsExactly("PUBREC:00", "PUBREC:00", "PUBREC:00");
+    first.close();
+
+    SessionClient second = open(fixture);
+    second.send(persistentConnect("c5"));
+    second.receivedBytes();
+    // The earlier connection's open exchanges do not count on this one (MQTT 5 §4.9).
+    second.send(publish(TELEMETRY, MqttQoS.AT_LEAST_ONCE, 10, "{\"b\":1}"));
+    fixture.gateway.submission(3).store();
+    assertThat(packets(second.receivedBytes())).containsExactly("PUBACK:00");
+    // This connection's own: three QoS 2 exchanges open reach the Receive Maximum (3)...
+    for (int id = 11; id <= 13; id++) {
+      second.send(publish(TELEMETRY, MqttQoS.EXACTLY_ONCE, id, "{\"c\":1}"));
+      fixture.gateway.submission(id - 7).store();
+    }
+    assertThat(packets(second.receivedBytes()))
+        .containsExactly("PUBREC:00", "PUBREC:00", "PUBREC:00");
+    assertThat(second.isOpen()).isTrue();
+    // ...and one more QoS 1 is one too many.
+    second.send(publish(TELEMETRY, MqttQoS.AT_LEAST_ONCE, 14, "{\"d\":1}"));
+
+    assertThat(packets(second.receivedBytes())).containsExactly("DISCONNECT:93");
+    assertThat(second.isOpen()).isFalse();
+    assertThat(fixture.rejected("receive_maximum")).isEqualTo(1);
+  }
+
+  @Test
+  void should_answer_protocol_error_for_an_empty_topic_without_alias_and_an_undefined_alias()
+      throws IOException {
+    for (MqttMessage bad :
+        List.of(publish("", MqttQoS.AT_LEAST_ONCE, 1, "{}"), aliased("", 5, 1))) {
+      SessionClient client = open(fixture());
+      client.send(connect("c5"));
+      client.receivedBytes();
+
+      client.send(bad);
+
+      assertThat(packets(client.receivedBytes())).containsExactly("DISCONNECT:82");
+      assertThat(client.isOpen()).isFalse();
+    }
+  }
+
+  @Test
+  void should_answer_topic_alias_invalid_for_alias_zero() throws IOException {
+    SessionClient client = open(fixture());
+    client.send(connect("c5"));
+    client.receivedBytes();
+
+    client.send(aliased(TELEMETRY, 0, 1));
+
+    assertThat(packets(client.receivedBytes())).containsExactly("DISCONNECT:94");
+  }
+
+  @Test
+  void should_close_as_malformed_when_a_topic_holds_u0000() throws IOException {
+    SessionFixture fixture = fixture();
+    SessionClient client = open(fixture);
+    client.send(connect("c5"));
+    client.receivedBytes();
+
+    client.send(publish("v1/devices/me/telemetry\u0000", MqttQoS.AT_LEAST_ONCE, 1, "{}"));
+
+    assertThat(packets(client.receivedBytes())).containsExactly("DISCONNECT:81");
+    assertThat(fixture.deadLetters.writes()).isEmpty();
+  }
+
+  private static MqttMessage connect(String clientId) {
+    return MqttMessageBuilders.connect()
+        .protocolVersion(MqttVersion.MQTT_5)
+        .clientId(clientId)
+        .cleanSession(true)
+        .hasUser(true)
+        .username(TOKEN)
+        .keepAlive(60)
+        .build();
+  }
+
+  // Clean Start 0, Session Expiry Interval 300 s: the session outlives the connection.
+  private static MqttMessage persistentConnect(String clientId) {
+    MqttProperties properties = new MqttProperties();
+    properties.add(new MqttProperties.IntegerProperty(MqttProperties.SESSION_EXPIRY_INTERVAL, 300));
+    return MqttMessageBuilders.connect()
+        .protocolVersion(MqttVersion.MQTT_5)
+        .clientId(clientId)
+        .cleanSession(false)
+        .hasUser(true)
+        .username(TOKEN)
+        .keepAlive(60)
+        .properties(properties)
+        .build();
+  }
+
+  private static MqttMessage publish(String topic, MqttQoS qos, int packetId, String payload) {
+    return MqttMessageBuilders.publish()
+        .topicName(topic)
+        .qos(qos)
+        .messageId(packetId)
+        .payload(Unpooled.copiedBuffer(payload, StandardCharsets.UTF_8))
+        .build();
+  }
+
+  private static MqttMessage aliased(String topic, int alias, int packetId) {
+    MqttProperties properties = new MqttProperties();
+    properties.add(new MqttProperties.IntegerProperty(MqttProperties.TOPIC_ALIAS, alias));
+    return MqttMessageBuilders.publish()
+        .topicName(topic)
+        .qos(MqttQoS.AT_LEAST_ONCE)
+        .messageId(packetId)
+        .properties(properties)
+        .payload(Unpooled.copiedBuffer("{}", StandardCharsets.UTF_8))
+        .build();
+  }
+
+  private static MqttMessage pubrel(int packetId) {
+    return new MqttMessage(
+        new MqttFixedHeader(MqttMessageType.PUBREL, false, MqttQoS.AT_LEAST_ONCE, false, 0),
+        new MqttPubReplyMessageVariableHeader(packetId, (byte) 0, MqttProperties.NO_PROPERTIES));
+  }
+
+  // User Property records (id 0x26, two 1-character strings) filling count × 7 bytes.
+  private static byte[] userProperties(int count) {
+    byte[] bytes = new byte[count * 7];
+    for (int i = 0; i < count; i++) {
+      int at = i * 7;
+      bytes[at] = 0x26;
+      bytes[at + 2] = 1;
+      bytes[at + 3] = 'k';
+      bytes[at + 5] = 1;
+      bytes[at + 6] = 'v';
+    }
+    return bytes;
+  }
+
+  /** Each packet as "TYPE:reason" (reason code in hex, 00 when the short form leaves it out). */
+  private static List<String> packets(byte[] bytes) throws IOException {
+    DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes));
+    List<String> packets = new ArrayList<>();
+    while (in.available() > 0) {
+      int first = in.readUnsignedByte();
+      int length = remainingLength(in);
+      byte[] body = new byte[length];
+      in.readFully(body);
+      MqttMessageType type = MqttMessageType.valueOf(first >> 4);
+      int reasonAt =
+          switch (type) {
+            case PUBACK, PUBREC, PUBREL, PUBCOMP -> 2;
+            case CONNACK -> 1;
+            default -> 0;
+          };
+      int reason = body.length > reasonAt ? body[reasonAt] & 0xFF : 0;
+      packets.add(type.name() + ":" + String.format("%02x", reason));
+    }
+    return packets;
+  }
+
+  // The ids of the properties of a v5 CONNACK (flags, code, then properties).
+  private static List<Integer> propertyIds(byte[] connAck, int propertiesStart) {
+    List<Integer> ids = new ArrayList<>();
+    int end = connAck.length;
+    int at = propertiesStart;
+    while (at < end) {
+      int id = connAck[at] & 0xFF;
+      ids.add(id);
+      at +=
+          1
+              + switch (id) {
+                case 0x21, 0x22, 0x13 -> 2;
+                case 0x11, 0x27 -> 4;
+                case 0x12, 0x1F -> 2 + (((connAck[at + 1] & 0xFF) << 8) | (connAck[at + 2] & 0xFF));
+                default -> 1;
+              };
+    }
+    return ids;
+  }
+
+  private static int remainingLength(DataInputStream in) throws IOException {
+    int length = 0;
+    int shift = 0;
+    int digit;
+    do {
+      digit = in.readUnsignedByte();
+      length |= (digit & 0x7F) << shift;
+      shift += 7;
+    } while ((digit & 0x80) != 0);
+    return length;
+  }
+}
