@@ -55,6 +55,20 @@
 #                        connects to node (i mod N) + 1, so (N-1)/N of the messages are forwarded
 #   RAW_MODE [rows]      raw writer: rows (one INSERT per row) or batch (one batch per message)
 #   RAW_INFLIGHT [1024]  raw writer: requests in flight
+#   TLS [0]              1: MQTT over TLS. A test CA and a server certificate for 127.0.0.1 are made
+#                        for the run (bench/tls-cert.sh, openssl, in <run>/tls); Fieldline opens its
+#                        TLS listener with them (JDK provider, what ships; the plain listener stays
+#                        open, unused) and Gatling connects there through a Netty SslHandler that
+#                        trusts the CA and checks 127.0.0.1. Each device's first connection is a
+#                        full handshake; a device resumes only its own session (STORM=reconnect).
+#                        mosquitto and hivemq get a TLS listener with the same certificate; raw (no
+#                        MQTT) runs unchanged; cluster and locust are refused (their servers and
+#                        clients speak clear text only). The command line, the heading and the
+#                        column heads of the summary say TLS
+#   TLS_KEY [ec]         TLS=1: key of the CA and server certificate: ec (P-256) or rsa (2048 bits)
+#   TLS_CLIENT [jdk]     TLS=1: the Gatling client's TLS provider: jdk, or openssl (BoringSSL through
+#                        netty-tcnative: less generator CPU beside the server on a small box);
+#                        Fieldline's side is always the JDK's
 #   APPEND [1]           append the table to docs/performance.md
 #   JFR [0]              1: record a JFR profile of the server (and Cassandra) during the run
 #   SERVER_JAVA_OPTS     JVM options of the server and of each cluster node (default: those of
@@ -98,6 +112,9 @@ PHASES=${PHASES:-fieldline raw mosquitto}
 CLUSTER_NODES=${CLUSTER_NODES:-2}
 RAW_MODE=${RAW_MODE:-rows}
 RAW_INFLIGHT=${RAW_INFLIGHT:-1024}
+TLS=${TLS:-0}
+TLS_KEY=${TLS_KEY:-ec}
+TLS_CLIENT=${TLS_CLIENT:-jdk}
 APPEND=${APPEND:-1}
 JFR=${JFR:-0}
 GATLING_XMX=${GATLING_XMX:-2g}
@@ -119,6 +136,25 @@ fi
 if ! [[ "$CLUSTER_NODES" =~ ^[1-9]$ ]]; then
   echo "bench: CLUSTER_NODES must be 1..9" >&2
   exit 2
+fi
+if [ "$TLS" != 0 ] && [ "$TLS" != 1 ]; then
+  echo "bench: TLS must be 0 or 1" >&2
+  exit 2
+fi
+if [ "$TLS" = 1 ]; then
+  if [ "$TLS_KEY" != ec ] && [ "$TLS_KEY" != rsa ]; then
+    echo "bench: TLS_KEY must be ec or rsa" >&2
+    exit 2
+  fi
+  if [ "$TLS_CLIENT" != jdk ] && [ "$TLS_CLIENT" != openssl ]; then
+    echo "bench: TLS_CLIENT must be jdk or openssl" >&2
+    exit 2
+  fi
+  if [[ " $PHASES " == *" cluster "* ]] || [[ " $PHASES " == *" locust "* ]]; then
+    echo "bench: TLS=1 runs no cluster or locust phase (scripts/local-cluster.sh starts its nodes" \
+      "without certificates, bench/locust/devices.py connects in clear text): leave them out of PHASES" >&2
+    exit 2
+  fi
 fi
 
 # ---- one benchmark at a time: the machine's cores are what is measured -------------------------
@@ -327,10 +363,16 @@ case "$scenario" in
     ;;
   ColdStart) describe="$describe × $RATE msg/s from a cold start, QoS $QOS, $KEYS keys, $DURATION s (cold: first $COLD s)" ;;
 esac
+if [ "$TLS" = 1 ]; then
+  tls_key_name="EC P-256"
+  [ "$TLS_KEY" = rsa ] && tls_key_name="RSA 2048"
+  describe="$describe, MQTT over TLS ($tls_key_name certificate)"
+fi
 command="DEVICES=$DEVICES RATE=$RATE DURATION=$DURATION RAMP=$RAMP SOURCES=$SOURCES WARMUP=$WARMUP KEYS=$KEYS QOS=$QOS RAW_MODE=$RAW_MODE PHASES=\"$PHASES\" bench/run.sh $scenario"
 if [ "$scenario" = ConnectionStorm ]; then command="STORM=$STORM HOLD=$HOLD $command"; fi
 if [ "$scenario" = ColdStart ]; then command="COLD=$COLD $command"; fi
 if [[ " $PHASES " == *" cluster "* ]]; then command="CLUSTER_NODES=$CLUSTER_NODES $command"; fi
+if [ "$TLS" = 1 ]; then command="TLS=1 TLS_KEY=$TLS_KEY TLS_CLIENT=$TLS_CLIENT $command"; fi
 {
   echo "scenario=$scenario"
   echo "describe=$describe"
@@ -344,8 +386,25 @@ if [[ " $PHASES " == *" cluster "* ]]; then command="CLUSTER_NODES=$CLUSTER_NODE
   echo "runDir=${run#"$root"/}"
   echo "mosquittoVersion=$(mosquitto -h 2>/dev/null | awk '/version/ {print $3; exit}')"
   echo "hivemqVersion=$(sed -n 's:.*<hivemq.version>\(.*\)</hivemq.version>.*:\1:p' perf-gatling/hivemq-broker/pom.xml)"
+  if [ "$TLS" = 1 ]; then
+    tls_servers="Fieldline's listener on the JDK provider (what ships)"
+    if [[ " $PHASES " == *" mosquitto "* ]]; then
+      tls_servers="$tls_servers, Mosquitto's on OpenSSL (libssl $(openssl version | awk '{print $2}'))"
+    fi
+    if [[ " $PHASES " == *" hivemq "* ]]; then tls_servers="$tls_servers, HiveMQ CE's on its JDK default"; fi
+    echo "tls=\`TLS=1\`, $tls_key_name server certificate signed by a CA made for the run" \
+      "(\`${run#"$root"/}/tls\`); $tls_servers; Gatling client on the $TLS_CLIENT provider, host" \
+      "name checked, a full handshake for each device's first connection"
+  fi
 } >"$run/bench.properties"
 log "run $run: $describe"
+tls_args=()
+if [ "$TLS" = 1 ]; then
+  "$root/bench/tls-cert.sh" "$run/tls" "$TLS_KEY" >>"$run/bench.log" 2>&1 \
+    || { log "TLS: could not make the certificates (openssl), see $run/bench.log"; exit 1; }
+  tls_args=(-DtlsCa="$run/tls/ca.pem" -DtlsProvider="$TLS_CLIENT")
+  log "TLS: $tls_key_name CA and server certificate in $run/tls; Gatling client provider $TLS_CLIENT"
+fi
 
 # ---- build (server, launcher classpath, perf-gatling) when something changed --------------------
 perf_cp_file="$root/perf-gatling/target/perf.classpath"
@@ -402,14 +461,14 @@ gatling_start() { # phase ports [feeder]
   local phase=$1 ports=$2 feeder=${3:-$run/devices.csv} port_arg
   # Several ports (a cluster's nodes): Gatling user i connects to the (i mod n)-th.
   if [[ "$ports" == *,* ]]; then port_arg="-Dports=$ports"; else port_arg="-Dport=$ports"; fi
-  log "$phase: $scenario via gatling:test (port $ports)"
+  log "$phase: $scenario via gatling:test (port $ports${tls_args[*]:+, TLS})"
   mvn -B -pl perf-gatling gatling:test \
     -Dgatling.simulationClass="io.fieldline.perf.simulations.$scenario" \
     -Dgatling.resultsFolder="$run/gatling-$phase" -Dgatling.jvmXmx="$GATLING_XMX" \
     -Dhost=127.0.0.1 "$port_arg" -Dfeeder="$feeder" -Ddevices="$DEVICES" \
     -DratePerDevice="$RATE" -Dduration="$DURATION" -DrampConnectionsPerSec="$RAMP" \
     -Dkeys="$KEYS" -Dqos="$QOS" -Dhold="$HOLD" -Dwarmup="$WARMUP" -Dstorm="$STORM" -Dcold="$COLD" \
-    -DsourceAddresses="$SOURCES" \
+    -DsourceAddresses="$SOURCES" "${tls_args[@]}" \
     -DawaitFeeder=$((await_feeder * 600)) -Dsummary="$run/$phase-summary.json" -Dledger="$run/$phase-ledger.csv" \
     >"$run/gatling-$phase.log" 2>&1 &
   mvn_pid=$!
@@ -449,10 +508,20 @@ if [ "$needs_fieldline" = 1 ]; then
   http_port=$(free_port)
   cql_port=$(free_port)
   storage_port=$(free_port)
-  log "starting Fieldline on embedded defaults (mqtt $mqtt_port, http $http_port, cql $cql_port)"
+  # The port Gatling's fieldline phase connects to: the TLS listener's under TLS=1.
+  fieldline_mqtt=$mqtt_port
+  tls_env=()
+  if [ "$TLS" = 1 ]; then
+    fieldline_mqtt=$(free_port)
+    tls_env=(FIELDLINE_MQTT_TLS_CERT="$run/tls/server.pem" FIELDLINE_MQTT_TLS_KEY="$run/tls/server.key"
+      FIELDLINE_MQTT_TLS_PORT="$fieldline_mqtt")
+  fi
+  log "starting Fieldline on embedded defaults (mqtt $mqtt_port$([ "$TLS" = 1 ] && echo ", mqtt over TLS $fieldline_mqtt")," \
+    "http $http_port, cql $cql_port)"
   server_opts=${SERVER_JAVA_OPTS:--Xms256m -Xmx1g -XX:+UseG1GC}
   mark_built
-  FIELDLINE_DATA_DIR="$run/data" FIELDLINE_MQTT_HOST=127.0.0.1 FIELDLINE_MQTT_PORT=$mqtt_port \
+  env "${tls_env[@]}" \
+    FIELDLINE_DATA_DIR="$run/data" FIELDLINE_MQTT_HOST=127.0.0.1 FIELDLINE_MQTT_PORT=$mqtt_port \
     FIELDLINE_HTTP_HOST=127.0.0.1 FIELDLINE_HTTP_PORT=$http_port \
     FIELDLINE_EMBEDDED_CASSANDRA_CQL_PORT=$cql_port FIELDLINE_EMBEDDED_CASSANDRA_STORAGE_PORT=$storage_port \
     FIELDLINE_ADMIN_USERNAME=$ADMIN_USER FIELDLINE_ADMIN_PASSWORD=$ADMIN_PASSWORD \
@@ -462,7 +531,7 @@ if [ "$needs_fieldline" = 1 ]; then
   if [ "$scenario" = ColdStart ] && [[ " $PHASES " == *" fieldline "* ]]; then
     # The load generator gets ready while the server starts: it waits for devices.csv.
     await_feeder=1
-    gatling_start fieldline "$mqtt_port"
+    gatling_start fieldline "$fieldline_mqtt"
     await_feeder=0
   fi
   ready=0
@@ -511,7 +580,7 @@ if [[ " $PHASES " == *" fieldline "* ]]; then
   if [ "$scenario" = ColdStart ]; then
     gatling_finish fieldline || true
   else
-    gatling fieldline "$mqtt_port" || true
+    gatling fieldline "$fieldline_mqtt" || true
   fi
   if [ "$JFR" = 1 ]; then
     jcmd "$server_pid" JFR.stop name=bench >/dev/null || true
@@ -563,6 +632,7 @@ fi
 
 # ---- phase 2: the raw-driver ceiling on the same Cassandra -------------------------------------
 if [[ " $PHASES " == *" raw "* ]]; then
+  [ "$TLS" = 1 ] && log "raw: no MQTT here, TLS=1 changes nothing"
   cassandra_quiet
   raw_rate=$RATE
   raw_warmup=$((WARMUP < 10 ? 10 : WARMUP))
@@ -661,8 +731,14 @@ if [[ " $PHASES " == *" mosquitto "* ]]; then
       || { apt-get update >>"$run/bench.log" 2>&1 && apt-get install -y mosquitto >>"$run/bench.log" 2>&1; }
   fi
   mosquitto_port=$(free_port)
+  mosquitto_tls=""
+  if [ "$TLS" = 1 ]; then
+    mosquitto_tls="certfile $run/tls/server.pem
+keyfile $run/tls/server.key"
+  fi
   cat >"$run/mosquitto.conf" <<EOF
 listener $mosquitto_port 127.0.0.1
+$mosquitto_tls
 allow_anonymous true
 persistence false
 max_connections -1
@@ -676,7 +752,12 @@ EOF
     [ -n "$(ss -Htln "( sport = :$mosquitto_port )")" ] && break
     sleep 0.1
   done
-  log "mosquitto listening on $mosquitto_port (pid $mosquitto_pid)"
+  if [ -z "$(ss -Htln "( sport = :$mosquitto_port )")" ]; then
+    log "mosquitto did not start; tail of $run/mosquitto.log:"
+    tail -5 "$run/mosquitto.log" >&2
+    exit 1
+  fi
+  log "mosquitto listening on $mosquitto_port$([ "$TLS" = 1 ] && echo " (TLS)") (pid $mosquitto_pid)"
   start_machine_sampler "$run/cpu-mosquitto.txt"
   start_sampler "$run/cpu-mosquitto.txt" mosquitto "$mosquitto_pid"
   gatling mosquitto "$mosquitto_port" || true
@@ -691,8 +772,11 @@ fi
 # listener is bound.
 if [[ " $PHASES " == *" hivemq "* ]]; then
   hivemq_port=$(free_port)
+  hivemq_tls=()
+  if [ "$TLS" = 1 ]; then hivemq_tls=("$run/tls/server.p12" fieldline-bench); fi
   java $HIVEMQ_JAVA_OPTS -cp "$hivemq_dir/target/classes:$(cat "$hivemq_dir/target/broker.classpath")" \
-    io.fieldline.perf.hivemq.HiveMqBroker 127.0.0.1 "$hivemq_port" "$run/hivemq" >"$run/hivemq.log" 2>&1 &
+    io.fieldline.perf.hivemq.HiveMqBroker 127.0.0.1 "$hivemq_port" "$run/hivemq" "${hivemq_tls[@]}" \
+    >"$run/hivemq.log" 2>&1 &
   hivemq_pid=$!
   for _ in $(seq 1 240); do
     grep -q '^hivemq ready' "$run/hivemq.log" 2>/dev/null && break
@@ -704,7 +788,7 @@ if [[ " $PHASES " == *" hivemq "* ]]; then
     tail -20 "$run/hivemq.log" >&2
     exit 1
   fi
-  log "HiveMQ CE listening on $hivemq_port (pid $hivemq_pid)"
+  log "HiveMQ CE listening on $hivemq_port$([ "$TLS" = 1 ] && echo " (TLS)") (pid $hivemq_pid)"
   start_machine_sampler "$run/cpu-hivemq.txt"
   start_sampler "$run/cpu-hivemq.txt" hivemq "$hivemq_pid"
   gatling hivemq "$hivemq_port" || true

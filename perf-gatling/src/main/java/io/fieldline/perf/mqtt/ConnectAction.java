@@ -63,6 +63,7 @@ final class ConnectAction extends MqttAction {
     long start = clock.nowMillis();
     MqttConnection.open(
         components,
+        session.userId(),
         components.broker(session.userId()),
         components.source(session.userId()),
         session.eventLoop(),

@@ -20,6 +20,7 @@ import io.netty.handler.codec.mqtt.MqttMessageIdVariableHeader;
 import io.netty.handler.codec.mqtt.MqttMessageType;
 import io.netty.handler.codec.mqtt.MqttQoS;
 import io.netty.handler.codec.mqtt.MqttVersion;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -29,13 +30,15 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLSession;
 import org.jspecify.annotations.Nullable;
 import scala.Option;
 
 /**
- * One virtual user's MQTT 3.1.1 connection: CONNECT/CONNACK, PUBLISH QoS 0/1 with PUBACK tracking
- * by packet id, SUBSCRIBE/SUBACK, inbound PUBLISHes for {@code awaitMessage}, PINGREQ on writer
- * idle, and DISCONNECT. Stored in the Gatling session under {@link #ATTRIBUTE}.
+ * One virtual user's MQTT 3.1.1 connection, over TLS when the protocol says so: CONNECT/CONNACK,
+ * PUBLISH QoS 0/1 with PUBACK tracking by packet id, SUBSCRIBE/SUBACK, inbound PUBLISHes for {@code
+ * awaitMessage}, PINGREQ on writer idle, and DISCONNECT. Stored in the Gatling session under {@link
+ * #ATTRIBUTE}.
  *
  * <p>Confined to the user's event loop: the channel is registered on {@code session.eventLoop()}
  * and Gatling runs the user's actions there, so no field needs synchronization.
@@ -122,11 +125,13 @@ final class MqttConnection {
   }
 
   /**
-   * Opens a connection to {@code broker} on {@code loop} and sends CONNECT; the callback fires
-   * exactly once.
+   * Opens a connection of device {@code device} (the Gatling user id) to {@code broker} on {@code
+   * loop}, completes the TLS handshake when the protocol has TLS, and sends CONNECT; the callback
+   * fires exactly once.
    */
   static MqttConnection open(
       MqttComponents components,
+      long device,
       InetSocketAddress broker,
       @Nullable InetSocketAddress source,
       EventLoop loop,
@@ -150,6 +155,7 @@ final class MqttConnection {
             protocol.connectTimeout().toNanos(),
             TimeUnit.NANOSECONDS);
     int keepAlive = (int) protocol.keepAlive().toSeconds();
+    MqttTls tls = protocol.tls();
     Bootstrap bootstrap =
         components
             .bootstrap()
@@ -158,6 +164,13 @@ final class MqttConnection {
                 new ChannelInitializer<SocketChannel>() {
                   @Override
                   protected void initChannel(SocketChannel ch) {
+                    if (tls != null) {
+                      ch.pipeline()
+                          .addLast(
+                              "tls",
+                              tls.newHandler(
+                                  ch.alloc(), protocol.host(), device, protocol.connectTimeout()));
+                    }
                     ch.pipeline().addLast("encoder", MqttEncoder.INSTANCE);
                     ch.pipeline().addLast("decoder", new MqttDecoder());
                     if (keepAlive > 0) {
@@ -169,26 +182,53 @@ final class MqttConnection {
     ChannelFuture connect =
         source == null ? bootstrap.connect(broker) : bootstrap.connect(broker, source);
     connection.channel = connect.channel();
+    MqttMessageBuilders.ConnectBuilder packet =
+        MqttMessageBuilders.connect()
+            .protocolVersion(MqttVersion.MQTT_3_1_1)
+            .clientId(clientId)
+            .cleanSession(protocol.cleanSession())
+            .keepAlive(keepAlive)
+            .hasUser(true)
+            .username(username);
+    if (password != null) {
+      packet.hasPassword(true).password(password.getBytes(StandardCharsets.UTF_8));
+    }
     connect.addListener(
         future -> {
           if (!future.isSuccess()) {
             connection.failConnect(Failure.REFUSED, "TCP connect failed: " + future.cause());
             return;
           }
-          MqttMessageBuilders.ConnectBuilder packet =
-              MqttMessageBuilders.connect()
-                  .protocolVersion(MqttVersion.MQTT_3_1_1)
-                  .clientId(clientId)
-                  .cleanSession(protocol.cleanSession())
-                  .keepAlive(keepAlive)
-                  .hasUser(true)
-                  .username(username);
-          if (password != null) {
-            packet.hasPassword(true).password(password.getBytes(StandardCharsets.UTF_8));
+          SslHandler ssl = connect.channel().pipeline().get(SslHandler.class);
+          if (ssl == null) {
+            connect.channel().writeAndFlush(packet.build());
+          } else {
+            connection.afterHandshake(ssl, packet);
           }
-          connect.channel().writeAndFlush(packet.build());
         });
     return connection;
+  }
+
+  // CONNECT goes out once the handshake is done, as a TLS device sends it; the handshake's own
+  // time (TCP connected → handshake complete) is recorded apart from TCP connect → CONNACK.
+  private void afterHandshake(SslHandler ssl, MqttMessageBuilders.ConnectBuilder packet) {
+    long tcpConnectedNanos = System.nanoTime();
+    ssl.handshakeFuture()
+        .addListener(
+            handshake -> {
+              if (!handshake.isSuccess()) {
+                failConnect(Failure.HANDSHAKE, "TLS handshake failed: " + handshake.cause());
+                return;
+              }
+              SSLSession session = ssl.engine().getSession();
+              stats.handshaken(
+                  System.nanoTime() - tcpConnectedNanos,
+                  session.getProtocol() + " " + session.getCipherSuite());
+              Channel ch = channel;
+              if (state == State.CONNECTING && ch != null) {
+                ch.writeAndFlush(packet.build());
+              }
+            });
   }
 
   boolean isConnected() {

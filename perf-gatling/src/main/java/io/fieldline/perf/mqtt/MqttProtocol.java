@@ -28,6 +28,8 @@ import org.jspecify.annotations.Nullable;
  *     only): user {@code i} binds its socket to loopback source address {@code i mod n} (see {@link
  *     #sourceAddress}), so that the broker sees a fleet of n addresses instead of one (per-address
  *     limits apply to each as they would to the sites of a real fleet)
+ * @param tls null: plain TCP; else every connection is MQTT over TLS with these client settings
+ *     ({@link #ports} are then the broker's TLS ports)
  */
 public record MqttProtocol(
     String host,
@@ -39,7 +41,8 @@ public record MqttProtocol(
     String clientIdPrefix,
     int maxInboundQueue,
     MqttRunStats stats,
-    int sourceAddresses)
+    int sourceAddresses,
+    @Nullable MqttTls tls)
     implements Protocol {
 
   /** Most distinct source addresses: 127.1.0.1 up to 127.1.249.250. */
@@ -110,6 +113,7 @@ public record MqttProtocol(
         "gatling-",
         1000,
         new MqttRunStats(),
-        0);
+        0,
+        null);
   }
 }

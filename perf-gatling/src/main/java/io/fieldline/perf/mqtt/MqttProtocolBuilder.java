@@ -7,8 +7,9 @@ import java.util.List;
 
 /**
  * Java DSL for {@link MqttProtocol}: {@code mqtt().host("127.0.0.1").port(1883).keepAlive(60)} (or
- * {@code .ports(List.of(1883, 1884))} to spread the users over several listeners). Immutable: every
- * method returns a new builder.
+ * {@code .ports(List.of(1883, 1884))} to spread the users over several listeners; {@code
+ * .tls(MqttTls.trusting(ca, SslProvider.JDK))} for MQTT over TLS). Immutable: every method returns
+ * a new builder.
  */
 public final class MqttProtocolBuilder implements ProtocolBuilder {
 
@@ -30,7 +31,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().clientIdPrefix(),
             p().maxInboundQueue(),
             p().stats(),
-            p().sourceAddresses()));
+            p().sourceAddresses(),
+            p().tls()));
   }
 
   /** One broker port for every user. */
@@ -54,7 +56,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().clientIdPrefix(),
             p().maxInboundQueue(),
             p().stats(),
-            p().sourceAddresses()));
+            p().sourceAddresses(),
+            p().tls()));
   }
 
   /** Keep-alive in seconds (0 disables it). */
@@ -70,7 +73,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().clientIdPrefix(),
             p().maxInboundQueue(),
             p().stats(),
-            p().sourceAddresses()));
+            p().sourceAddresses(),
+            p().tls()));
   }
 
   public MqttProtocolBuilder cleanSession(boolean cleanSession) {
@@ -85,7 +89,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().clientIdPrefix(),
             p().maxInboundQueue(),
             p().stats(),
-            p().sourceAddresses()));
+            p().sourceAddresses(),
+            p().tls()));
   }
 
   public MqttProtocolBuilder connectTimeout(Duration timeout) {
@@ -100,7 +105,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().clientIdPrefix(),
             p().maxInboundQueue(),
             p().stats(),
-            p().sourceAddresses()));
+            p().sourceAddresses(),
+            p().tls()));
   }
 
   public MqttProtocolBuilder ackTimeout(Duration timeout) {
@@ -115,7 +121,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().clientIdPrefix(),
             p().maxInboundQueue(),
             p().stats(),
-            p().sourceAddresses()));
+            p().sourceAddresses(),
+            p().tls()));
   }
 
   public MqttProtocolBuilder clientIdPrefix(String prefix) {
@@ -130,7 +137,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             prefix,
             p().maxInboundQueue(),
             p().stats(),
-            p().sourceAddresses()));
+            p().sourceAddresses(),
+            p().tls()));
   }
 
   public MqttProtocolBuilder maxInboundQueue(int messages) {
@@ -145,7 +153,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().clientIdPrefix(),
             messages,
             p().stats(),
-            p().sourceAddresses()));
+            p().sourceAddresses(),
+            p().tls()));
   }
 
   /** Where the run's latencies, counters and acknowledgement ledger go (read it in after()). */
@@ -161,7 +170,8 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().clientIdPrefix(),
             p().maxInboundQueue(),
             stats,
-            p().sourceAddresses()));
+            p().sourceAddresses(),
+            p().tls()));
   }
 
   /**
@@ -180,7 +190,29 @@ public final class MqttProtocolBuilder implements ProtocolBuilder {
             p().clientIdPrefix(),
             p().maxInboundQueue(),
             p().stats(),
-            count));
+            count,
+            p().tls()));
+  }
+
+  /**
+   * MQTT over TLS: every connection starts with a TLS handshake (see {@link MqttTls}) before its
+   * CONNECT, and the handshake's time and outcome are recorded; the ports are then the broker's TLS
+   * ports.
+   */
+  public MqttProtocolBuilder tls(MqttTls tls) {
+    return with(
+        new MqttProtocol(
+            p().host(),
+            p().ports(),
+            p().keepAlive(),
+            p().cleanSession(),
+            p().connectTimeout(),
+            p().ackTimeout(),
+            p().clientIdPrefix(),
+            p().maxInboundQueue(),
+            p().stats(),
+            p().sourceAddresses(),
+            tls));
   }
 
   /** The settings as built so far. */

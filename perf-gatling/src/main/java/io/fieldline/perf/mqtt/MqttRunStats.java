@@ -26,7 +26,8 @@ import org.HdrHistogram.Histogram;
 /**
  * Everything a run measures beyond Gatling's own report: PUBLISH→PUBACK latency in microseconds
  * (Gatling's timings have 1 ms resolution), the latency buckets of docs/performance.md,
- * acknowledgements per second, failures by kind, and the {@link AckLedger} of every connection.
+ * acknowledgements per second, failures by kind, TLS handshake times and negotiated suites (over
+ * TLS), and the {@link AckLedger} of every connection.
  *
  * <p>Shared by all event loops of a simulation: only atomic counters and lock-free histograms are
  * written during the run; the ledgers are read after it.
@@ -40,7 +41,9 @@ public final class MqttRunStats {
     NOT_CONNECTED,
     WRITE_FAILED,
     REFUSED,
-    NO_PACKET_ID
+    NO_PACKET_ID,
+    /** The TLS handshake failed or timed out (MQTT over TLS only). */
+    HANDSHAKE
   }
 
   /** Upper bounds (exclusive, µs) of the latency buckets; the last bucket is open. */
@@ -96,6 +99,12 @@ public final class MqttRunStats {
 
   /** Drop → first PUBACK of the device's next connection, one value per device that resumed. */
   private final AtomicHistogram resumeMillis = new AtomicHistogram(1, MAX_TRACKED_MICROS, 3);
+
+  /** TCP connected → TLS handshake complete, per TLS connection (MQTT over TLS only). */
+  private final AtomicHistogram handshakeMicros = new AtomicHistogram(1, MAX_TRACKED_MICROS, 3);
+
+  /** Completed TLS handshakes by negotiated protocol and cipher suite ("TLSv1.3 TLS_AES_…"). */
+  private final Map<String, LongAdder> tlsSessions = new ConcurrentHashMap<>();
 
   /** Seconds {@code [from, to)} with their own PUBACK latency figures. */
   private record Window(
@@ -156,6 +165,15 @@ public final class MqttRunStats {
     connects.increment();
     connectMicros.recordValue(clampMicros(latencyNanos));
     connectedPerSecond.incrementAndGet(secondIndex());
+  }
+
+  /**
+   * A TLS handshake completed {@code latencyNanos} after the TCP connection, with {@code session}
+   * ("TLSv1.3 TLS_AES_128_GCM_SHA256") negotiated.
+   */
+  void handshaken(long latencyNanos, String session) {
+    handshakeMicros.recordValue(clampMicros(latencyNanos));
+    tlsSessions.computeIfAbsent(session, s -> new LongAdder()).increment();
   }
 
   /** A CONNACK with a return code other than 0 ({@code code} is the byte, e.g. 3). */
@@ -269,6 +287,10 @@ public final class MqttRunStats {
     json.put("inbound", inbound.sum());
     json.put("ackLatencyMillis", percentiles(ackMicros.copy()));
     json.put("connectLatencyMillis", percentiles(connectMicros.copy()));
+    json.put("tlsHandshakeLatencyMillis", percentiles(handshakeMicros.copy()));
+    Map<String, Long> sessions = new TreeMap<>();
+    tlsSessions.forEach((session, count) -> sessions.put(session, count.sum()));
+    json.put("tlsSessions", sessions);
     Map<String, Long> bucketCounts = new LinkedHashMap<>();
     for (int i = 0; i < buckets.length; i++) {
       bucketCounts.put(BUCKET_LABELS.get(i), buckets[i].sum());

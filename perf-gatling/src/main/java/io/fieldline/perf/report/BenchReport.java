@@ -10,7 +10,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Properties;
 import org.jspecify.annotations.Nullable;
 
@@ -20,7 +23,9 @@ import org.jspecify.annotations.Nullable;
  * memory per component, acked/stored/missing, and the ratios Fieldline ÷ Mosquitto, Fieldline ÷
  * HiveMQ CE (throughput, p99, CPU per message), Fieldline ÷ raw-driver ceiling and the CPU cost per
  * persisted message against the raw writer's per row; when the run had a cluster phase, the single
- * node next to the cluster and the cost of forwarding ({@link ClusterComparison}).
+ * node next to the cluster and the cost of forwarding ({@link ClusterComparison}). A run with
+ * {@code TLS=1} ({@code tls} in bench.properties) says so in the column heads, names its
+ * certificate, providers and negotiated suites, and adds the TLS handshake times.
  *
  * <p>Rates and CPU are taken over each phase's steady window (all devices connected; the raw writer
  * after its warm-up), so ramp-up, JVM start and report generation are not counted.
@@ -137,14 +142,30 @@ public final class BenchReport {
     if (cluster != null) {
       appendWindow(md, cluster.nodes() + "-node cluster", cluster.cluster());
     }
-    md.append("\n- Gatling reports: `")
-        .append(meta.getProperty("runDir"))
-        .append("/gatling-*`\n\n");
+    md.append("\n- Gatling reports: `").append(meta.getProperty("runDir")).append("/gatling-*`\n");
+    String tls = meta.getProperty("tls", "");
+    String over = tls.isEmpty() ? "" : " over TLS";
+    if (!tls.isEmpty()) {
+      List<String> sessions = new ArrayList<>();
+      addSessions(sessions, "Fieldline", fieldline);
+      addSessions(sessions, "Mosquitto", mosquitto);
+      addSessions(sessions, "HiveMQ CE", hivemq);
+      md.append("- TLS: ")
+          .append(tls)
+          .append("; negotiated: ")
+          .append(String.join("; ", sessions))
+          .append("\n");
+    }
+    md.append("\n");
 
-    md.append("| | Fieldline (PUBACK after the Cassandra write) | Mosquitto ")
+    md.append("| | Fieldline")
+        .append(over)
+        .append(" (PUBACK after the Cassandra write) | Mosquitto ")
         .append(meta.getProperty("mosquittoVersion", ""))
+        .append(over)
         .append(" (no storage) | HiveMQ CE ")
         .append(meta.getProperty("hivemqVersion", ""))
+        .append(over)
         .append(" (no storage) | raw driver writer, ")
         .append(raw == null ? "-" : raw.json().path("mode").asText())
         .append(" mode (ceiling) |\n");
@@ -205,6 +226,15 @@ public final class BenchReport {
         connects(mosquitto),
         connects(hivemq),
         "-");
+    if (!tls.isEmpty()) {
+      row(
+          md,
+          "TLS handshakes; TCP connected → handshake done p50 / p95 / p99 / p99.9 / max ms",
+          handshakes(fieldline),
+          handshakes(mosquitto),
+          handshakes(hivemq),
+          "-");
+    }
     row(
         md,
         "CPU cores: broker / server",
@@ -263,6 +293,13 @@ public final class BenchReport {
             + " per "
             + keys
             + "-row message)");
+    row(
+        md,
+        "CPU µs per message: the broker / server process alone (Fieldline without Cassandra)",
+        perUnit(fieldline, "server"),
+        perUnit(mosquitto, "mosquitto"),
+        perUnit(hivemq, "hivemq"),
+        "-");
     row(
         md,
         "CPU µs per message: load generator",
@@ -420,6 +457,34 @@ public final class BenchReport {
         : phase.json().path("connects").asLong()
             + "; "
             + latencyOf(phase.json().path("connectLatencyMillis"));
+  }
+
+  private static String handshakes(@Nullable PhaseResult phase) {
+    if (phase == null) {
+      return "-";
+    }
+    JsonNode millis = phase.json().path("tlsHandshakeLatencyMillis");
+    long count = millis.path("count").asLong();
+    return count == 0 ? "0" : count + "; " + latencyOf(millis);
+  }
+
+  /** "Fieldline TLSv1.3 TLS_AES_256_GCM_SHA384 × 1,000" for the suites a phase negotiated. */
+  private static void addSessions(List<String> out, String name, @Nullable PhaseResult phase) {
+    if (phase == null) {
+      return;
+    }
+    StringBuilder line = new StringBuilder(name);
+    JsonNode sessions = phase.json().path("tlsSessions");
+    if (sessions.isEmpty()) {
+      line.append(" none");
+    }
+    for (Map.Entry<String, JsonNode> session : sessions.properties()) {
+      line.append(' ')
+          .append(session.getKey())
+          .append(" × ")
+          .append(fmt(session.getValue().asLong(), 0));
+    }
+    out.add(line.toString());
   }
 
   static String latency(@Nullable PhaseResult phase, String field) {

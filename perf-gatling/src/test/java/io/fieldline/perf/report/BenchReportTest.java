@@ -186,6 +186,48 @@ class BenchReportTest {
         .contains("| acked / stored / missing (partial), whole run | 1000 / 1000 / 0 (0);");
   }
 
+  @Test
+  void should_say_tls_and_report_handshakes_and_server_cpu_when_the_run_was_over_tls()
+      throws IOException {
+    Files.delete(run.resolve("cluster-summary.json"));
+    Files.writeString(
+        run.resolve("bench.properties"),
+        Files.readString(run.resolve("bench.properties"))
+            + "tls=EC P-256 server certificate from a CA made for the run\n");
+    Files.writeString(
+        run.resolve("fieldline-summary.json"),
+        summary(2.0, 10.0, 20.0)
+            .replace(
+                "\"offeredPerSecond\": 100,",
+                """
+                "offeredPerSecond": 100, "tls": true,
+                "tlsHandshakeLatencyMillis": {"count": 100, "p50": 3, "p95": 6, "p99": 9,
+                  "p999": 12, "max": 15},
+                "tlsSessions": {"TLSv1.3 TLS_AES_256_GCM_SHA384": 100},
+                """));
+
+    String markdown = new BenchReport(run).render();
+
+    assertThat(markdown)
+        .contains(
+            "- TLS: EC P-256 server certificate from a CA made for the run; negotiated:"
+                + " Fieldline TLSv1.3 TLS_AES_256_GCM_SHA384 × 100\n")
+        .contains("| | Fieldline over TLS (PUBACK after the Cassandra write) |")
+        .contains(
+            "| TLS handshakes; TCP connected → handshake done p50 / p95 / p99 / p99.9 / max ms"
+                + " | 100; 3.0 / 6.0 / 9.0 / 12.0 / 15 | - | - | - |")
+        .contains(
+            "| CPU µs per message: the broker / server process alone (Fieldline without"
+                + " Cassandra) | 500 | - | - | - |");
+  }
+
+  @Test
+  void should_not_mention_tls_when_the_run_was_in_clear_text() throws IOException {
+    assertThat(new BenchReport(run).render())
+        .doesNotContain("TLS")
+        .contains("| | Fieldline (PUBACK after the Cassandra write) |");
+  }
+
   /** Three samples of one process: at the start, after 10 s and after 20 s. */
   private static String samples(String label, long at0, long at10, long at20) {
     return START

@@ -1,7 +1,6 @@
 package io.fieldline.perf.simulations;
 
 import static io.fieldline.perf.mqtt.MqttDsl.mqtt;
-import static io.gatling.javaapi.core.CoreDsl.constantUsersPerSec;
 import static io.gatling.javaapi.core.CoreDsl.exec;
 import static io.gatling.javaapi.core.CoreDsl.global;
 import static io.gatling.javaapi.core.CoreDsl.pause;
@@ -19,9 +18,10 @@ import java.util.Map;
  *
  * <ul>
  *   <li>{@code connect} (default): devices connect at a fixed rate ({@code rampConnectionsPerSec},
- *       EMQX measured 5,000/s), each connects (token lookup, CONNACK), publishes one message, stays
- *       connected for {@code hold} seconds and disconnects. The "connect" request is TCP connect →
- *       CONNACK.
+ *       EMQX measured 5,000/s; spread evenly over {@link SimulationSettings#ramp()}, whole seconds,
+ *       so exactly that rate when {@code devices} is a multiple of it), each connects (token
+ *       lookup, CONNACK), publishes one message, stays connected for {@code hold} seconds and
+ *       disconnects. The "connect" request is TCP connect → CONNACK.
  *   <li>{@code reconnect}: every device connects (at {@code rampConnectionsPerSec}) and publishes
  *       at {@code ratePerDevice} (one QoS 1 message in flight) until {@code ramp + hold} seconds
  *       after the start; there every device closes its socket without DISCONNECT (as after a
@@ -60,9 +60,9 @@ public class ConnectionStorm extends MqttSimulation {
               .exec(publish())
               .pause(settings.hold())
               .exec(disconnect());
-      setUp(
-              devices.injectOpen(
-                  constantUsersPerSec(settings.rampConnectionsPerSec()).during(settings.ramp())))
+      // Exactly one user per device (constantUsersPerSec over the rounded-up ramp would inject
+      // more users than the feeder has devices when devices is not a multiple of the rate).
+      setUp(devices.injectOpen(rampUsers(settings.devices()).during(settings.ramp())))
           .protocols(protocol)
           .maxDuration(settings.ramp().plus(settings.hold()).plus(Duration.ofSeconds(60)))
           .assertions(global().failedRequests().count().is(0L));

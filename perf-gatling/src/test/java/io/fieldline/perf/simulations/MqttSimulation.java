@@ -4,6 +4,7 @@ import static io.fieldline.perf.mqtt.MqttDsl.mqtt;
 
 import io.fieldline.perf.mqtt.MqttProtocolBuilder;
 import io.fieldline.perf.mqtt.MqttRunStats;
+import io.fieldline.perf.mqtt.MqttTls;
 import io.fieldline.perf.telemetry.TelemetryPayload;
 import io.gatling.javaapi.core.ChainBuilder;
 import io.gatling.javaapi.core.CoreDsl;
@@ -15,9 +16,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What every Fieldline simulation shares: settings from system properties, the protocol, the token
- * feeder, the ThingsBoard payload, the connect/publish steps, and {@link #after()} writing the
- * run's summary and acknowledgement ledger for bench/run.sh and GatlingSmokeIT.
+ * What every Fieldline simulation shares: settings from system properties, the protocol (over TLS
+ * when {@code tlsCa} is set), the token feeder, the ThingsBoard payload, the connect/publish steps,
+ * and {@link #after()} writing the run's summary and acknowledgement ledger for bench/run.sh and
+ * GatlingSmokeIT.
  */
 abstract class MqttSimulation extends Simulation {
 
@@ -27,15 +29,21 @@ abstract class MqttSimulation extends Simulation {
   final MqttRunStats stats = newStats();
   final TelemetryPayload payload = new TelemetryPayload(settings.keys());
   final MqttProtocolBuilder protocol =
-      mqtt()
-          .host(settings.host())
-          .ports(settings.ports())
-          .keepAlive(settings.keepAlive())
-          .cleanSession(true)
-          .ackTimeout(settings.ackTimeout())
-          .clientIdPrefix(getClass().getSimpleName() + "-")
-          .sourceAddresses(settings.sourceAddresses())
-          .stats(stats);
+      withTls(
+          mqtt()
+              .host(settings.host())
+              .ports(settings.ports())
+              .keepAlive(settings.keepAlive())
+              .cleanSession(true)
+              .ackTimeout(settings.ackTimeout())
+              .clientIdPrefix(getClass().getSimpleName() + "-")
+              .sourceAddresses(settings.sourceAddresses())
+              .stats(stats));
+
+  private MqttProtocolBuilder withTls(MqttProtocolBuilder plain) {
+    Path ca = settings.tlsCa();
+    return ca == null ? plain : plain.tls(MqttTls.trusting(ca, settings.tlsProvider()));
+  }
 
   private MqttRunStats newStats() {
     MqttRunStats runStats = new MqttRunStats();

@@ -2,6 +2,7 @@ package io.fieldline.perf.simulations;
 
 import com.sun.management.UnixOperatingSystemMXBean;
 import io.fieldline.perf.mqtt.MqttProtocol;
+import io.netty.handler.ssl.SslProvider;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
@@ -15,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -54,6 +56,11 @@ import org.jspecify.annotations.Nullable;
  *     sourceAddresses}, default 0: the OS's choice, one address): device {@code i} uses address
  *     {@code i mod n}, so that a broker's per-address limits meet a fleet of many sites as in the
  *     field rather than one host opening every connection
+ * @param tlsCa MQTT over TLS ({@code tlsCa}, optional): the PEM file of the CA that signed the
+ *     broker's certificate; {@code port}/{@code ports} are then the broker's TLS ports. Unset:
+ *     plain TCP
+ * @param tlsProvider the client's TLS implementation ({@code tlsProvider}): {@code jdk} (default)
+ *     or {@code openssl} (netty-tcnative, on this module's test classpath)
  * @param summary where to write the run's JSON summary ({@code summary}, optional)
  * @param ledger where to write the acknowledgement ledger ({@code ledger}, optional)
  */
@@ -74,6 +81,8 @@ public record SimulationSettings(
     String storm,
     Duration cold,
     int sourceAddresses,
+    @Nullable Path tlsCa,
+    SslProvider tlsProvider,
     @Nullable Path summary,
     @Nullable Path ledger) {
 
@@ -112,6 +121,8 @@ public record SimulationSettings(
             stormProperty(errors),
             Duration.ofSeconds(intProperty("cold", 60, 5, 3600, errors)),
             intProperty("sourceAddresses", 0, 0, MqttProtocol.MAX_SOURCE_ADDRESSES, errors),
+            pathProperty("tlsCa"),
+            tlsProviderProperty(errors),
             pathProperty("summary"),
             pathProperty("ledger"));
     long maxFds = maxFileDescriptors();
@@ -124,6 +135,9 @@ public record SimulationSettings(
               + " open files this JVM may have (ulimit -n; keep devices <= "
               + (maxFds - FD_MARGIN)
               + ")");
+    }
+    if (settings.tlsCa() != null && !Files.isRegularFile(settings.tlsCa())) {
+      errors.add("tlsCa: no such file " + settings.tlsCa().toAbsolutePath());
     }
     if (!errors.isEmpty()) {
       throw new IllegalArgumentException("bad simulation settings: " + String.join("; ", errors));
@@ -177,7 +191,23 @@ public record SimulationSettings(
     out.put("holdSeconds", hold.toSeconds());
     out.put("coldSeconds", cold.toSeconds());
     out.put("sourceAddresses", sourceAddresses);
+    out.put("tls", tlsCa != null);
+    if (tlsCa != null) {
+      out.put("tlsProvider", tlsProvider.name().toLowerCase(Locale.ROOT));
+    }
     return out;
+  }
+
+  private static SslProvider tlsProviderProperty(List<String> errors) {
+    String value = System.getProperty("tlsProvider", "").strip();
+    return switch (value) {
+      case "", "jdk" -> SslProvider.JDK;
+      case "openssl" -> SslProvider.OPENSSL;
+      default -> {
+        errors.add("tlsProvider: jdk or openssl, not " + value);
+        yield SslProvider.JDK;
+      }
+    };
   }
 
   private static String stormProperty(List<String> errors) {

@@ -16,13 +16,14 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * HiveMQ Community Edition, embedded, for bench/run.sh's {@code hivemq} phase: one TCP listener on
- * the given address and port, in-memory persistence, no usage statistics, and an embedded extension
- * that authenticates every client (HiveMQ CE refuses every CONNECT while no authenticator is
- * installed). Prints {@code hivemq ready <host>:<port>} once the listener is up and runs until the
- * JVM is stopped (SIGTERM stops the broker first).
+ * the given address and port (a TLS one when a PKCS#12 keystore is given: bench/run.sh with {@code
+ * TLS=1}; HiveMQ CE serves TLS with the JDK provider), in-memory persistence, no usage statistics,
+ * and an embedded extension that authenticates every client (HiveMQ CE refuses every CONNECT while
+ * no authenticator is installed). Prints {@code hivemq ready <host>:<port>} once the listener is up
+ * and runs until the JVM is stopped (SIGTERM stops the broker first).
  *
  * <pre>
- * java -cp ... io.fieldline.perf.hivemq.HiveMqBroker 127.0.0.1 18831 /tmp/hivemq-home
+ * java -cp ... io.fieldline.perf.hivemq.HiveMqBroker 127.0.0.1 18831 /tmp/hivemq-home [server.p12 password]
  * </pre>
  */
 public final class HiveMqBroker {
@@ -30,8 +31,9 @@ public final class HiveMqBroker {
   private HiveMqBroker() {}
 
   public static void main(String[] args) throws Exception {
-    if (args.length != 3) {
-      System.err.println("usage: HiveMqBroker <bind-address> <port> <home-folder>");
+    if (args.length != 3 && args.length != 5) {
+      System.err.println(
+          "usage: HiveMqBroker <bind-address> <port> <home-folder> [<keystore.p12> <password>]");
       System.exit(2);
     }
     String host = args[0];
@@ -40,7 +42,11 @@ public final class HiveMqBroker {
     Path config = Files.createDirectories(home.resolve("conf"));
     Path data = Files.createDirectories(home.resolve("data"));
     Path extensions = Files.createDirectories(home.resolve("extensions"));
-    Files.writeString(config.resolve("config.xml"), configXml(host, port), StandardCharsets.UTF_8);
+    String listener =
+        args.length == 5
+            ? tlsListener(host, port, Path.of(args[3]).toAbsolutePath(), args[4])
+            : tcpListener(host, port);
+    Files.writeString(config.resolve("config.xml"), configXml(listener), StandardCharsets.UTF_8);
     Files.writeString(config.resolve("logback.xml"), LOGBACK, StandardCharsets.UTF_8);
 
     EmbeddedHiveMQ broker =
@@ -77,16 +83,42 @@ public final class HiveMqBroker {
     stopped.await();
   }
 
-  static String configXml(String host, int port) {
+  static String tcpListener(String host, int port) {
     return """
-    <?xml version="1.0"?>
-    <hivemq>
-      <listeners>
         <tcp-listener>
           <port>%d</port>
           <bind-address>%s</bind-address>
         </tcp-listener>
-      </listeners>
+    """
+        .formatted(port, host);
+  }
+
+  // The keystore holds the server certificate and its key under one password (bench/tls-cert.sh);
+  // the JDK reads a PKCS#12 file as HiveMQ's default keystore type (JKS) too.
+  static String tlsListener(String host, int port, Path keystore, String password) {
+    return """
+        <tls-tcp-listener>
+          <port>%d</port>
+          <bind-address>%s</bind-address>
+          <tls>
+            <keystore>
+              <path>%s</path>
+              <password>%s</password>
+              <private-key-password>%s</private-key-password>
+            </keystore>
+            <client-authentication-mode>NONE</client-authentication-mode>
+          </tls>
+        </tls-tcp-listener>
+    """
+        .formatted(port, host, keystore, password, password);
+  }
+
+  static String configXml(String listener) {
+    return """
+    <?xml version="1.0"?>
+    <hivemq>
+      <listeners>
+    %s  </listeners>
       <persistence>
         <mode>in-memory</mode>
       </persistence>
@@ -95,7 +127,7 @@ public final class HiveMqBroker {
       </anonymous-usage-statistics>
     </hivemq>
     """
-        .formatted(port, host);
+        .formatted(listener);
   }
 
   private static final String LOGBACK =
