@@ -114,7 +114,10 @@ public final class MqttServer implements AutoCloseable {
     TlsContext tls =
         tlsConfig.enabled()
             ? new TlsContext(
-                Path.of(tlsConfig.cert()), Path.of(tlsConfig.key()), tlsConfig.requestClientCert())
+                Path.of(tlsConfig.cert()),
+                Path.of(tlsConfig.key()),
+                tlsConfig.requestClientCert(),
+                TlsContext.provider(tlsConfig.provider()))
             : null;
     boolean epoll = Epoll.isAvailable();
     IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
@@ -168,9 +171,10 @@ public final class MqttServer implements AutoCloseable {
               new DefaultThreadFactory("fieldline-mqtt-tls-reload", true));
       reloader.scheduleWithFixedDelay(tls::reloadIfChanged, reload, reload, TimeUnit.MILLISECONDS);
       LOG.info(
-          "[mqtt] listening for MQTT over TLS on {} ({})",
+          "[mqtt] listening for MQTT over TLS on {} ({}, {})",
           tlsChannel == null ? "?" : tlsChannel.localAddress(),
-          String.join(", ", TlsContext.PROTOCOLS));
+          String.join(", ", TlsContext.PROTOCOLS),
+          tls.provider());
     }
     for (PressureGauge gauge : storagePressure) {
       gauge.subscribe(pressureListener);

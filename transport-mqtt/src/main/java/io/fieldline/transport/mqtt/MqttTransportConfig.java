@@ -83,12 +83,27 @@ public record MqttTransportConfig(
    * @param reloadInterval how often both files are checked for changes
    */
   public record Tls(
-      int port, String cert, String key, Duration reloadInterval, boolean requestClientCert) {
+      int port,
+      String cert,
+      String key,
+      Duration reloadInterval,
+      boolean requestClientCert,
+      Provider provider) {
 
     /** Whether the TLS listener is opened. */
     public boolean enabled() {
       return !cert.isEmpty();
     }
+  }
+
+  /** The TLS engine under Netty's {@code SslHandler}. */
+  public enum Provider {
+    /** OpenSSL (BoringSSL, netty-tcnative) where it loads, the JDK's engine elsewhere. */
+    AUTO,
+    /** OpenSSL (BoringSSL); the server does not start where it cannot load. */
+    OPENSSL,
+    /** The JDK's engine. */
+    JDK
   }
 
   /** The reaction to an unparseable telemetry or attributes payload. */
@@ -153,7 +168,8 @@ public record MqttTransportConfig(
             r.string("tls.cert").strip(),
             r.string("tls.key").strip(),
             r.positiveDuration("tls.reload-interval"),
-            r.bool("tls.request-client-certificate"));
+            r.bool("tls.request-client-certificate"),
+            r.oneOf("tls.provider", Provider.class));
     r.check(
         tls.cert().isEmpty() == tls.key().isEmpty(),
         "tls.key",

@@ -52,7 +52,13 @@ class MqttTransportConfigTest {
                 Duration.ofMinutes(10),
                 16,
                 InvalidPayloadPolicy.DEAD_LETTER,
-                new MqttTransportConfig.Tls(8883, "", "", Duration.ofSeconds(30), true)));
+                new MqttTransportConfig.Tls(
+                    8883,
+                    "",
+                    "",
+                    Duration.ofSeconds(30),
+                    true,
+                    MqttTransportConfig.Provider.AUTO)));
     assertThat(config.tls().enabled()).isFalse();
   }
 

@@ -1,7 +1,9 @@
 package io.fieldline.transport.mqtt.tls;
 
+import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.ssl.ClientAuth;
+import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
@@ -33,8 +35,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The server side of MQTT over TLS: an {@link SslContext} made from a PEM certificate chain and its
- * PKCS#8 private key, TLS 1.3 and 1.2 only, the JDK's provider (no native library to ship), no
- * client certificate asked for.
+ * PKCS#8 private key, TLS 1.3 and 1.2 only, on OpenSSL (BoringSSL) or the JDK's engine ({@link
+ * #provider}), a client certificate asked for if configured.
  *
  * <p>{@link #reloadIfChanged()} re-reads both files when either's modification time changed: a
  * valid new pair serves every connection accepted afterwards (open ones keep their session), an
@@ -72,6 +74,7 @@ public final class TlsContext {
   private final Path cert;
   private final Path key;
   private final boolean requestClientCert;
+  private final SslProvider provider;
   private final AtomicReference<Loaded> current = new AtomicReference<>();
 
   /**
@@ -80,19 +83,47 @@ public final class TlsContext {
    * @param requestClientCert whether clients are asked for a certificate (optional for them); any
    *     certificate is accepted in the handshake — the CONNECT path authorises it by its exact
    *     fingerprint and checks its validity dates
+   * @param provider the TLS engine ({@link #provider})
    * @throws IllegalArgumentException if a file is missing or unreadable, or they do not form a
    *     valid certificate and key
    */
-  public TlsContext(Path cert, Path key, boolean requestClientCert) {
+  public TlsContext(Path cert, Path key, boolean requestClientCert, SslProvider provider) {
     this.cert = cert;
     this.key = key;
     this.requestClientCert = requestClientCert;
+    this.provider = provider;
     try {
       current.set(load());
     } catch (IOException e) {
       throw new IllegalArgumentException(
           "cannot use TLS certificate " + cert + " with key " + key + ": " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * The engine for a configured provider: {@code auto} takes OpenSSL where its native library loads
+   * and the JDK's engine elsewhere.
+   *
+   * @throws IllegalArgumentException for {@code openssl} where OpenSSL cannot load
+   */
+  public static SslProvider provider(MqttTransportConfig.Provider configured) {
+    return switch (configured) {
+      case JDK -> SslProvider.JDK;
+      case AUTO -> OpenSsl.isAvailable() ? SslProvider.OPENSSL : SslProvider.JDK;
+      case OPENSSL -> {
+        if (!OpenSsl.isAvailable()) {
+          throw new IllegalArgumentException(
+              "fieldline.mqtt.tls.provider = openssl, but OpenSSL cannot be loaded here: "
+                  + OpenSsl.unavailabilityCause());
+        }
+        yield SslProvider.OPENSSL;
+      }
+    };
+  }
+
+  /** The engine in use. */
+  public SslProvider provider() {
+    return provider;
   }
 
   /** A handler for one new connection, from the pair in use now. */
@@ -194,7 +225,7 @@ public final class TlsContext {
       SslContextBuilder builder =
           SslContextBuilder.forServer(
                   new ByteArrayInputStream(certPem), new ByteArrayInputStream(keyPem))
-              .sslProvider(SslProvider.JDK)
+              .sslProvider(provider)
               .protocols(PROTOCOLS)
               .ciphers(CIPHERS, SupportedCipherSuiteFilter.INSTANCE);
       if (requestClientCert) {

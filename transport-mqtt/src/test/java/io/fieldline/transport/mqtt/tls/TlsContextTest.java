@@ -3,7 +3,9 @@ package io.fieldline.transport.mqtt.tls;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.handler.ssl.SslProvider;
 import io.netty.pkitesting.CertificateBuilder;
 import io.netty.pkitesting.X509Bundle;
 import java.nio.file.Files;
@@ -43,7 +45,7 @@ class TlsContextTest {
     Path key = dir.resolve("key.pem");
     write(selfSigned("CN=one"), cert, key, Instant.parse("2026-01-01T00:00:00Z"));
 
-    TlsContext tls = new TlsContext(cert, key, true);
+    TlsContext tls = new TlsContext(cert, key, true, SslProvider.JDK);
 
     assertThat(servedSubject(tls)).isEqualTo("CN=one");
     assertThat(tls.newHandler(ByteBufAllocator.DEFAULT).engine().getEnabledProtocols())
@@ -57,10 +59,10 @@ class TlsContextTest {
     Files.writeString(cert, selfSigned("CN=one").getCertificatePathPEM());
     Files.writeString(key, selfSigned("CN=two").getPrivateKeyPEM());
 
-    assertThatThrownBy(() -> new TlsContext(cert, key, true))
+    assertThatThrownBy(() -> new TlsContext(cert, key, true, SslProvider.JDK))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("cannot use TLS certificate");
-    assertThatThrownBy(() -> new TlsContext(dir.resolve("missing.pem"), key, true))
+    assertThatThrownBy(() -> new TlsContext(dir.resolve("missing.pem"), key, true, SslProvider.JDK))
         .isInstanceOf(IllegalArgumentException.class);
   }
 
@@ -70,7 +72,7 @@ class TlsContextTest {
     Path cert = dir.resolve("cert.pem");
     Path key = dir.resolve("key.pem");
     write(selfSigned("CN=one"), cert, key, Instant.parse("2026-01-01T00:00:00Z"));
-    TlsContext tls = new TlsContext(cert, key, true);
+    TlsContext tls = new TlsContext(cert, key, true, SslProvider.JDK);
 
     tls.reloadIfChanged(); // nothing changed
     assertThat(servedSubject(tls)).isEqualTo("CN=one");
@@ -84,5 +86,15 @@ class TlsContextTest {
     write(selfSigned("CN=three"), cert, key, Instant.parse("2026-03-01T00:00:00Z"));
     tls.reloadIfChanged();
     assertThat(servedSubject(tls)).isEqualTo("CN=three");
+  }
+
+  @Test
+  void should_use_openssl_where_it_loads_and_the_jdk_when_told() {
+    // netty-tcnative ships BoringSSL for Linux, macOS and Windows on x86_64 and aarch64.
+    assertThat(TlsContext.provider(MqttTransportConfig.Provider.AUTO))
+        .isEqualTo(SslProvider.OPENSSL);
+    assertThat(TlsContext.provider(MqttTransportConfig.Provider.OPENSSL))
+        .isEqualTo(SslProvider.OPENSSL);
+    assertThat(TlsContext.provider(MqttTransportConfig.Provider.JDK)).isEqualTo(SslProvider.JDK);
   }
 }
