@@ -124,6 +124,7 @@ public final class FieldlineServer implements AutoCloseable {
             password,
             jwtSecret,
             storageTier.storage(),
+            clusterTier.revocation(localRevocation),
             devices,
             clusterTier,
             metrics,
