@@ -11,6 +11,7 @@ import io.fieldline.common.PressureGauge;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.dao.cassandra.cql.CassandraSessionFactory;
+import io.fieldline.dao.cassandra.cql.StoreMetrics;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import io.fieldline.dao.cassandra.deadletter.CassandraDeadLetterStore;
 import io.fieldline.dao.cassandra.registry.CachingDeviceRegistry;
@@ -19,6 +20,7 @@ import io.fieldline.dao.cassandra.schema.KeyIndexBackfill;
 import io.fieldline.dao.cassandra.schema.SchemaMigrator;
 import io.fieldline.dao.cassandra.telemetry.read.CassandraTelemetryQueries;
 import io.fieldline.dao.cassandra.telemetry.write.CassandraTelemetryStore;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -62,6 +64,12 @@ public final class CassandraStorage implements AutoCloseable {
     this.queries = new CassandraTelemetryQueries(session, config);
     this.devices = new CassandraDeviceRegistry(session, config);
     this.deviceCache = new CachingDeviceRegistry(devices, config.deviceCache());
+    Gauge.builder(
+            StoreMetrics.PASSWORD_CHECKS_QUEUED,
+            devices,
+            CassandraDeviceRegistry::passwordChecksQueued)
+        .description("MQTT_BASIC password checks waiting for a bcrypt thread")
+        .register(registry);
     if (config.deviceCache().preload()) {
       preload(deviceCache, devices, config.deviceCache().maxSize());
     }

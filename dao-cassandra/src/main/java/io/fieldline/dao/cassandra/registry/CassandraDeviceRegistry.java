@@ -277,6 +277,11 @@ public final class CassandraDeviceRegistry
                 }));
   }
 
+  /** Password hashes and checks waiting for a bcrypt thread (bounded by max-queued). */
+  public int passwordChecksQueued() {
+    return passwords.queued();
+  }
+
   /** Stops the bcrypt threads; checks still waiting fail. */
   @Override
   public void close() {
