@@ -20,8 +20,9 @@ import java.time.Duration;
  * @param rebalanceDelay how long membership changes wait before the ring is rebuilt
  * @param forwardTimeout deadline of one forwarded message
  * @param maxInflightPerPeer forwarded messages in flight to one peer; also its stream's window
- * @param takeoverTimeout deadline of one takeover notice
- * @param maxPendingTakeovers takeover notices in flight, all peers together
+ * @param takeoverTimeout deadline of one takeover notice, and of one credentials revocation notice
+ * @param maxPendingTakeovers takeover notices in flight, all peers together (and, separately,
+ *     revocation notices)
  * @param sessionTimeout ZooKeeper session timeout
  * @param connectionTimeout ZooKeeper connection timeout and start-up wait
  */

@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The cluster's meters, {@code fieldline.cluster.*}. Tags come from enums ({@link FailureReason},
- * {@link TakeoverOutcome}); never from a device or node id. Thread-safe.
+ * {@link TakeoverOutcome}, {@link RevocationOutcome}); never from a device or node id. Thread-safe.
  */
 public final class ClusterMetrics {
 
@@ -52,10 +52,13 @@ public final class ClusterMetrics {
   /** Counter: takeover notices, tagged {@link #OUTCOME}. */
   public static final String TAKEOVERS = "fieldline.cluster.takeovers";
 
+  /** Counter: credentials revocation notices, tagged {@link #OUTCOME}. */
+  public static final String REVOCATIONS = "fieldline.cluster.revocations";
+
   /** Tag of {@link #FORWARD_FAILURES}: the lower-case {@link FailureReason}. */
   public static final String REASON = "reason";
 
-  /** Tag of {@link #TAKEOVERS}: the lower-case {@link TakeoverOutcome}. */
+  /** Tag of {@link #TAKEOVERS} and {@link #REVOCATIONS}: the lower-case outcome. */
   public static final String OUTCOME = "outcome";
 
   /** Why a forwarded message was not stored. */
@@ -88,6 +91,19 @@ public final class ClusterMetrics {
 
   private final MeterRegistry registry;
   private final List<Meter> meters = new ArrayList<>();
+
+  /** What became of a credentials revocation notice. */
+  public enum RevocationOutcome {
+    /** Sent to a peer, which answered once it had forgotten the device. */
+    SENT,
+    /** Sending failed or timed out: that peer forgets the device only when its cache expires. */
+    FAILED,
+    /** Dropped because {@code max-pending-takeovers} notices were in flight. */
+    DROPPED,
+    /** Received from a peer and done here. */
+    RECEIVED
+  }
+
   private final AtomicInteger members = new AtomicInteger();
   private final AtomicInteger ringNodes = new AtomicInteger();
   private final AtomicInteger claiming = new AtomicInteger();
@@ -98,6 +114,8 @@ public final class ClusterMetrics {
   private final Timer forwardLatency;
   private final Map<FailureReason, Counter> failures = new EnumMap<>(FailureReason.class);
   private final Map<TakeoverOutcome, Counter> takeovers = new EnumMap<>(TakeoverOutcome.class);
+  private final Map<RevocationOutcome, Counter> revocations =
+      new EnumMap<>(RevocationOutcome.class);
 
   /** Registers every meter at once, so dashboards see zeros rather than gaps. */
   public ClusterMetrics(MeterRegistry registry) {
@@ -159,6 +177,15 @@ public final class ClusterMetrics {
                   .description("Takeover notices, by outcome")
                   .register(registry)));
     }
+    for (RevocationOutcome outcome : RevocationOutcome.values()) {
+      revocations.put(
+          outcome,
+          add(
+              Counter.builder(REVOCATIONS)
+                  .tag(OUTCOME, outcome.name().toLowerCase(Locale.ROOT))
+                  .description("Credentials revocation notices, by outcome")
+                  .register(registry)));
+    }
   }
 
   private <M extends Meter> M add(M meter) {
@@ -214,6 +241,14 @@ public final class ClusterMetrics {
 
   public void takeover(TakeoverOutcome outcome) {
     takeovers.get(outcome).increment();
+  }
+
+  public void revocation(RevocationOutcome outcome) {
+    revocations.get(outcome).increment();
+  }
+
+  public double revocations(RevocationOutcome outcome) {
+    return revocations.get(outcome).count();
   }
 
   public int forwardedInflight() {

@@ -4,10 +4,13 @@ import io.fieldline.cluster.forward.Forwarder;
 import io.fieldline.cluster.forward.ForwardingService;
 import io.fieldline.cluster.membership.ZooKeeperMembership;
 import io.fieldline.cluster.peer.PeerChannels;
+import io.fieldline.cluster.revocation.GrpcCredentialsRevocation;
+import io.fieldline.cluster.revocation.RevocationService;
 import io.fieldline.cluster.ring.RingKeeper;
 import io.fieldline.cluster.takeover.GrpcSessionTakeover;
 import io.fieldline.cluster.takeover.LocalSessions;
 import io.fieldline.cluster.takeover.TakeoverService;
+import io.fieldline.common.CredentialsRevocation;
 import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.SessionCloser;
@@ -48,7 +51,7 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #start}: binds the gRPC listener, connects to ZooKeeper and loads the members. The
  *       node does not own anything yet; messages for devices of other members are forwarded.
  *   <li>The transport is built with {@link #gateway()}, {@link #sessionTakeover()} and {@link
- *       #forwardingPressure()}, and started.
+ *       #forwardingPressure()}, and started; the REST API with {@link #credentialsRevocation()}.
  *   <li>{@link #join}: registers this node's ephemeral znode with its MQTT and HTTP ports and waits
  *       until the node is on its own ring.
  *   <li>{@link #leave} on shutdown (the other nodes take the devices over after their rebalance
@@ -76,6 +79,7 @@ public final class ClusterNode implements AutoCloseable {
   private final ClusterDeviceGateway gateway;
   private final LocalSessions sessions;
   private final GrpcSessionTakeover takeover;
+  private final GrpcCredentialsRevocation revocation;
   private final ZooKeeperMembership membership;
   private @Nullable Server server;
   private int grpcPort;
@@ -85,6 +89,7 @@ public final class ClusterNode implements AutoCloseable {
       ClusterConfig config,
       DeviceGateway local,
       SessionCloser sessionCloser,
+      CredentialsRevocation localRevocation,
       MeterRegistry registry) {
     this.config = config;
     this.metrics = new ClusterMetrics(registry);
@@ -120,9 +125,18 @@ public final class ClusterNode implements AutoCloseable {
             config.maxPendingTakeovers(),
             metrics,
             Clock.systemUTC());
+    this.revocation =
+        new GrpcCredentialsRevocation(
+            config.nodeId(),
+            () -> keeper.latestMembers().values(),
+            channels,
+            localRevocation,
+            config.takeoverTimeout(),
+            config.maxPendingTakeovers(),
+            metrics);
     this.membership = new ZooKeeperMembership(config, keeper::accept);
     keeper.addListener(this::onView);
-    startGrpc(local, sessionCloser);
+    startGrpc(local, sessionCloser, localRevocation);
   }
 
   /**
@@ -132,17 +146,21 @@ public final class ClusterNode implements AutoCloseable {
    * @param local this node's gateway (its device actors)
    * @param sessionCloser closes this node's MQTT session of a device that connected elsewhere;
    *     called on a gRPC thread, must not block
+   * @param localRevocation this node's own revocation of a device whose credential changed (forget
+   *     its cached lookups, close its session); called on a gRPC thread when another node tells,
+   *     must not block
    * @throws IllegalStateException if ZooKeeper cannot be reached, or the gRPC port is taken
    */
   public static ClusterNode start(
       ClusterConfig config,
       DeviceGateway local,
       SessionCloser sessionCloser,
+      CredentialsRevocation localRevocation,
       MeterRegistry registry) {
     if (!config.enabled()) {
       throw new IllegalArgumentException("fieldline.cluster.zookeeper is empty: no cluster");
     }
-    ClusterNode node = new ClusterNode(config, local, sessionCloser, registry);
+    ClusterNode node = new ClusterNode(config, local, sessionCloser, localRevocation, registry);
     try {
       node.membership.start();
       node.stopSteps.push(new StopStep("ZooKeeper", node.membership::close));
@@ -155,7 +173,8 @@ public final class ClusterNode implements AutoCloseable {
     }
   }
 
-  private void startGrpc(DeviceGateway local, SessionCloser sessionCloser) {
+  private void startGrpc(
+      DeviceGateway local, SessionCloser sessionCloser, CredentialsRevocation localRevocation) {
     stopSteps.push(
         new StopStep(
             "executors",
@@ -176,6 +195,7 @@ public final class ClusterNode implements AutoCloseable {
                 new ForwardingService(
                     config.nodeId(), local, this::claiming, config.maxInflightPerPeer(), metrics))
             .addService(new TakeoverService(config.nodeId(), sessions, sessionCloser, metrics))
+            .addService(new RevocationService(config.nodeId(), localRevocation, metrics))
             .build();
     try {
       started.start();
@@ -272,6 +292,14 @@ public final class ClusterNode implements AutoCloseable {
   /** The takeover the transport calls for every accepted session. */
   public SessionTakeover sessionTakeover() {
     return takeover;
+  }
+
+  /**
+   * What the REST API calls once a credential is replaced or a device deleted: revokes on this node
+   * and on every other member, completing when all have answered (or failed).
+   */
+  public CredentialsRevocation credentialsRevocation() {
+    return revocation;
   }
 
   /**

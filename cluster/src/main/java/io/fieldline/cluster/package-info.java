@@ -21,12 +21,12 @@
  *       device actors, or
  *   <li>{@code forward}: one gRPC stream per owner, both ends (the sender's and the owner's, which
  *       hands the message to its device actor and streams the verdict back);
- *   <li>{@code peer}: the gRPC channels to the other nodes that {@code forward} and {@code
- *       takeover} share.
+ *   <li>{@code peer}: the gRPC channels to the other nodes that {@code forward}, {@code takeover}
+ *       and {@code revocation} share.
  * </ol>
  *
  * <p>Beside the message path, {@code takeover} keeps one MQTT session per device across the
- * cluster.
+ * cluster, and {@code revocation} makes a replaced credential stop working on every node.
  */
 @NullMarked
 package io.fieldline.cluster;

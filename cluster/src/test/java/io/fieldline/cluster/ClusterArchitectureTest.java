@@ -31,6 +31,7 @@ class ClusterArchitectureTest {
     assertThat(CLASSES.containPackage("io.fieldline.cluster.membership")).isTrue();
     assertThat(CLASSES.containPackage("io.fieldline.cluster.ring")).isTrue();
     assertThat(CLASSES.containPackage("io.fieldline.cluster.takeover")).isTrue();
+    assertThat(CLASSES.containPackage("io.fieldline.cluster.revocation")).isTrue();
   }
 
   @Test
@@ -67,13 +68,14 @@ class ClusterArchitectureTest {
   }
 
   @Test
-  void should_not_know_membership_when_forwarding_or_taking_over() {
+  void should_not_know_membership_when_forwarding_taking_over_or_revoking() {
     noClasses()
         .that()
         .resideInAnyPackage(
             "io.fieldline.cluster.forward..",
             "io.fieldline.cluster.peer..",
-            "io.fieldline.cluster.takeover..")
+            "io.fieldline.cluster.takeover..",
+            "io.fieldline.cluster.revocation..")
         .should()
         .dependOnClassesThat()
         .resideInAPackage("io.fieldline.cluster.membership..")

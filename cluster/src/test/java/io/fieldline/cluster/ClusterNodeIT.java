@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.typesafe.config.ConfigFactory;
 import io.fieldline.cluster.forward.FakeGateway;
 import io.fieldline.common.Ack;
+import io.fieldline.common.CredentialsRevocation;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.KvEntry;
@@ -33,7 +34,11 @@ class ClusterNodeIT {
 
   /** One node under test with what it saw. */
   private record Node(
-      ClusterNode cluster, FakeGateway local, List<DeviceId> closed, List<ClusterView> views) {
+      ClusterNode cluster,
+      FakeGateway local,
+      List<DeviceId> closed,
+      List<DeviceId> revoked,
+      List<ClusterView> views) {
 
     Set<String> ring() {
       return cluster.view().ring().nodes();
@@ -75,10 +80,17 @@ class ClusterNodeIT {
                 .resolve());
     FakeGateway local = new FakeGateway(true);
     List<DeviceId> closed = new CopyOnWriteArrayList<>();
+    List<DeviceId> revoked = new CopyOnWriteArrayList<>();
     List<ClusterView> views = new CopyOnWriteArrayList<>();
-    ClusterNode cluster = ClusterNode.start(config, local, closed::add, new SimpleMeterRegistry());
+    CredentialsRevocation localRevocation =
+        device -> {
+          revoked.add(device);
+          return CompletableFuture.completedFuture(null);
+        };
+    ClusterNode cluster =
+        ClusterNode.start(config, local, closed::add, localRevocation, new SimpleMeterRegistry());
     cluster.addViewListener(views::add);
-    Node node = new Node(cluster, local, closed, views);
+    Node node = new Node(cluster, local, closed, revoked, views);
     nodes.add(node);
     cluster.join(1883, 8080);
     return node;
@@ -147,6 +159,25 @@ class ClusterNodeIT {
     a.cluster().sessionTakeover().sessionOpened(device);
     await().atMost(Duration.ofSeconds(10)).until(() -> b.closed().contains(device));
     assertThat(a.closed()).isEmpty();
+  }
+
+  @Test
+  void should_revoke_on_every_node_before_answering_when_a_credential_changes_here() {
+    Node a = start("a", "0 s");
+    Node b = start("b", "0 s");
+    Node c = start("c", "0 s");
+    await().atMost(Duration.ofSeconds(10)).until(() -> a.cluster().view().members().size() == 3);
+    DeviceId device = DeviceId.random();
+
+    assertThat(a.cluster().credentialsRevocation().revoke(device).toCompletableFuture())
+        .succeedsWithin(Duration.ofSeconds(10));
+
+    // Answered only once done everywhere: no waiting needed.
+    assertThat(a.revoked()).containsExactly(device);
+    assertThat(b.revoked()).containsExactly(device);
+    assertThat(c.revoked()).containsExactly(device);
+    assertThat(a.cluster().metrics().revocations(ClusterMetrics.RevocationOutcome.SENT))
+        .isEqualTo(2);
   }
 
   @Test

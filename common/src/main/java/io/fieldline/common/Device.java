@@ -1,22 +1,34 @@
 package io.fieldline.common;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
- * A provisioned device.
+ * A provisioned device. Its one credential ({@link DeviceCredentials}) is not part of it, except
+ * the access token: the token is what most devices connect with, what the CONNECT path's caches are
+ * keyed by and what provisioning tools print, so it stays here, and is null for a device whose
+ * credential is of another type. The whole credential is read through {@link
+ * DeviceCredentialsStore#findCredentials}.
  *
  * @param id the device id
  * @param name unique, human-chosen name
  * @param type free-form device type ({@code "default"} unless given)
- * @param accessToken the credential a device presents as its MQTT username
+ * @param accessToken the device's access token (the MQTT user name it connects with) when its
+ *     credential is {@link CredentialsType#ACCESS_TOKEN}; null for {@link
+ *     CredentialsType#MQTT_BASIC} and {@link CredentialsType#X509_CERTIFICATE}
  * @param createdTime creation time, epoch milliseconds
  */
-public record Device(DeviceId id, String name, String type, String accessToken, long createdTime) {
+public record Device(
+    DeviceId id, String name, String type, @Nullable String accessToken, long createdTime) {
 
   public Device {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(type, "type");
-    Objects.requireNonNull(accessToken, "accessToken");
+  }
+
+  /** Whether the device connects with this access token (never true for a token-less device). */
+  public boolean hasAccessToken(String token) {
+    return token.equals(accessToken);
   }
 }

@@ -1,6 +1,6 @@
 package io.fieldline.common;
 
-/** A device name or access token is already in use. */
+/** A device name or credential (access token, MQTT login, certificate) is already in use. */
 public final class DeviceConflictException extends RuntimeException {
 
   private static final long serialVersionUID = 1L;

@@ -5,12 +5,16 @@ import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
 /**
- * Provisioned devices and their access tokens. Every method is asynchronous and never blocks the
- * caller; {@link #findByToken} is on the CONNECT path and is expected to be served from a cache.
+ * Provisioned devices, and the lookups of a device by the credential it presents at CONNECT (one of
+ * {@link DeviceCredentials}; administered through {@link DeviceCredentialsStore}). Every method is
+ * asynchronous and never blocks the caller; the {@code findBy...} lookups are on the CONNECT path
+ * and are expected to be served from a cache.
  */
 public interface DeviceRegistry {
 
-  /** Finds the device whose access token is {@code token}. */
+  /**
+   * Finds the device whose credential is the {@link CredentialsType#ACCESS_TOKEN} {@code token}.
+   */
   CompletionStage<Optional<Device>> findByToken(String token);
 
   /**
@@ -30,7 +34,7 @@ public interface DeviceRegistry {
   CompletionStage<Optional<Device>> findById(DeviceId id);
 
   /**
-   * Creates a device.
+   * Creates a device whose credential is an access token.
    *
    * @param accessToken the token to use, or empty to generate one
    * @return the stored device; fails with {@link DeviceConflictException} when the name or the

@@ -5,7 +5,10 @@
  * io.fieldline.common.DeviceRegistry}, {@link io.fieldline.common.TelemetryStore}, {@link
  * io.fieldline.common.DeadLetterStore}, {@link io.fieldline.common.DeviceGateway}) and the read
  * side ({@link io.fieldline.common.TelemetryQueries} with {@link io.fieldline.common.HistoryQuery},
- * {@link io.fieldline.common.DeadLetterQueries}).
+ * {@link io.fieldline.common.DeadLetterQueries}), and device credentials ({@link
+ * io.fieldline.common.DeviceCredentials}, administered through {@link
+ * io.fieldline.common.DeviceCredentialsStore}, revoked across nodes through {@link
+ * io.fieldline.common.CredentialsRevocation}).
  */
 @NullMarked
 package io.fieldline.common;

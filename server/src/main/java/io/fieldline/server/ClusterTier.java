@@ -2,6 +2,7 @@ package io.fieldline.server;
 
 import io.fieldline.cluster.ClusterConfig;
 import io.fieldline.cluster.ClusterNode;
+import io.fieldline.common.CredentialsRevocation;
 import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.SessionCloser;
@@ -24,18 +25,20 @@ record ClusterTier(@Nullable ClusterNode node, ClusterConfig config) {
   /**
    * Starts the node's gRPC listener and ZooKeeper membership (it joins the ring only in {@link
    * #join}). Takeover notices from other nodes close sessions through {@code sessions}, which
-   * exists before the transport does.
+   * exists before the transport does; revocation notices run {@code localRevocation}.
    */
   static ClusterTier start(
       ClusterConfig config,
       DeviceTier devices,
       SessionCloser sessions,
+      CredentialsRevocation localRevocation,
       MeterRegistry metrics,
       StopSteps stops) {
     if (!config.enabled()) {
       return new ClusterTier(null, config);
     }
-    ClusterNode node = ClusterNode.start(config, devices.gateway(), sessions, metrics);
+    ClusterNode node =
+        ClusterNode.start(config, devices.gateway(), sessions, localRevocation, metrics);
     stops.add("cluster node", node::close);
     // Actors of devices the ring gives to another node stop now (their writes finish); a later
     // message starts a fresh actor on the owner, which restores its state from Cassandra.
@@ -53,6 +56,14 @@ record ClusterTier(@Nullable ClusterNode node, ClusterConfig config) {
   /** Tells the other nodes when a device connects here; nothing to tell on a single node. */
   SessionTakeover takeover() {
     return node == null ? SessionTakeover.LOCAL_ONLY : node.sessionTakeover();
+  }
+
+  /**
+   * What the REST API runs once a credential changed or a device was deleted: {@code local} on a
+   * single node; on a cluster, {@code local} and a notice to every other node.
+   */
+  CredentialsRevocation revocation(CredentialsRevocation local) {
+    return node == null ? local : node.credentialsRevocation();
   }
 
   /** The forwarding queue's gauge, which pauses socket reads like storage pressure does. */

@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The transport's session registry is built before the cluster and the transport, and handed to
  * both: the cluster closes this node's session of a device another node took over through it (the
- * {@code SessionCloser} port), the transport registers sessions in it.
+ * {@code SessionCloser} port), the transport registers sessions in it. With the storage's cache it
+ * makes this node's {@link LocalRevocation}, which the REST API runs (alone on a single node, with
+ * a notice to every other node in a cluster) once a credential changed or a device was deleted.
  *
  * <p>Shutdown order: leave the cluster (the other nodes take this node's devices), unbind HTTP,
  * stop accepting MQTT connections, let in-flight writes (local and forwarded) finish and their
@@ -101,7 +103,9 @@ public final class FieldlineServer implements AutoCloseable {
             serverConfig.payloadTypeCast(), serverConfig.payloadMaxStringValueLength()),
         warmUp);
     SessionRegistry sessions = new SessionRegistry();
-    ClusterTier clusterTier = ClusterTier.start(clusterConfig, devices, sessions, metrics, stops);
+    LocalRevocation localRevocation = new LocalRevocation(storageTier.storage(), sessions);
+    ClusterTier clusterTier =
+        ClusterTier.start(clusterConfig, devices, sessions, localRevocation, metrics, stops);
     cluster = clusterTier;
     MqttTier mqttTier =
         MqttTier.start(
@@ -120,6 +124,7 @@ public final class FieldlineServer implements AutoCloseable {
             password,
             jwtSecret,
             storageTier.storage(),
+            clusterTier.revocation(localRevocation),
             devices,
             clusterTier,
             metrics,

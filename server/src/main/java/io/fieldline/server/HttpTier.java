@@ -1,5 +1,6 @@
 package io.fieldline.server;
 
+import io.fieldline.common.CredentialsRevocation;
 import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.rest.RestApi;
@@ -14,8 +15,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP tier: the REST API (ThingsBoard's shapes), health and metrics on Pekko HTTP, in the
- * device tier's actor system. It reads through the storage tier's ports; readiness asks Cassandra
- * and, in a cluster, whether this node is on its ring.
+ * device tier's actor system. It reads through the storage tier's ports, and revokes a changed
+ * credential through {@code revocation}; readiness asks Cassandra and, in a cluster, whether this
+ * node is on its ring.
  *
  * @param binding the bound listener
  */
@@ -28,6 +30,7 @@ record HttpTier(ServerBinding binding) {
       String adminPassword,
       String jwtSecret,
       CassandraStorage storage,
+      CredentialsRevocation revocation,
       DeviceTier devices,
       ClusterTier cluster,
       PrometheusMeterRegistry metrics,
@@ -40,6 +43,8 @@ record HttpTier(ServerBinding binding) {
             adminPassword,
             tokens,
             storage.deviceRegistry(),
+            storage.credentialsStore(),
+            revocation,
             storage.queries(),
             storage.deadLetterQueries(),
             () -> storage.reachable().thenApply(up -> up && cluster.ready()),

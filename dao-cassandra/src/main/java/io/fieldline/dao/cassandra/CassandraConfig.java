@@ -29,7 +29,8 @@ import java.util.regex.Pattern;
  * @param maxBatchBytes most estimated bytes of keys and values in one batch
  * @param coalesce group commit: merging the messages of many devices into shared batches
  * @param partitionsCacheSize how many (device, partition) pairs are remembered as written
- * @param deviceCache the token cache in front of the registry
+ * @param deviceCache the credential cache in front of the registry
+ * @param passwordHashing how MQTT_BASIC passwords are hashed and checked
  */
 public record CassandraConfig(
     List<InetSocketAddress> contactPoints,
@@ -46,7 +47,8 @@ public record CassandraConfig(
     int maxBatchBytes,
     CoalesceConfig coalesce,
     int partitionsCacheSize,
-    DeviceCacheConfig deviceCache) {
+    DeviceCacheConfig deviceCache,
+    PasswordHashingConfig passwordHashing) {
 
   /** The configuration path of this block. */
   public static final String PATH = "fieldline.cassandra";
@@ -58,11 +60,11 @@ public record CassandraConfig(
   private static final Pattern REPLICATION = Pattern.compile("\\{\\s*'class'\\s*:.*}");
 
   /**
-   * The token cache in front of the device registry.
+   * The credential cache in front of the device registry.
    *
    * @param ttl how long a found device is served from memory
-   * @param negativeTtl how long an unknown token is remembered as unknown
-   * @param maxSize most tokens kept
+   * @param negativeTtl how long an unknown credential is remembered as unknown
+   * @param maxSize most lookups kept
    * @param preload whether every device (up to {@code maxSize}) is cached at start
    */
   public record DeviceCacheConfig(
@@ -72,6 +74,15 @@ public record CassandraConfig(
       Objects.requireNonNull(negativeTtl, "negativeTtl");
     }
   }
+
+  /**
+   * bcrypt of MQTT_BASIC passwords.
+   *
+   * @param cost the bcrypt cost (log2 of the rounds) of new hashes
+   * @param threads threads that hash and check passwords
+   * @param maxQueued most hashes and checks waiting for a thread
+   */
+  public record PasswordHashingConfig(int cost, int threads, int maxQueued) {}
 
   /**
    * Group commit of telemetry writes.
@@ -98,6 +109,7 @@ public record CassandraConfig(
     Objects.requireNonNull(writeConsistency, "writeConsistency");
     Objects.requireNonNull(deviceCache, "deviceCache");
     Objects.requireNonNull(coalesce, "coalesce");
+    Objects.requireNonNull(passwordHashing, "passwordHashing");
   }
 
   /**
@@ -146,6 +158,10 @@ public record CassandraConfig(
     Duration negativeTtl = r.nonNegativeDuration("device-cache.negative-ttl");
     int cacheSize = r.integer("device-cache.max-size", 1);
     boolean cachePreload = r.bool("device-cache.preload");
+    // bcrypt's own bounds are 4..31; above 20 one CONNECT would cost minutes.
+    int hashCost = r.integer("password-hashing.cost", 4, 20);
+    int hashThreads = r.integer("password-hashing.threads", 1, 64);
+    int hashQueued = r.integer("password-hashing.max-queued", 0);
     return r.validated(
         new CassandraConfig(
             contactPoints,
@@ -163,7 +179,8 @@ public record CassandraConfig(
             new CoalesceConfig(
                 coalesce, coalesceBatches, coalesceStatements, (int) coalesceBytes, coalesceQueued),
             partitionsCache,
-            new DeviceCacheConfig(cacheTtl, negativeTtl, cacheSize, cachePreload)));
+            new DeviceCacheConfig(cacheTtl, negativeTtl, cacheSize, cachePreload),
+            new PasswordHashingConfig(hashCost, hashThreads, hashQueued)));
   }
 
   /**
@@ -192,7 +209,8 @@ public record CassandraConfig(
         maxBatchBytes,
         coalesce,
         partitionsCacheSize,
-        deviceCache);
+        deviceCache,
+        passwordHashing);
   }
 
   /**

@@ -4,11 +4,14 @@ import com.datastax.oss.driver.api.core.CqlSession;
 import com.typesafe.config.Config;
 import io.fieldline.common.DeadLetterQueries;
 import io.fieldline.common.DeadLetterStore;
+import io.fieldline.common.DeviceCredentialsStore;
+import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.dao.cassandra.cql.CassandraSessionFactory;
+import io.fieldline.dao.cassandra.cql.StoreMetrics;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import io.fieldline.dao.cassandra.deadletter.CassandraDeadLetterStore;
 import io.fieldline.dao.cassandra.registry.CachingDeviceRegistry;
@@ -17,6 +20,7 @@ import io.fieldline.dao.cassandra.schema.KeyIndexBackfill;
 import io.fieldline.dao.cassandra.schema.SchemaMigrator;
 import io.fieldline.dao.cassandra.telemetry.read.CassandraTelemetryQueries;
 import io.fieldline.dao.cassandra.telemetry.write.CassandraTelemetryStore;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -47,7 +51,8 @@ public final class CassandraStorage implements AutoCloseable {
   private final WriteLimiter limiter;
   private final CassandraTelemetryStore telemetryStore;
   private final CassandraTelemetryQueries queries;
-  private final DeviceRegistry deviceRegistry;
+  private final CassandraDeviceRegistry devices;
+  private final CachingDeviceRegistry deviceCache;
   private final CassandraDeadLetterStore deadLetters;
   private final List<PressureGauge> pressure;
 
@@ -57,12 +62,17 @@ public final class CassandraStorage implements AutoCloseable {
     this.limiter = WriteLimiter.from(config);
     this.telemetryStore = new CassandraTelemetryStore(session, config, limiter, registry);
     this.queries = new CassandraTelemetryQueries(session, config);
-    CassandraDeviceRegistry devices = new CassandraDeviceRegistry(session, config);
-    CachingDeviceRegistry cached = new CachingDeviceRegistry(devices, config.deviceCache());
+    this.devices = new CassandraDeviceRegistry(session, config);
+    this.deviceCache = new CachingDeviceRegistry(devices, config.deviceCache());
+    Gauge.builder(
+            StoreMetrics.PASSWORD_CHECKS_QUEUED,
+            devices,
+            CassandraDeviceRegistry::passwordChecksQueued)
+        .description("MQTT_BASIC password checks waiting for a bcrypt thread")
+        .register(registry);
     if (config.deviceCache().preload()) {
-      preload(cached, devices, config.deviceCache().maxSize());
+      preload(deviceCache, devices, config.deviceCache().maxSize());
     }
-    this.deviceRegistry = cached;
     this.deadLetters = new CassandraDeadLetterStore(session, config, limiter, registry);
     List<PressureGauge> gauges = new ArrayList<>(telemetryStore.pressure());
     gauges.add(limiter.pressure());
@@ -168,9 +178,25 @@ public final class CassandraStorage implements AutoCloseable {
     return queries;
   }
 
-  /** Devices and tokens, with the token cache in front (the CONNECT path). */
+  /** Devices and their credential lookups, with the credential cache in front (CONNECT). */
   public DeviceRegistry deviceRegistry() {
-    return deviceRegistry;
+    return deviceCache;
+  }
+
+  /**
+   * Reading and replacing device credentials (the REST API); replacing one forgets this node's
+   * cached lookups of the device.
+   */
+  public DeviceCredentialsStore credentialsStore() {
+    return deviceCache;
+  }
+
+  /**
+   * Forgets this node's cached lookups of {@code device} (its credential changed or it was deleted,
+   * maybe on another node). Never blocks; this node's half of a credentials revocation.
+   */
+  public void forgetDevice(DeviceId device) {
+    deviceCache.forget(device);
   }
 
   /** Where the transport keeps payloads it could not parse. */
@@ -222,6 +248,7 @@ public final class CassandraStorage implements AutoCloseable {
       LOG.warn(
           "[cql] closing with {} writes still in flight", limiter.inflight() + limiter.queued());
     }
+    devices.close();
     session.close();
   }
 }

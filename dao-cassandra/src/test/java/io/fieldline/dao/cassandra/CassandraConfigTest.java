@@ -40,6 +40,8 @@ class CassandraConfigTest {
     assertThat(c.deviceCache().ttl()).isEqualTo(Duration.ofMinutes(5));
     assertThat(c.deviceCache().negativeTtl()).isEqualTo(Duration.ofSeconds(5));
     assertThat(c.deviceCache().maxSize()).isEqualTo(100_000);
+    assertThat(c.passwordHashing())
+        .isEqualTo(new CassandraConfig.PasswordHashingConfig(10, 2, 500));
   }
 
   @Test
@@ -65,6 +67,7 @@ class CassandraConfigTest {
                     + " max-batch-bytes = 8 KiB, max-queued-writes = 100 }\n"
                     + " partitions-cache-size = 10\n"
                     + " device-cache { ttl = 1 minute, negative-ttl = 0s, max-size = 5 }\n"
+                    + " password-hashing { cost = 4, threads = 1, max-queued = 0 }\n"
                     + "}"));
 
     assertThat(c.contactPoints())
@@ -88,6 +91,7 @@ class CassandraConfigTest {
     assertThat(c.deviceCache())
         .isEqualTo(
             new CassandraConfig.DeviceCacheConfig(Duration.ofMinutes(1), Duration.ZERO, 5, true));
+    assertThat(c.passwordHashing()).isEqualTo(new CassandraConfig.PasswordHashingConfig(4, 1, 0));
   }
 
   @Test
@@ -108,6 +112,7 @@ class CassandraConfigTest {
                 + " coalesce { max-batches-in-flight = 0, max-batch-statements = 1,"
                 + " max-batch-bytes = 2 MiB, max-queued-writes = 3 }\n"
                 + " device-cache.max-size = zero\n"
+                + " password-hashing { cost = 3, threads = 0, max-queued = -1 }\n"
                 + " contact-points = \"host:notaport\"\n"
                 + "}");
 
@@ -129,6 +134,9 @@ class CassandraConfigTest {
             "fieldline.cassandra.coalesce.max-batch-bytes",
             "fieldline.cassandra.coalesce.max-queued-writes",
             "fieldline.cassandra.device-cache.max-size",
+            "fieldline.cassandra.password-hashing.cost",
+            "fieldline.cassandra.password-hashing.threads",
+            "fieldline.cassandra.password-hashing.max-queued",
             "fieldline.cassandra.contact-points");
   }
 

@@ -3,11 +3,11 @@ package io.fieldline.server.rest;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fieldline.common.CredentialsRevocation;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -24,9 +24,10 @@ import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
 
 /**
  * Device provisioning, ThingsBoard-shaped: {@code POST /api/device[?accessToken=]}, {@code
- * GET|DELETE /api/device/{id}}, {@code GET /api/device/{id}/credentials}, {@code GET
- * /api/tenant/devices?pageSize=&page=}, and Fieldline's bulk call for load tests {@code POST
- * /api/fieldline/devices/bulk}.
+ * GET|DELETE /api/device/{id}}, {@code GET /api/tenant/devices?pageSize=&page=}, and Fieldline's
+ * bulk call for load tests {@code POST /api/fieldline/devices/bulk}. Credentials are {@link
+ * CredentialsRoutes}'. A delete answers once its credential is revoked on every node that could be
+ * told ({@link CredentialsRevocation}).
  */
 final class DeviceRoutes extends AllDirectives {
 
@@ -41,9 +42,11 @@ final class DeviceRoutes extends AllDirectives {
   private static final int BULK_PARALLELISM = 32;
 
   private final DeviceRegistry registry;
+  private final CredentialsRevocation revocation;
 
-  DeviceRoutes(DeviceRegistry registry) {
+  DeviceRoutes(DeviceRegistry registry, CredentialsRevocation revocation) {
     this.registry = registry;
+    this.revocation = revocation;
   }
 
   /** Routes under {@code /api}. */
@@ -64,25 +67,11 @@ final class DeviceRoutes extends AllDirectives {
             PathMatchers.segment("device").slash(PathMatchers.uuidSegment()),
             uuid -> {
               DeviceId id = new DeviceId(uuid);
-              return concat(
-                  pathEnd(
-                      () ->
-                          concat(
-                              get(() -> reply(viewOf(id, JsonViews::device))),
-                              delete(
-                                  () ->
-                                      reply(
-                                          registry
-                                              .delete(id)
-                                              .thenApply(
-                                                  deleted ->
-                                                      deleted
-                                                          ? HttpJson.ok(
-                                                              JsonViews.MAPPER.createObjectNode())
-                                                          : HttpJson.notFound("device")))))),
-                  path(
-                      PathMatchers.segment("credentials"),
-                      () -> get(() -> reply(viewOf(id, JsonViews::credentials)))));
+              return pathEnd(
+                  () ->
+                      concat(
+                          get(() -> reply(viewOf(id, JsonViews::device))),
+                          delete(() -> reply(delete(id)))));
             }),
         path(
             PathMatchers.segment("tenant").slash("devices"),
@@ -102,6 +91,18 @@ final class DeviceRoutes extends AllDirectives {
             () ->
                 post(
                     () -> entity(Unmarshaller.entityToString(), body -> reply(() -> bulk(body))))));
+  }
+
+  private CompletionStage<HttpResponse> delete(DeviceId id) {
+    return registry
+        .delete(id)
+        .thenCompose(
+            deleted ->
+                deleted
+                    ? revocation
+                        .revoke(id)
+                        .thenApply(revoked -> HttpJson.ok(JsonViews.MAPPER.createObjectNode()))
+                    : CompletableFuture.completedFuture(HttpJson.notFound("device")));
   }
 
   /** 200 with {@code view} of the device, or 404 when there is no such device. */
@@ -130,7 +131,7 @@ final class DeviceRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> create(String body, Optional<String> accessToken) {
-    JsonNode json = parse(body);
+    JsonNode json = HttpJson.parseObject(body);
     String name = RequestParams.name("device name", json.path("name").asText("").trim());
     String type = json.path("type").asText("default");
     type = type.isBlank() ? "default" : RequestParams.name("type", type);
@@ -180,7 +181,7 @@ final class DeviceRoutes extends AllDirectives {
    * instead of duplicating them, so load-test provisioning is repeatable.
    */
   private CompletionStage<HttpResponse> bulk(String body) {
-    JsonNode json = parse(body);
+    JsonNode json = HttpJson.parseObject(body);
     JsonNode countNode = json.path("count");
     if (!countNode.isInt() || countNode.asInt() < 1 || countNode.asInt() > MAX_BULK) {
       throw new IllegalArgumentException("count must be an integer in 1.." + MAX_BULK);
@@ -272,17 +273,5 @@ final class DeviceRoutes extends AllDirectives {
               return CompletableFuture.<Device>failedFuture(cause);
             })
         .thenCompose(Function.identity());
-  }
-
-  private static JsonNode parse(String body) {
-    try {
-      JsonNode json = JsonViews.MAPPER.readTree(body);
-      if (json == null || !json.isObject()) {
-        throw new IllegalArgumentException("request body must be a JSON object");
-      }
-      return json;
-    } catch (IOException e) {
-      throw new IllegalArgumentException("request body is not valid JSON");
-    }
   }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.StoreException;
+import java.io.IOException;
 import java.util.concurrent.CompletionException;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
@@ -34,6 +35,23 @@ final class HttpJson {
 
   static HttpResponse error(int status, String message) {
     return json(status, JsonViews.error(status, message));
+  }
+
+  /**
+   * Parses a request body that must be a JSON object.
+   *
+   * @throws IllegalArgumentException (400) when it is not valid JSON or not an object
+   */
+  static JsonNode parseObject(String body) {
+    try {
+      JsonNode json = JsonViews.MAPPER.readTree(body);
+      if (json == null || !json.isObject()) {
+        throw new IllegalArgumentException("request body must be a JSON object");
+      }
+      return json;
+    } catch (IOException e) {
+      throw new IllegalArgumentException("request body is not valid JSON");
+    }
   }
 
   static HttpResponse notFound(String what) {

@@ -38,18 +38,6 @@ final class JsonViews {
     return node;
   }
 
-  static ObjectNode credentials(Device device) {
-    ObjectNode node = MAPPER.createObjectNode();
-    ObjectNode id = node.putObject("id");
-    id.put("id", device.id().toString());
-    node.put("createdTime", device.createdTime());
-    node.set("deviceId", deviceId(device.id()));
-    node.put("credentialsType", "ACCESS_TOKEN");
-    node.put("credentialsId", device.accessToken());
-    node.putNull("credentialsValue");
-    return node;
-  }
-
   /** ThingsBoard's page shape: {@code {"data":[...],"hasNext":..}}. */
   static ObjectNode page(List<Device> devices, boolean hasNext) {
     ObjectNode node = MAPPER.createObjectNode();

@@ -1,6 +1,8 @@
 package io.fieldline.server.rest;
 
+import io.fieldline.common.CredentialsRevocation;
 import io.fieldline.common.DeadLetterQueries;
+import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.TelemetryQueries;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -38,6 +40,7 @@ public final class RestApi extends AllDirectives {
 
   private final AuthRoutes auth;
   private final DeviceRoutes devices;
+  private final CredentialsRoutes credentials;
   private final TelemetryRoutes telemetry;
   private final OpsRoutes ops;
   private final Cors cors;
@@ -48,6 +51,8 @@ public final class RestApi extends AllDirectives {
       String adminPassword,
       JwtTokens tokens,
       DeviceRegistry registry,
+      DeviceCredentialsStore credentialsStore,
+      CredentialsRevocation revocation,
       TelemetryQueries queries,
       DeadLetterQueries deadLetters,
       Supplier<CompletionStage<Boolean>> readiness,
@@ -59,7 +64,8 @@ public final class RestApi extends AllDirectives {
             adminUsername, adminPassword, tokens, throttle, new RestMetrics(prometheus, throttle));
     this.cors = new Cors(config);
     this.maxBodyBytes = config.maxBodyBytes();
-    this.devices = new DeviceRoutes(registry);
+    this.devices = new DeviceRoutes(registry, revocation);
+    this.credentials = new CredentialsRoutes(credentialsStore, revocation);
     this.telemetry = new TelemetryRoutes(queries, deadLetters);
     this.ops = new OpsRoutes(readiness, prometheus);
   }
@@ -80,6 +86,7 @@ public final class RestApi extends AllDirectives {
                 // Rejections answered here: a rejected login (body too large) must not fall
                 // through to the token check below and become a 401.
                 pathPrefix("auth", () -> handleRejections(JSON_REJECTIONS, auth::routes)),
-                auth.authenticated(user -> concat(devices.routes(), telemetry.routes()))));
+                auth.authenticated(
+                    user -> concat(credentials.routes(), devices.routes(), telemetry.routes()))));
   }
 }

@@ -47,6 +47,9 @@ public final class StoreMetrics {
   /** Writes (device messages) per coalesced request: how much group commit is happening. */
   public static final String WRITES_PER_REQUEST = "fieldline.store.request.writes";
 
+  /** Gauge: MQTT_BASIC password hashes and checks waiting for a bcrypt thread. */
+  public static final String PASSWORD_CHECKS_QUEUED = "fieldline.store.password.checks.queued";
+
   /** Tag naming the kind of write on {@link #WRITE_LATENCY}. */
   public static final String TAG_OP = "op";
 

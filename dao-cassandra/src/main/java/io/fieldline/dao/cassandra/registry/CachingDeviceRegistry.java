@@ -1,9 +1,12 @@
 package io.fieldline.dao.cassandra.registry;
 
 import io.fieldline.common.Device;
+import io.fieldline.common.DeviceCredentials;
+import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.MqttBasicLogin;
+import io.fieldline.common.StoredCredentials;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import java.time.Duration;
 import java.util.Iterator;
@@ -13,53 +16,74 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
- * A {@link DeviceRegistry} decorator that serves {@link #findByToken} (the CONNECT path) from
- * memory: a found device for {@code ttl}, an unknown token for {@code negativeTtl} (so a reconnect
- * storm with bad tokens does not reach Cassandra), and concurrent lookups of the same token share
- * one query. Failed lookups are not cached. {@link #create} caches the new device (replacing a
- * cached "unknown"), {@link #preload} fills the cache at start, and {@link #delete} evicts the
- * device's token at once; other nodes' caches keep a deleted device until their {@code ttl}
- * expires. At most {@code maxSize} tokens are kept: when full, expired entries go first, then
- * arbitrary ones.
+ * A {@link DeviceRegistry} decorator that serves the CONNECT lookups from memory: by access token,
+ * by MQTT basic login and by certificate fingerprint. A found device is kept for {@code ttl}, an
+ * unknown credential (or a wrong password) for {@code negativeTtl}, so a reconnect storm with bad
+ * credentials reaches neither Cassandra nor bcrypt, and concurrent lookups of the same credential
+ * share one query. Failed lookups are not cached. At most {@code maxSize} lookups are kept: when
+ * full, expired entries go first, then arbitrary ones.
+ *
+ * <p>A basic login is keyed by its client id, its user name and an HMAC-SHA256 of its password
+ * under a key drawn at construction ({@link LoginKeys}): a checked password saves the bcrypt check
+ * for {@code ttl} without the password being kept, and a wrong password, being another key, can
+ * only ever be cached as unknown.
+ *
+ * <p>{@link #create} caches the new device under its token; {@link #preload} fills the token cache
+ * at start. {@link #forget} drops every lookup of a device, and every cached unknown (the device's
+ * new credential may be one of them); {@link #delete} and {@link #replaceCredentials} call it on
+ * this node, and the cluster calls it on the others ({@code CredentialsRevocation}). A lookup that
+ * was already running when {@code forget} was called may have read the old credential: it is asked
+ * again before it answers.
  *
  * <p>Never blocks. Thread-safe: a {@link ConcurrentHashMap} of shared futures.
  */
-public final class CachingDeviceRegistry implements DeviceRegistry {
+public final class CachingDeviceRegistry implements DeviceRegistry, DeviceCredentialsStore {
 
   /**
    * Counters of the cache, for metrics and tests.
    *
    * @param hits lookups answered from memory (including joins of an in-flight lookup)
    * @param misses lookups that queried the backing registry
-   * @param size tokens cached now
+   * @param size lookups cached now
    */
   public record Stats(long hits, long misses, int size) {}
 
+  /** How often a lookup overtaken by {@link #forget} is asked again before it answers uncached. */
+  private static final int MAX_REASKS = 3;
+
+  private record TokenKey(String token) {}
+
+  private record CertificateKey(String fingerprint) {}
+
   private final DeviceRegistry delegate;
+  private final DeviceCredentialsStore credentials;
   private final long ttlNanos;
   private final long negativeTtlNanos;
   private final int maxSize;
   private final LongSupplier nanoClock;
-  private final Map<String, Entry> byToken = new ConcurrentHashMap<>();
+  private final LoginKeys loginKeys = new LoginKeys();
+  private final Map<Object, Entry> entries = new ConcurrentHashMap<>();
+  private final AtomicLong forgets = new AtomicLong();
   private final LongAdder hits = new LongAdder();
   private final LongAdder misses = new LongAdder();
 
   /** A cache configured by {@code fieldline.cassandra.device-cache}. */
-  public CachingDeviceRegistry(DeviceRegistry delegate, CassandraConfig.DeviceCacheConfig config) {
+  public <R extends DeviceRegistry & DeviceCredentialsStore> CachingDeviceRegistry(
+      R delegate, CassandraConfig.DeviceCacheConfig config) {
     this(delegate, config.ttl(), config.negativeTtl(), config.maxSize(), System::nanoTime);
   }
 
-  CachingDeviceRegistry(
-      DeviceRegistry delegate,
-      Duration ttl,
-      Duration negativeTtl,
-      int maxSize,
-      LongSupplier nanoClock) {
+  <R extends DeviceRegistry & DeviceCredentialsStore> CachingDeviceRegistry(
+      R delegate, Duration ttl, Duration negativeTtl, int maxSize, LongSupplier nanoClock) {
     this.delegate = delegate;
+    this.credentials = delegate;
     this.ttlNanos = ttl.toNanos();
     this.negativeTtlNanos = negativeTtl.toNanos();
     this.maxSize = maxSize;
@@ -68,50 +92,74 @@ public final class CachingDeviceRegistry implements DeviceRegistry {
 
   @Override
   public CompletionStage<Optional<Device>> findByToken(String token) {
+    return lookup(new TokenKey(token), () -> delegate.findByToken(token));
+  }
+
+  @Override
+  public CompletionStage<Optional<Device>> findByBasicCredentials(MqttBasicLogin login) {
+    return lookup(loginKeys.of(login), () -> delegate.findByBasicCredentials(login));
+  }
+
+  @Override
+  public CompletionStage<Optional<Device>> findByCertificate(String sha256Fingerprint) {
+    return lookup(
+        new CertificateKey(sha256Fingerprint), () -> delegate.findByCertificate(sha256Fingerprint));
+  }
+
+  private CompletionStage<Optional<Device>> lookup(
+      Object key, Supplier<CompletionStage<Optional<Device>>> query) {
     long now = nanoClock.getAsLong();
-    Entry cached = byToken.get(token);
+    Entry cached = entries.get(key);
     if (cached != null && cached.isFresh(now)) {
       hits.increment();
       return cached.result.minimalCompletionStage();
     }
     Entry fresh = new Entry();
-    Entry winner =
-        byToken.compute(token, (key, old) -> old != null && old.isFresh(now) ? old : fresh);
+    Entry winner = entries.compute(key, (k, old) -> old != null && old.isFresh(now) ? old : fresh);
     if (winner != fresh) {
       hits.increment();
       return winner.result.minimalCompletionStage();
     }
     misses.increment();
     evictIfFull(now);
-    delegate
-        .findByToken(token)
-        .whenComplete(
-            (device, error) -> {
-              if (error != null) {
-                byToken.remove(token, fresh);
-                fresh.result.completeExceptionally(error);
-                return;
-              }
-              fresh.expiresAtNanos =
-                  nanoClock.getAsLong() + (device.isPresent() ? ttlNanos : negativeTtlNanos);
-              fresh.result.complete(device);
-            });
+    ask(key, fresh, query, 0);
     return fresh.result.minimalCompletionStage();
   }
 
-  @Override
-  public CompletionStage<Optional<Device>> findByBasicCredentials(MqttBasicLogin login) {
-    return delegate.findByBasicCredentials(login);
-  }
-
-  @Override
-  public CompletionStage<Optional<Device>> findByCertificate(String sha256Fingerprint) {
-    return delegate.findByCertificate(sha256Fingerprint);
+  private void ask(
+      Object key, Entry entry, Supplier<CompletionStage<Optional<Device>>> query, int reasked) {
+    long forgetsBefore = forgets.get();
+    query
+        .get()
+        .whenComplete(
+            (device, error) -> {
+              if (error != null) {
+                entries.remove(key, entry);
+                entry.result.completeExceptionally(error);
+                return;
+              }
+              if (forgets.get() != forgetsBefore) {
+                // A credential changed while this ran: the answer may predate the change.
+                if (reasked < MAX_REASKS) {
+                  ask(key, entry, query, reasked + 1);
+                  return;
+                }
+                entries.remove(key, entry);
+              }
+              entry.expiresAtNanos =
+                  nanoClock.getAsLong() + (device.isPresent() ? ttlNanos : negativeTtlNanos);
+              entry.result.complete(device);
+            });
   }
 
   @Override
   public CompletionStage<Optional<Device>> findById(DeviceId id) {
     return delegate.findById(id);
+  }
+
+  @Override
+  public CompletionStage<Optional<StoredCredentials>> findCredentials(DeviceId device) {
+    return credentials.findCredentials(device);
   }
 
   @Override
@@ -125,20 +173,49 @@ public final class CachingDeviceRegistry implements DeviceRegistry {
             });
   }
 
+  @Override
+  public CompletionStage<Device> createWithCredentials(
+      String name, String type, DeviceCredentials deviceCredentials) {
+    return credentials
+        .createWithCredentials(name, type, deviceCredentials)
+        .thenApply(
+            device -> {
+              // The new credential may be cached as unknown here.
+              forget(device.id());
+              remember(device);
+              return device;
+            });
+  }
+
+  @Override
+  public CompletionStage<Optional<StoredCredentials>> replaceCredentials(
+      DeviceId device, DeviceCredentials deviceCredentials) {
+    return credentials
+        .replaceCredentials(device, deviceCredentials)
+        .thenApply(
+            replaced -> {
+              forget(device);
+              return replaced;
+            });
+  }
+
   /**
-   * Caches {@code devices} as found, each for {@code ttl} from now, up to {@code maxSize} entries
-   * (a start-up fill: the first devices to connect then cost no read).
+   * Caches {@code devices} as found under their access tokens, each for {@code ttl} from now, up to
+   * {@code maxSize} entries (a start-up fill: the first devices to connect then cost no read).
+   * Devices without a token are skipped: a basic login needs its password to be cached.
    *
    * @return the devices cached
    */
   public int preload(Iterable<Device> devices) {
     int cached = 0;
     for (Device device : devices) {
-      if (byToken.size() >= maxSize) {
+      if (entries.size() >= maxSize) {
         break;
       }
-      remember(device);
-      cached++;
+      if (device.accessToken() != null) {
+        remember(device);
+        cached++;
+      }
     }
     return cached;
   }
@@ -154,37 +231,46 @@ public final class CachingDeviceRegistry implements DeviceRegistry {
         .delete(id)
         .thenApply(
             deleted -> {
-              invalidateDevice(id);
+              forget(id);
               return deleted;
             });
   }
 
+  /**
+   * Forgets every cached lookup of {@code device} and every cached unknown credential, and makes
+   * lookups still running ask again: the device's credential changed or it was deleted, here or on
+   * another node. Cheap (one pass over the cache); any thread.
+   */
+  public void forget(DeviceId device) {
+    forgets.incrementAndGet();
+    entries.values().removeIf(entry -> entry.isDeviceOrUnknown(device));
+  }
+
   /** Caches {@code device} as found under its token, replacing whatever was cached. */
   private void remember(Device device) {
+    String token = device.accessToken();
+    if (token == null) {
+      return;
+    }
     Entry entry = new Entry();
     entry.expiresAtNanos = nanoClock.getAsLong() + ttlNanos;
     entry.result.complete(Optional.of(device));
     evictIfFull(nanoClock.getAsLong());
-    byToken.put(device.accessToken(), entry);
-  }
-
-  /** Forgets every token cached for the device. */
-  private void invalidateDevice(DeviceId id) {
-    byToken.values().removeIf(entry -> entry.isDevice(id));
+    entries.put(new TokenKey(token), entry);
   }
 
   /** The cache counters. */
   public Stats stats() {
-    return new Stats(hits.sum(), misses.sum(), byToken.size());
+    return new Stats(hits.sum(), misses.sum(), entries.size());
   }
 
   private void evictIfFull(long now) {
-    if (byToken.size() <= maxSize) {
+    if (entries.size() <= maxSize) {
       return;
     }
-    byToken.values().removeIf(entry -> entry.isExpired(now));
-    Iterator<Entry> it = byToken.values().iterator();
-    while (byToken.size() > maxSize && it.hasNext()) {
+    entries.values().removeIf(entry -> entry.isExpired(now));
+    Iterator<Entry> it = entries.values().iterator();
+    while (entries.size() > maxSize && it.hasNext()) {
       it.next();
       it.remove();
     }
@@ -203,12 +289,12 @@ public final class CachingDeviceRegistry implements DeviceRegistry {
       return result.isDone() && now - expiresAtNanos >= 0;
     }
 
-    boolean isDevice(DeviceId id) {
+    boolean isDeviceOrUnknown(DeviceId id) {
       if (!result.isDone() || result.isCompletedExceptionally()) {
         return false;
       }
-      Optional<Device> device = result.getNow(Optional.empty());
-      return device.isPresent() && device.get().id().equals(id);
+      @Nullable Device device = result.getNow(Optional.empty()).orElse(null);
+      return device == null || device.id().equals(id);
     }
   }
 }

@@ -56,5 +56,20 @@ final class Migrations {
                   // its latest value is the first row (ts_kv clusters ts DESC).
                   "CREATE TABLE IF NOT EXISTS %1$s.ts_kv_keys ( device_id uuid, key text, part"
                       + " bigint, PRIMARY KEY (device_id, key, part)) WITH CLUSTERING ORDER BY (key"
-                      + " ASC, part DESC)")));
+                      + " ASC, part DESC)")),
+          new Migration(
+              3,
+              "device credentials: MQTT basic and X.509 columns, device_by_credentials",
+              List.of(
+                  // A device's one credential lives in its row: the type (null in rows written
+                  // before this version: ACCESS_TOKEN), the key it is indexed under (MQTT_BASIC
+                  // and X.509), and its parts. ADD IF NOT EXISTS (Cassandra 4.1+) keeps the
+                  // statement idempotent, as a migration interrupted half-way runs again.
+                  "ALTER TABLE %1$s.devices ADD IF NOT EXISTS (credentials_type text,"
+                      + " credentials_key text, mqtt_client_id text, mqtt_user_name text,"
+                      + " mqtt_password_hash text, certificate_pem text)",
+                  // MQTT_BASIC and X.509 credentials by key (device_by_token keeps the tokens):
+                  // one row per credential, reserved with IF NOT EXISTS like names and tokens.
+                  "CREATE TABLE IF NOT EXISTS %1$s.device_by_credentials ("
+                      + " credentials_key text PRIMARY KEY, device_id uuid)")));
 }

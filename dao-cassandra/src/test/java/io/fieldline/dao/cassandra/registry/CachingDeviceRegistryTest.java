@@ -3,13 +3,18 @@ package io.fieldline.dao.cassandra.registry;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fieldline.common.Device;
+import io.fieldline.common.DeviceCredentials;
+import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.MqttBasicLogin;
+import io.fieldline.common.StoredCredentials;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -19,56 +24,107 @@ import org.junit.jupiter.api.Test;
 
 class CachingDeviceRegistryTest {
 
-  /** An in-memory registry whose token lookups stay pending until the test completes them. */
-  private static final class FakeRegistry implements DeviceRegistry {
+  /**
+   * An in-memory registry whose lookups stay pending until the test completes them ({@code
+   * manual}). Basic logins match a client id, a user name and a password in clear.
+   */
+  private static final class FakeRegistry implements DeviceRegistry, DeviceCredentialsStore {
     final Map<String, Device> byToken = new ConcurrentHashMap<>();
+    final Map<String, Device> byCertificate = new ConcurrentHashMap<>();
+    final Map<DeviceId, DeviceCredentials.MqttBasic> basic = new ConcurrentHashMap<>();
+    final Map<DeviceId, Device> byId = new ConcurrentHashMap<>();
     final List<CompletableFuture<Optional<Device>>> pending = new ArrayList<>();
     final List<String> lookups = new ArrayList<>();
     boolean manual;
 
-    @Override
-    public CompletionStage<Optional<Device>> findByToken(String token) {
-      lookups.add(token);
+    private CompletionStage<Optional<Device>> answer(String lookup, Optional<Device> found) {
+      lookups.add(lookup);
       CompletableFuture<Optional<Device>> result = new CompletableFuture<>();
       if (manual) {
         pending.add(result);
       } else {
-        result.complete(Optional.ofNullable(byToken.get(token)));
+        result.complete(found);
       }
       return result;
     }
 
     @Override
+    public CompletionStage<Optional<Device>> findByToken(String token) {
+      return answer(token, Optional.ofNullable(byToken.get(token)));
+    }
+
+    @Override
     public CompletionStage<Optional<Device>> findByBasicCredentials(MqttBasicLogin login) {
-      return CompletableFuture.completedFuture(Optional.empty());
+      String password =
+          login.password() == null ? null : new String(login.password(), StandardCharsets.UTF_8);
+      Optional<Device> found =
+          basic.entrySet().stream()
+              .filter(
+                  e ->
+                      Objects.equals(e.getValue().clientId(), login.clientId())
+                          && Objects.equals(e.getValue().userName(), login.userName())
+                          && Objects.equals(e.getValue().password(), password))
+              .map(e -> byId.get(e.getKey()))
+              .findFirst();
+      return answer("basic:" + login.clientId() + "/" + login.userName(), found);
     }
 
     @Override
     public CompletionStage<Optional<Device>> findByCertificate(String sha256Fingerprint) {
-      return CompletableFuture.completedFuture(Optional.empty());
+      return answer(
+          "x509:" + sha256Fingerprint, Optional.ofNullable(byCertificate.get(sha256Fingerprint)));
     }
 
     @Override
     public CompletionStage<Optional<Device>> findById(DeviceId id) {
-      return CompletableFuture.completedFuture(
-          byToken.values().stream().filter(d -> d.id().equals(id)).findFirst());
+      return CompletableFuture.completedFuture(Optional.ofNullable(byId.get(id)));
     }
 
     @Override
     public CompletionStage<Device> create(String name, String type, Optional<String> token) {
       Device device = new Device(DeviceId.random(), name, type, token.orElse("gen"), 1L);
-      byToken.put(device.accessToken(), device);
+      byToken.put(Objects.requireNonNull(device.accessToken()), device);
+      byId.put(device.id(), device);
       return CompletableFuture.completedFuture(device);
     }
 
     @Override
+    public CompletionStage<Device> createWithCredentials(
+        String name, String type, DeviceCredentials credentials) {
+      Device device = new Device(DeviceId.random(), name, type, null, 1L);
+      byId.put(device.id(), device);
+      basic.put(device.id(), (DeviceCredentials.MqttBasic) credentials);
+      return CompletableFuture.completedFuture(device);
+    }
+
+    @Override
+    public CompletionStage<Optional<StoredCredentials>> findCredentials(DeviceId device) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public CompletionStage<Optional<StoredCredentials>> replaceCredentials(
+        DeviceId id, DeviceCredentials credentials) {
+      Device old = byId.get(id);
+      byToken.values().removeIf(d -> d.id().equals(id));
+      byCertificate.values().removeIf(d -> d.id().equals(id));
+      basic.remove(id);
+      if (credentials instanceof DeviceCredentials.MqttBasic login) {
+        basic.put(id, login);
+      }
+      return CompletableFuture.completedFuture(
+          Optional.of(new StoredCredentials(id, old.createdTime(), credentials, "id")));
+    }
+
+    @Override
     public CompletionStage<List<Device>> list(int pageSize, Optional<String> afterName) {
-      return CompletableFuture.completedFuture(List.copyOf(byToken.values()));
+      return CompletableFuture.completedFuture(List.copyOf(byId.values()));
     }
 
     @Override
     public CompletionStage<Boolean> delete(DeviceId id) {
-      return CompletableFuture.completedFuture(byToken.values().removeIf(d -> d.id().equals(id)));
+      byToken.values().removeIf(d -> d.id().equals(id));
+      return CompletableFuture.completedFuture(byId.remove(id) != null);
     }
   }
 
@@ -206,5 +262,137 @@ class CachingDeviceRegistryTest {
     }
 
     assertThat(cache.stats().size()).isLessThanOrEqualTo(3);
+  }
+
+  private static MqttBasicLogin login(String clientId, String userName, String password) {
+    return new MqttBasicLogin(clientId, userName, password.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private Optional<Device> find(MqttBasicLogin login) {
+    return cache.findByBasicCredentials(login).toCompletableFuture().join();
+  }
+
+  private Device basicDevice(String clientId, String userName, String password) {
+    return backend
+        .createWithCredentials(
+            "b-" + clientId, "t", new DeviceCredentials.MqttBasic(clientId, userName, password))
+        .toCompletableFuture()
+        .join();
+  }
+
+  @Test
+  void should_check_a_basic_password_once_when_the_same_login_connects_again() {
+    Device device = basicDevice("c", "u", "right");
+
+    for (int i = 0; i < 3; i++) {
+      assertThat(find(login("c", "u", "right"))).contains(device);
+    }
+
+    assertThat(backend.lookups).containsExactly("basic:c/u");
+  }
+
+  @Test
+  void should_never_answer_a_wrong_password_with_a_cached_success() {
+    Device device = basicDevice("c", "u", "right");
+    assertThat(find(login("c", "u", "right"))).contains(device);
+
+    assertThat(find(login("c", "u", "wrong"))).isEmpty();
+    assertThat(find(login("c", "u", "wrong"))).as("the cached failure").isEmpty();
+    assertThat(find(new MqttBasicLogin("c", "u", null))).as("no password at all").isEmpty();
+
+    assertThat(backend.lookups).containsExactly("basic:c/u", "basic:c/u", "basic:c/u");
+    assertThat(find(login("c", "u", "right"))).contains(device);
+  }
+
+  @Test
+  void should_check_a_wrong_password_again_when_the_negative_ttl_expired() {
+    basicDevice("c", "u", "right");
+    find(login("c", "u", "wrong"));
+
+    now.addAndGet(10);
+    find(login("c", "u", "wrong"));
+
+    assertThat(backend.lookups).containsExactly("basic:c/u", "basic:c/u");
+  }
+
+  @Test
+  void should_not_keep_the_password_when_a_login_is_cached() {
+    basicDevice("c", "u", "s3cret-password");
+    find(login("c", "u", "s3cret-password"));
+
+    assertThat(new LoginKeys().of(login("c", "u", "s3cret-password")).toString())
+        .doesNotContain("s3cret-password");
+    assertThat(new LoginKeys().of(login("c", "u", "p")))
+        .as("a key drawn per cache: its MACs are its own")
+        .isNotEqualTo(new LoginKeys().of(login("c", "u", "p")));
+  }
+
+  @Test
+  void should_refuse_the_old_password_when_the_credential_was_replaced_on_this_node() {
+    Device device = basicDevice("c", "u", "old");
+    assertThat(find(login("c", "u", "old"))).contains(device);
+
+    cache
+        .replaceCredentials(device.id(), new DeviceCredentials.MqttBasic("c", "u", "new"))
+        .toCompletableFuture()
+        .join();
+
+    assertThat(find(login("c", "u", "old"))).isEmpty();
+    assertThat(find(login("c", "u", "new"))).contains(device);
+  }
+
+  @Test
+  void should_forget_every_lookup_of_the_device_when_another_node_revokes_it() {
+    Device device = backend.create("d", "t", Optional.of("tok")).toCompletableFuture().join();
+    backend.byCertificate.put("ab12", device);
+    find("tok");
+    cache.findByCertificate("ab12").toCompletableFuture().join();
+    Device other = backend.create("o", "t", Optional.of("other")).toCompletableFuture().join();
+    find("other");
+    // The change itself happened elsewhere: only the revocation reaches this node.
+    backend.byToken.remove("tok");
+    backend.byCertificate.remove("ab12");
+
+    cache.forget(device.id());
+
+    assertThat(find("tok")).isEmpty();
+    assertThat(cache.findByCertificate("ab12").toCompletableFuture().join()).isEmpty();
+    assertThat(find("other")).as("other devices stay cached").contains(other);
+    assertThat(backend.lookups).containsExactly("tok", "x509:ab12", "other", "tok", "x509:ab12");
+  }
+
+  @Test
+  void should_forget_cached_unknowns_when_a_device_is_revoked() {
+    assertThat(find("future-token")).isEmpty();
+    Device device =
+        backend.create("d", "t", Optional.of("future-token")).toCompletableFuture().join();
+
+    cache.forget(device.id());
+
+    assertThat(find("future-token")).contains(device);
+  }
+
+  @Test
+  void should_ask_again_when_the_credential_changed_while_the_lookup_ran() {
+    Device device = backend.create("d", "t", Optional.of("tok")).toCompletableFuture().join();
+    backend.manual = true;
+    CompletableFuture<Optional<Device>> lookup = cache.findByToken("tok").toCompletableFuture();
+
+    cache.forget(device.id());
+    backend.pending.get(0).complete(Optional.of(device)); // read before the change
+
+    assertThat(lookup).as("not answered with what was read before the change").isNotDone();
+    backend.pending.get(1).complete(Optional.empty());
+    assertThat(lookup).isCompletedWithValue(Optional.empty());
+    assertThat(backend.lookups).containsExactly("tok", "tok");
+  }
+
+  @Test
+  void should_preload_only_devices_that_have_an_access_token() {
+    Device token = backend.create("a", "t", Optional.of("tok-a")).toCompletableFuture().join();
+    Device basic = basicDevice("c", "u", "p");
+
+    assertThat(cache.preload(List.of(token, basic))).isEqualTo(1);
+    assertThat(cache.stats().size()).isEqualTo(1);
   }
 }

@@ -4,18 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceConflictException;
+import io.fieldline.common.DeviceCredentials;
+import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.MqttBasicLogin;
+import io.fieldline.common.StoredCredentials;
 import io.fieldline.dao.cassandra.CassandraTestBase;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,14 +27,25 @@ class CassandraDeviceRegistryIT extends CassandraTestBase {
 
   private CassandraDeviceRegistry registry;
 
+  @Override
+  protected String extraConfig() {
+    // bcrypt's lowest cost: the tests check behaviour, not cost.
+    return "fieldline.cassandra.password-hashing.cost = 4";
+  }
+
   @BeforeAll
   void createRegistry() {
     registry = new CassandraDeviceRegistry(session, config);
   }
 
+  @AfterAll
+  void closeRegistry() {
+    registry.close();
+  }
+
   @BeforeEach
   void cleanTables() {
-    truncate("devices", "device_by_token", "device_by_name");
+    truncate("devices", "device_by_token", "device_by_name", "device_by_credentials");
   }
 
   private Device create(String name, Optional<String> token) {
@@ -166,11 +180,11 @@ class CassandraDeviceRegistryIT extends CassandraTestBase {
   }
 
   /** Counts the lookups that reach the real registry. */
-  private static final class CountingRegistry implements DeviceRegistry {
-    final DeviceRegistry delegate;
+  private static final class CountingRegistry implements DeviceRegistry, DeviceCredentialsStore {
+    final CassandraDeviceRegistry delegate;
     final AtomicInteger lookups = new AtomicInteger();
 
-    CountingRegistry(DeviceRegistry delegate) {
+    CountingRegistry(CassandraDeviceRegistry delegate) {
       this.delegate = delegate;
     }
 
@@ -182,12 +196,31 @@ class CassandraDeviceRegistryIT extends CassandraTestBase {
 
     @Override
     public CompletionStage<Optional<Device>> findByBasicCredentials(MqttBasicLogin login) {
-      return CompletableFuture.completedFuture(Optional.empty());
+      lookups.incrementAndGet();
+      return delegate.findByBasicCredentials(login);
     }
 
     @Override
     public CompletionStage<Optional<Device>> findByCertificate(String sha256Fingerprint) {
-      return CompletableFuture.completedFuture(Optional.empty());
+      lookups.incrementAndGet();
+      return delegate.findByCertificate(sha256Fingerprint);
+    }
+
+    @Override
+    public CompletionStage<Optional<StoredCredentials>> findCredentials(DeviceId device) {
+      return delegate.findCredentials(device);
+    }
+
+    @Override
+    public CompletionStage<Optional<StoredCredentials>> replaceCredentials(
+        DeviceId device, DeviceCredentials credentials) {
+      return delegate.replaceCredentials(device, credentials);
+    }
+
+    @Override
+    public CompletionStage<Device> createWithCredentials(
+        String name, String type, DeviceCredentials credentials) {
+      return delegate.createWithCredentials(name, type, credentials);
     }
 
     @Override

@@ -1,0 +1,122 @@
+package io.fieldline.dao.cassandra.registry;
+
+import io.fieldline.common.DeviceConflictException;
+import io.fieldline.common.DeviceCredentials;
+import io.fieldline.common.StoredCredentials;
+import io.fieldline.dao.cassandra.registry.DeviceTable.DeviceRow;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * How a credential is written: its columns (an MQTT_BASIC password hashed off the I/O threads), and
+ * the replacement of a device's credential by one of any type.
+ *
+ * <p>A replacement reads the row, reserves the new key in its index (unless it is the current one),
+ * swaps the row's credential columns with a lightweight transaction conditioned on the row as read,
+ * then releases the old key. A conflict at either step (the new key held by another device, the row
+ * changed or deleted meanwhile) releases what this replacement reserved and fails with {@link
+ * DeviceConflictException}; the device keeps its old credential. A crash between the steps leaves
+ * at most a claim in an index that no row holds: lookups ignore it, and only the device it names
+ * can take that key (by retrying), so a retried replacement finishes it.
+ *
+ * <p>Thread-safe; stages complete on driver I/O or bcrypt threads.
+ */
+final class CredentialWrites {
+
+  private final DeviceTable table;
+  private final CredentialIndex index;
+  private final PasswordHashing passwords;
+
+  CredentialWrites(DeviceTable table, CredentialIndex index, PasswordHashing passwords) {
+    this.table = table;
+    this.index = index;
+    this.passwords = passwords;
+  }
+
+  /**
+   * The columns {@code requested} is stored as. An MQTT_BASIC password is hashed; a null one keeps
+   * {@code current}'s hash when {@code current} is MQTT_BASIC with the same client id and user
+   * name, and means "no password" otherwise (an empty one always does).
+   */
+  CompletionStage<CredentialColumns> columns(
+      DeviceCredentials requested, @Nullable CredentialColumns current) {
+    if (requested instanceof DeviceCredentials.MqttBasic basic) {
+      return basicColumns(basic, current);
+    }
+    if (requested instanceof DeviceCredentials.X509Certificate certificate) {
+      return CompletableFuture.completedFuture(CredentialColumns.certificate(certificate));
+    }
+    return CompletableFuture.completedFuture(
+        CredentialColumns.token(((DeviceCredentials.AccessToken) requested).token()));
+  }
+
+  private CompletionStage<CredentialColumns> basicColumns(
+      DeviceCredentials.MqttBasic basic, @Nullable CredentialColumns current) {
+    if (basic.hasPassword()) {
+      return passwords
+          .hash(basic.password())
+          .thenApply(hash -> CredentialColumns.basic(basic.clientId(), basic.userName(), hash));
+    }
+    String kept =
+        basic.password() == null
+                && current != null
+                && current.isBasic(basic.clientId(), basic.userName())
+            ? current.passwordHash()
+            : null;
+    return CompletableFuture.completedFuture(
+        CredentialColumns.basic(basic.clientId(), basic.userName(), kept));
+  }
+
+  /** Replaces the device's credential; empty when there is no such device. */
+  CompletionStage<Optional<StoredCredentials>> replace(UUID id, DeviceCredentials requested) {
+    return table
+        .load(id)
+        .thenCompose(
+            found -> {
+              if (found.isEmpty()) {
+                return CompletableFuture.completedFuture(Optional.empty());
+              }
+              DeviceRow current = found.get();
+              return columns(requested, current.credentials())
+                  .thenCompose(next -> swap(current, next))
+                  .thenApply(Optional::of);
+            });
+  }
+
+  private CompletionStage<StoredCredentials> swap(DeviceRow current, CredentialColumns next) {
+    UUID id = current.device().id().value();
+    CredentialKey oldKey = current.credentials().key();
+    CredentialKey newKey = next.key();
+    boolean sameKey = oldKey.equals(newKey);
+    CompletionStage<UUID> reserved =
+        sameKey ? CompletableFuture.completedFuture(id) : index.reserve(newKey, id);
+    return reserved
+        .thenCompose(
+            owner -> {
+              if (!owner.equals(id)) {
+                throw new DeviceConflictException(DeviceCreation.taken(next.type()));
+              }
+              return table.replaceCredentials(current, next);
+            })
+        .thenCompose(
+            applied -> {
+              if (!applied) {
+                CompletionStage<Void> undone =
+                    sameKey ? CompletableFuture.completedFuture(null) : index.release(newKey, id);
+                return undone.thenApply(
+                    released -> {
+                      throw new DeviceConflictException(
+                          "the credentials of device "
+                              + id
+                              + " changed meanwhile, or it was deleted; read them again");
+                    });
+              }
+              CompletionStage<Void> cleared =
+                  sameKey ? CompletableFuture.completedFuture(null) : index.release(oldKey, id);
+              return cleared.thenApply(done -> next.view(current.device()));
+            });
+  }
+}

@@ -1,0 +1,187 @@
+package io.fieldline.dao.cassandra.registry;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.cql.BoundStatement;
+import com.datastax.oss.driver.api.core.cql.BoundStatementBuilder;
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.cql.Row;
+import io.fieldline.common.CredentialsType;
+import io.fieldline.common.Device;
+import io.fieldline.common.DeviceId;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The {@code devices} table: one row per device with its one credential ({@link
+ * CredentialColumns}). Rows are read and written whole, by column name. A row without a name (what
+ * a write racing a delete could leave) is no device.
+ *
+ * <p>A credential is replaced by a lightweight transaction conditioned on the row as it was read
+ * (name, token, key and password hash), so a replacement never resurrects a deleted device and two
+ * concurrent replacements cannot both win. Thread-safe; stages complete on driver I/O threads.
+ */
+final class DeviceTable {
+
+  /** A row: the device and its credential. */
+  record DeviceRow(Device device, CredentialColumns credentials) {}
+
+  private static final String COLUMNS =
+      "id, name, type, created_time, credentials_type, access_token, credentials_key,"
+          + " mqtt_client_id, mqtt_user_name, mqtt_password_hash, certificate_pem";
+  private static final String MARKERS =
+      ":id, :name, :type, :created_time, :credentials_type, :access_token, :credentials_key,"
+          + " :mqtt_client_id, :mqtt_user_name, :mqtt_password_hash, :certificate_pem";
+
+  private final CqlSession session;
+  private final PreparedStatement selectById;
+  private final PreparedStatement scanAll;
+  private final PreparedStatement insert;
+  private final PreparedStatement insertIfAbsent;
+  private final PreparedStatement replaceCredentials;
+  private final PreparedStatement delete;
+
+  /** Prepares the statements; blocks. */
+  DeviceTable(CqlSession session, String keyspace) {
+    this.session = session;
+    selectById =
+        session.prepare("SELECT " + COLUMNS + " FROM " + keyspace + ".devices WHERE id = ?");
+    scanAll = session.prepare("SELECT " + COLUMNS + " FROM " + keyspace + ".devices");
+    String insertText =
+        "INSERT INTO " + keyspace + ".devices (" + COLUMNS + ") VALUES (" + MARKERS + ")";
+    insert = session.prepare(insertText);
+    insertIfAbsent = session.prepare(insertText + " IF NOT EXISTS");
+    // Conditions compare with the row as read; "= null" holds for a null (or absent) cell.
+    replaceCredentials =
+        session.prepare(
+            "UPDATE "
+                + keyspace
+                + ".devices SET credentials_type = :credentials_type,"
+                + " access_token = :access_token, credentials_key = :credentials_key,"
+                + " mqtt_client_id = :mqtt_client_id, mqtt_user_name = :mqtt_user_name,"
+                + " mqtt_password_hash = :mqtt_password_hash, certificate_pem = :certificate_pem"
+                + " WHERE id = :id IF name = :was_name AND access_token = :was_access_token"
+                + " AND credentials_key = :was_credentials_key"
+                + " AND mqtt_password_hash = :was_mqtt_password_hash");
+    delete = session.prepare("DELETE FROM " + keyspace + ".devices WHERE id = ?");
+  }
+
+  CompletionStage<Optional<DeviceRow>> load(UUID id) {
+    return session
+        .executeAsync(selectById.bind(id).setIdempotent(true))
+        .thenApply(rs -> Optional.ofNullable(rs.one()).flatMap(DeviceTable::row));
+  }
+
+  /** Every device, at most {@code limit}, in no particular order. Blocks (start-up only). */
+  List<DeviceRow> scan(int limit) {
+    List<DeviceRow> rows = new ArrayList<>();
+    for (Row row : session.execute(scanAll.bind().setPageSize(5_000))) {
+      if (rows.size() >= limit) {
+        break;
+      }
+      row(row).ifPresent(rows::add);
+    }
+    return rows;
+  }
+
+  /** Writes a new device's row (idempotent: the same values every time). */
+  CompletionStage<DeviceRow> insert(DeviceRow row) {
+    return session
+        .executeAsync(bindRow(insert, row).setIdempotence(true).build())
+        .thenApply(rs -> row);
+  }
+
+  /**
+   * Writes the row unless one exists.
+   *
+   * @return empty if written, else the existing row
+   */
+  CompletionStage<Optional<DeviceRow>> insertIfAbsent(DeviceRow row) {
+    return session
+        .executeAsync(bindRow(insertIfAbsent, row).build())
+        // A refused IF NOT EXISTS returns [applied] first, then the existing row's columns.
+        .thenApply(
+            rs -> rs.wasApplied() ? Optional.empty() : row(Objects.requireNonNull(rs.one())));
+  }
+
+  /**
+   * Gives the device {@code next} if its row is still {@code current}.
+   *
+   * @return whether it was applied (false: the device was deleted or its credential changed since
+   *     it was read)
+   */
+  CompletionStage<Boolean> replaceCredentials(DeviceRow current, CredentialColumns next) {
+    CredentialColumns was = current.credentials();
+    BoundStatement statement =
+        bindCredentials(replaceCredentials.boundStatementBuilder(), next)
+            .setUuid("id", current.device().id().value())
+            .setString("was_name", current.device().name())
+            .setString("was_access_token", was.accessToken())
+            .setString("was_credentials_key", was.credentialsKey())
+            .setString("was_mqtt_password_hash", was.passwordHash())
+            .build();
+    return session.executeAsync(statement).thenApply(rs -> rs.wasApplied());
+  }
+
+  /** The statement deleting the device's row (for the delete batch). */
+  BoundStatement delete(UUID id) {
+    return delete.bind(id);
+  }
+
+  private static BoundStatementBuilder bindRow(PreparedStatement statement, DeviceRow row) {
+    Device device = row.device();
+    return bindCredentials(statement.boundStatementBuilder(), row.credentials())
+        .setUuid("id", device.id().value())
+        .setString("name", device.name())
+        .setString("type", device.type())
+        .setLong("created_time", device.createdTime());
+  }
+
+  // Every credential column is bound, nulls included: a replacement clears the other types'.
+  private static BoundStatementBuilder bindCredentials(
+      BoundStatementBuilder builder, CredentialColumns credentials) {
+    return builder
+        .setString("credentials_type", credentials.type().name())
+        .setString("access_token", credentials.accessToken())
+        .setString("credentials_key", credentials.credentialsKey())
+        .setString("mqtt_client_id", credentials.clientId())
+        .setString("mqtt_user_name", credentials.userName())
+        .setString("mqtt_password_hash", credentials.passwordHash())
+        .setString("certificate_pem", credentials.certificatePem());
+  }
+
+  private static Optional<DeviceRow> row(Row row) {
+    String name = row.getString("name");
+    String type = row.getString("type");
+    UUID id = row.getUuid("id");
+    if (name == null || type == null || id == null) {
+      return Optional.empty();
+    }
+    String typeName = row.getString("credentials_type");
+    // Rows written before schema version 3 have no type: they are access tokens.
+    CredentialsType credentialsType =
+        typeName == null ? CredentialsType.ACCESS_TOKEN : CredentialsType.valueOf(typeName);
+    String token = row.getString("access_token");
+    CredentialColumns credentials;
+    try {
+      credentials =
+          new CredentialColumns(
+              credentialsType,
+              token,
+              row.getString("credentials_key"),
+              row.getString("mqtt_client_id"),
+              row.getString("mqtt_user_name"),
+              row.getString("mqtt_password_hash"),
+              row.getString("certificate_pem"));
+    } catch (IllegalArgumentException incomplete) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        new DeviceRow(
+            new Device(new DeviceId(id), name, type, token, row.getLong("created_time")),
+            credentials));
+  }
+}

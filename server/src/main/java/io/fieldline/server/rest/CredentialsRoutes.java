@@ -1,0 +1,116 @@
+package io.fieldline.server.rest;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.fieldline.common.CredentialsRevocation;
+import io.fieldline.common.DeviceCredentials;
+import io.fieldline.common.DeviceCredentialsStore;
+import io.fieldline.common.DeviceId;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.PathMatchers;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
+
+/**
+ * Device credentials, ThingsBoard-shaped ({@link CredentialsJson}): {@code GET
+ * /api/device/{id}/credentials}, {@code POST /api/device/credentials} (replace a device's
+ * credential by one of any type) and {@code POST /api/device-with-credentials} (create a device
+ * with one).
+ *
+ * <p>A replacement answers only once it is stored and revoked ({@link CredentialsRevocation}):
+ * every node that could be told has forgotten the old credential and closed the device's session.
+ */
+final class CredentialsRoutes extends AllDirectives {
+
+  private final DeviceCredentialsStore store;
+  private final CredentialsRevocation revocation;
+
+  CredentialsRoutes(DeviceCredentialsStore store, CredentialsRevocation revocation) {
+    this.store = store;
+    this.revocation = revocation;
+  }
+
+  /** Routes under {@code /api}. */
+  Route routes() {
+    return concat(
+        path(
+            PathMatchers.segment("device").slash(PathMatchers.uuidSegment()).slash("credentials"),
+            uuid -> get(() -> reply(() -> find(new DeviceId(uuid))))),
+        path(
+            PathMatchers.segment("device").slash("credentials"),
+            () ->
+                post(
+                    () ->
+                        entity(Unmarshaller.entityToString(), body -> reply(() -> replace(body))))),
+        path(
+            PathMatchers.segment("device-with-credentials"),
+            () ->
+                post(
+                    () ->
+                        entity(
+                            Unmarshaller.entityToString(),
+                            body -> reply(() -> createWith(body))))));
+  }
+
+  private CompletionStage<HttpResponse> find(DeviceId id) {
+    return store
+        .findCredentials(id)
+        .thenApply(
+            found ->
+                found
+                    .map(stored -> HttpJson.ok(CredentialsJson.view(stored)))
+                    .orElseGet(() -> HttpJson.notFound("device")));
+  }
+
+  private CompletionStage<HttpResponse> replace(String body) {
+    JsonNode json = HttpJson.parseObject(body);
+    DeviceId id = CredentialsJson.deviceId(json);
+    DeviceCredentials credentials = CredentialsJson.credentials(json);
+    return store
+        .replaceCredentials(id, credentials)
+        .thenCompose(
+            replaced -> {
+              if (replaced.isEmpty()) {
+                return CompletableFuture.completedFuture(HttpJson.notFound("device"));
+              }
+              return revocation
+                  .revoke(id)
+                  .thenApply(revoked -> HttpJson.ok(CredentialsJson.view(replaced.get())));
+            });
+  }
+
+  // {"device":{"name":..,"type":..},"credentials":{"credentialsType":..,...}}: ThingsBoard's
+  // SaveDeviceWithCredentialsRequest.
+  private CompletionStage<HttpResponse> createWith(String body) {
+    JsonNode json = HttpJson.parseObject(body);
+    JsonNode device = json.path("device");
+    if (!device.isObject() || !json.path("credentials").isObject()) {
+      throw new IllegalArgumentException("request body needs a device and a credentials object");
+    }
+    String name = RequestParams.name("device name", device.path("name").asText("").trim());
+    String type = device.path("type").asText("default");
+    type = type.isBlank() ? "default" : RequestParams.name("type", type);
+    DeviceCredentials credentials = CredentialsJson.credentials(json.path("credentials"));
+    return store
+        .createWithCredentials(name, type, credentials)
+        // Other nodes may hold the new credential as a cached unknown: make it usable everywhere.
+        .thenCompose(
+            created ->
+                revocation
+                    .revoke(created.id())
+                    .thenApply(revoked -> HttpJson.ok(JsonViews.device(created))));
+  }
+
+  private Route reply(Supplier<CompletionStage<HttpResponse>> response) {
+    CompletionStage<HttpResponse> stage;
+    try {
+      stage = response.get();
+    } catch (RuntimeException e) {
+      stage = CompletableFuture.failedFuture(e);
+    }
+    return completeWithFuture(stage.exceptionally(HttpJson::failure));
+  }
+}
