@@ -26,7 +26,10 @@ final class TestPki {
     }
   }
 
-  /** A self-signed device (client) certificate, as devices register them with ThingsBoard. */
+  /**
+   * A device (client) certificate issued by a fleet's own CA, which the server does not know: the
+   * device's exact certificate is its credential, as with ThingsBoard.
+   */
   static X509Bundle device(String subject) {
     try {
       return new CertificateBuilder()
@@ -34,7 +37,7 @@ final class TestPki {
           .setKeyUsage(true, CertificateBuilder.KeyUsage.digitalSignature)
           .addExtendedKeyUsageClientAuth()
           .ecp256()
-          .buildSelfSigned();
+          .buildIssuedBy(ca("CN=Fleet CA for " + subject));
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
