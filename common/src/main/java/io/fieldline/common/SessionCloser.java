@@ -14,4 +14,15 @@ public interface SessionCloser {
    * @return whether a session was open (and is now closing)
    */
   boolean closeSession(DeviceId device);
+
+  /**
+   * Closes this node's open session of {@code device}, if there is one, because its credential was
+   * replaced or the device deleted: the client is told so where its protocol can say it (MQTT 5:
+   * DISCONNECT 0x87, not authorized) instead of being told another connection took over.
+   *
+   * @return whether a session was open (and is now closing)
+   */
+  default boolean revokeSession(DeviceId device) {
+    return closeSession(device);
+  }
 }

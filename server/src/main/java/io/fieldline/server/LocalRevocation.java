@@ -28,7 +28,7 @@ record LocalRevocation(CassandraStorage storage, SessionCloser sessions)
   @Override
   public CompletionStage<Void> revoke(DeviceId device) {
     storage.forgetDevice(device);
-    if (sessions.closeSession(device)) {
+    if (sessions.revokeSession(device)) {
       LOG.info(
           "[device|{}] credentials changed or device deleted: its session here is closed", device);
     }

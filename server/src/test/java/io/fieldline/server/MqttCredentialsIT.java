@@ -16,7 +16,9 @@ import com.hivemq.client.mqtt.mqtt5.Mqtt5AsyncClient;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5Client;
 import com.hivemq.client.mqtt.mqtt5.exceptions.Mqtt5ConnAckException;
+import com.hivemq.client.mqtt.mqtt5.exceptions.Mqtt5DisconnectException;
 import com.hivemq.client.mqtt.mqtt5.message.connect.connack.Mqtt5ConnAckReasonCode;
+import com.hivemq.client.mqtt.mqtt5.message.disconnect.Mqtt5DisconnectReasonCode;
 import io.fieldline.common.Device;
 import io.netty.pkitesting.X509Bundle;
 import java.net.http.HttpResponse;
@@ -25,7 +27,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -161,19 +163,29 @@ class MqttCredentialsIT extends ServerTestBase {
   @Test
   void should_close_a_connected_session_when_its_credential_is_replaced() {
     Device device = createDevice("rotated-device", "rotated-token");
-    AtomicBoolean disconnected = new AtomicBoolean();
+    AtomicReference<Throwable> disconnected = new AtomicReference<>();
     Mqtt5AsyncClient client =
         Mqtt5Client.builder()
             .identifier("rotated-device")
             .serverHost("127.0.0.1")
             .serverPort(mqttPort())
-            .addDisconnectedListener(context -> disconnected.set(true))
+            .addDisconnectedListener(context -> disconnected.set(context.getCause()))
             .buildAsync();
     client.connectWith().simpleAuth().username("rotated-token").applySimpleAuth().send().join();
 
     setCredentials(device, "ACCESS_TOKEN", null, null, "rotated-token-2");
 
-    await().atMost(Duration.ofSeconds(10)).untilTrue(disconnected);
+    // Told why: not authorized any more (not "taken over").
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(disconnected.get())
+                    .isInstanceOfSatisfying(
+                        Mqtt5DisconnectException.class,
+                        e ->
+                            assertThat(e.getMqttMessage().getReasonCode())
+                                .isEqualTo(Mqtt5DisconnectReasonCode.NOT_AUTHORIZED)));
     assertThatThrownBy(
             () ->
                 basicClient("rotated-device")

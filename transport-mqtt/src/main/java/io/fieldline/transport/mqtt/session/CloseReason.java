@@ -48,6 +48,8 @@ public enum CloseReason {
   WRITE_FAILED("write_failed", false, 0x89),
   /** A newer connection of the same device took over. */
   TAKEN_OVER("taken_over", false, 0x8E),
+  /** The device's credential was replaced or the device deleted (on any node): 0x87. */
+  CREDENTIALS_REVOKED("credentials_revoked", false, 0x87),
   /** The client sent DISCONNECT. */
   CLIENT_DISCONNECT("client_disconnect", false, Codes.NONE),
   /** The server is shutting down. */

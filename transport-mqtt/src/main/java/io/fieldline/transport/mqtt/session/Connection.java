@@ -342,4 +342,9 @@ public final class Connection implements SessionRegistry.Member {
   public void takeOver() {
     ctx.channel().eventLoop().execute(() -> close(CloseReason.TAKEN_OVER));
   }
+
+  @Override
+  public void revoke() {
+    ctx.channel().eventLoop().execute(() -> close(CloseReason.CREDENTIALS_REVOKED));
+  }
 }

@@ -32,6 +32,11 @@ public final class SessionRegistry implements SessionCloser {
   public interface Member {
     /** Close this connection because another one took over its device. Any thread. */
     void takeOver();
+
+    /** Close this connection because its credential was revoked. Any thread. */
+    default void revoke() {
+      takeOver();
+    }
   }
 
   /**
@@ -125,6 +130,22 @@ public final class SessionRegistry implements SessionCloser {
       return false;
     }
     connection.takeOver();
+    return true;
+  }
+
+  /**
+   * Closes this node's session of {@code device}, if any, because its credential was replaced or
+   * the device deleted. Any thread.
+   *
+   * @return whether a session was open (and is now closing)
+   */
+  @Override
+  public boolean revokeSession(DeviceId device) {
+    Member connection = active.get(device);
+    if (connection == null) {
+      return false;
+    }
+    connection.revoke();
     return true;
   }
 
