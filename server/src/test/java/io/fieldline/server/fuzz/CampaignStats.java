@@ -10,8 +10,8 @@ import java.util.stream.Collectors;
 /**
  * What a fuzz campaign sent and how the server ended each lane, counted by name: {@code
  * executions}, {@code lanes}, {@code packets} and {@code fuzzed} (also per version and listener, as
- * {@code fuzzed.5.tls}), {@code outcome.<outcome>} and {@code connack.<version>.<code>}.
- * Thread-safe.
+ * {@code fuzzed.5.tls}), {@code outcome.<outcome>}, {@code lane-ms.<outcome>} (time spent in lanes
+ * that ended so) and {@code connack.<version>.<code>}. Thread-safe.
  */
 final class CampaignStats {
 
@@ -33,7 +33,8 @@ final class CampaignStats {
     add("packets", lane.packets());
     add("fuzzed", lane.fuzzedPackets());
     add("fuzzed." + where, lane.fuzzedPackets());
-    add("outcome." + result.outcome().name().toLowerCase(), 1);
+    add("outcome." + result.outcome().name().toLowerCase(Locale.ROOT), 1);
+    add("lane-ms." + result.outcome().name().toLowerCase(Locale.ROOT), result.took().toMillis());
     if (result.connackCode() >= 0) {
       add(
           "connack." + lane.version().label() + ".0x" + Integer.toHexString(result.connackCode()),

@@ -3,7 +3,10 @@ package io.fieldline.server.fuzz;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Client packets of one protocol version built from fuzz data: every packet type a client sends
@@ -16,7 +19,7 @@ import java.util.List;
  */
 final class FuzzedPackets {
 
-  /** What the next packet is; three of the fifteen are PUBLISH, the first is the fallback. */
+  /** What a packet is. */
   private enum Kind {
     PUBLISH,
     PUBLISH_QOS1,
@@ -34,6 +37,13 @@ final class FuzzedPackets {
     SERVER_ONLY,
     RAW
   }
+
+  /**
+   * The choice of the next packet, weighted: most are packets a session goes on after, so that a
+   * lane reaches sequences (QoS 2 flows, subscriptions, publishes after publishes); one in six ends
+   * the connection by design. The first entry is the fallback once the fuzz data runs out.
+   */
+  private static final Kind[] KINDS = weighted();
 
   static final String TELEMETRY = "v1/devices/me/telemetry";
 
@@ -105,12 +115,12 @@ final class FuzzedPackets {
 
   /** The next packet, as the fuzz data chooses it. */
   byte[] next() {
-    Kind kind = data.pickValue(Kind.values());
-    // 0-27 as built, 28 reserved flag bits, 29 a length off by a few bytes, 30 a length over the
-    // maximum packet size, 31 a malformed remaining length.
-    int shape = data.consumeInt(0, 31);
+    Kind kind = data.pickValue(KINDS);
+    // 0-59 as built, 60 reserved flag bits, 61 a length off by a few bytes, 62 a length over the
+    // maximum packet size, 63 a malformed remaining length.
+    int shape = data.consumeInt(0, 63);
     byte[] packet = build(kind);
-    if (shape < 28 || kind == Kind.RAW) {
+    if (shape < 60 || kind == Kind.RAW) {
       if (kind == Kind.PINGREQ) {
         pingreqs++;
       }
@@ -119,12 +129,12 @@ final class FuzzedPackets {
     int bodyStart = bodyStart(packet);
     byte[] body = Arrays.copyOfRange(packet, bodyStart, packet.length);
     return switch (shape) {
-      case 28 -> MqttWriter.packet((packet[0] & 0xf0) | data.consumeInt(0, 15), body);
-      case 29 -> {
+      case 60 -> MqttWriter.packet((packet[0] & 0xf0) | data.consumeInt(0, 15), body);
+      case 61 -> {
         framed = false;
         yield MqttWriter.packet(packet[0], Math.max(0, body.length + data.consumeInt(-4, 4)), body);
       }
-      case 30 ->
+      case 62 ->
           MqttWriter.packet(
               packet[0], data.consumeInt(65_537, MqttWriter.MAX_REMAINING_LENGTH), body);
       default ->
@@ -321,6 +331,28 @@ final class FuzzedPackets {
               .getBytes(StandardCharsets.UTF_8);
       default -> data.pickValue(PAYLOADS).getBytes(StandardCharsets.UTF_8);
     };
+  }
+
+  private static Kind[] weighted() {
+    Map<Kind, Integer> weights = new EnumMap<>(Kind.class);
+    weights.put(Kind.PUBLISH, 6);
+    weights.put(Kind.PUBLISH_QOS1, 6);
+    weights.put(Kind.PINGREQ, 2);
+    weights.put(Kind.PUBLISH_QOS2, 3);
+    weights.put(Kind.PUBREL, 3);
+    weights.put(Kind.SUBSCRIBE, 3);
+    weights.put(Kind.UNSUBSCRIBE, 2);
+    weights.put(Kind.PUBACK, 1);
+    weights.put(Kind.PUBREC, 1);
+    weights.put(Kind.PUBCOMP, 1);
+    weights.put(Kind.CONNECT, 1);
+    weights.put(Kind.DISCONNECT, 1);
+    weights.put(Kind.AUTH, 1);
+    weights.put(Kind.SERVER_ONLY, 1);
+    weights.put(Kind.RAW, 2);
+    return weights.entrySet().stream()
+        .flatMap(e -> Collections.nCopies(e.getValue(), e.getKey()).stream())
+        .toArray(Kind[]::new);
   }
 
   /** Where the body starts: after the first byte and the remaining length's 1 to 4 bytes. */

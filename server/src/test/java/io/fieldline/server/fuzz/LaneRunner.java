@@ -24,10 +24,11 @@ import javax.net.ssl.SSLSocket;
 /**
  * Sends lanes to the live server over real sockets on 127.0.0.1, all lanes of one execution at
  * once, and reads every answer with a minimal framer (fixed header and remaining length) until the
- * lane is over: its PINGRESPs arrived, the server closed it, or — for a lane whose lengths do not
- * frame — the server stayed quiet for {@code quiet} after the last byte. A framed lane must be
- * answered or closed within {@code answerBound}; anything else is a finding. Thread-safe: one
- * reader and one writer thread per lane, from a pool the runner owns.
+ * lane is over: its PINGRESPs arrived, or the server closed it. A framed lane must be answered or
+ * closed within {@code answerBound}. A lane that does not frame may leave the server waiting for
+ * the rest of a packet: after {@code quiet} without an answer the lane shuts its output (FIN, or
+ * TLS close_notify) and the server must then close within {@code answerBound}. Anything else is a
+ * finding. Thread-safe: one reader and one writer thread per lane, from a pool the runner owns.
  */
 final class LaneRunner implements AutoCloseable {
 
@@ -37,9 +38,9 @@ final class LaneRunner implements AutoCloseable {
     ANSWERED,
     /** The server closed the connection (end of stream or reset). */
     CLOSED,
-    /** An unframed lane the server stopped answering: we closed it. */
-    QUIET,
-    /** A framed lane neither answered nor closed within the bound: a stuck connection. */
+    /** The server waited for more bytes; it closed once the lane shut its output. */
+    DRAINED,
+    /** Neither answered nor closed within the bound: a stuck connection. */
     SILENT,
     /** The server sent bytes that are not an MQTT packet a server may send. */
     BAD_ANSWER,
@@ -48,7 +49,7 @@ final class LaneRunner implements AutoCloseable {
   }
 
   /** A lane's end, with what is worth reporting about it. */
-  record Result(Lane lane, Outcome outcome, int connackCode, String detail) {}
+  record Result(Lane lane, Outcome outcome, int connackCode, Duration took, String detail) {}
 
   // MQTT 5 §2.1.2: the packet types a server sends (CONNACK, PUBLISH, the acks, SUBACK, UNSUBACK,
   // PINGRESP, DISCONNECT, AUTH); 3.1.1 uses a subset.
@@ -56,6 +57,7 @@ final class LaneRunner implements AutoCloseable {
   private static final int PINGRESP = 13;
   private static final int CONNACK = 2;
   private static final int LARGEST_ANSWER = 1 << 20;
+  private static final int POLL_MILLIS = 25;
 
   private final InetSocketAddress plain;
   private final InetSocketAddress tls;
@@ -102,17 +104,18 @@ final class LaneRunner implements AutoCloseable {
   }
 
   private Result runLane(Lane lane) throws InterruptedException {
+    long started = System.nanoTime();
     Socket tcp = new Socket();
     Socket socket;
     try {
       socket = open(tcp, lane.listener());
     } catch (IOException e) {
       close(tcp);
-      return new Result(lane, Outcome.UNREACHABLE, -1, e.toString());
+      return new Result(lane, Outcome.UNREACHABLE, -1, since(started), e.toString());
     }
     try (tcp;
         socket) {
-      Reader reader = new Reader(tcp, socket, lane);
+      Reader reader = new Reader(tcp, socket, lane, started);
       Future<Result> answer = pool.submit(reader);
       try {
         write(socket.getOutputStream(), lane);
@@ -121,16 +124,21 @@ final class LaneRunner implements AutoCloseable {
       }
       reader.written = System.nanoTime();
       try {
-        return answer.get(answerBound.toMillis() + quiet.toMillis() + 5_000, TimeUnit.MILLISECONDS);
+        return answer.get(answerBound.multipliedBy(3).toMillis(), TimeUnit.MILLISECONDS);
       } catch (ExecutionException e) {
         throw new IllegalStateException("lane reader failed", e.getCause());
       } catch (TimeoutException e) {
         answer.cancel(true);
-        return new Result(lane, Outcome.SILENT, reader.connack, "reader did not finish");
+        return new Result(
+            lane, Outcome.SILENT, reader.connack, since(started), "reader did not finish");
       }
     } catch (IOException closing) {
-      return new Result(lane, Outcome.CLOSED, -1, closing.toString());
+      return new Result(lane, Outcome.CLOSED, -1, since(started), closing.toString());
     }
+  }
+
+  private static Duration since(long started) {
+    return Duration.ofNanos(System.nanoTime() - started);
   }
 
   /**
@@ -185,52 +193,40 @@ final class LaneRunner implements AutoCloseable {
     private final Socket tcp;
     private final Socket socket;
     private final Lane lane;
-    private final long started = System.nanoTime();
+    private final long started;
     private volatile long written;
     private volatile int connack = -1;
+    private int pingresps;
+    private long lastHeard;
+    private long shut;
 
-    Reader(Socket tcp, Socket socket, Lane lane) {
+    Reader(Socket tcp, Socket socket, Lane lane, long started) {
       this.tcp = tcp;
       this.socket = socket;
       this.lane = lane;
+      this.started = started;
     }
 
     @Override
     public Result call() throws IOException {
-      socket.setSoTimeout((int) Math.max(1, quiet.toMillis() / 2));
+      socket.setSoTimeout(POLL_MILLIS);
       InputStream in = socket.getInputStream();
-      int pingresps = 0;
-      long lastHeard = System.nanoTime();
+      lastHeard = System.nanoTime();
       while (true) {
         int first;
         try {
           first = in.read();
         } catch (SocketTimeoutException idle) {
-          long now = System.nanoTime();
-          long doneWriting = written;
-          if (doneWriting != 0 && pingresps >= lane.pingresps()) {
-            return end(Outcome.ANSWERED, "");
-          }
-          if (doneWriting == 0) {
-            if (now - started > answerBound.toNanos() * 2) {
-              // The server stopped reading our bytes for good.
-              return end(lane.framed() ? Outcome.SILENT : Outcome.QUIET, "never read all bytes");
-            }
-            continue;
-          }
-          if (lane.framed()) {
-            if (now - doneWriting > answerBound.toNanos()) {
-              return end(Outcome.SILENT, pingresps + " of " + lane.pingresps() + " PINGRESPs");
-            }
-          } else if (now - Math.max(doneWriting, lastHeard) > quiet.toNanos()) {
-            return end(Outcome.QUIET, "");
+          Result over = idle(System.nanoTime());
+          if (over != null) {
+            return over;
           }
           continue;
         } catch (IOException reset) {
-          return end(Outcome.CLOSED, "");
+          return closed();
         }
         if (first < 0) {
-          return end(Outcome.CLOSED, "");
+          return closed();
         }
         lastHeard = System.nanoTime();
         int type = first >> 4;
@@ -243,7 +239,7 @@ final class LaneRunner implements AutoCloseable {
           // A close with a write still under way: the server ended the connection.
           return end(Outcome.CLOSED, "packet type " + type + " cut short by the close");
         } catch (IOException reset) {
-          return end(Outcome.CLOSED, "");
+          return closed();
         }
         if (body == null || (SERVER_TYPES & (1 << type)) == 0) {
           return end(Outcome.BAD_ANSWER, "first byte 0x" + Integer.toHexString(first));
@@ -255,6 +251,48 @@ final class LaneRunner implements AutoCloseable {
           return end(Outcome.ANSWERED, "");
         }
       }
+    }
+
+    /** Nothing to read for a moment: the lane's end, or null to read on. */
+    private Result idle(long now) {
+      long doneWriting = written;
+      if (doneWriting == 0) {
+        // Still writing: the server may be pausing its reads (backpressure), not for ever.
+        return now - started > answerBound.toNanos() * 2
+            ? end(Outcome.SILENT, "did not read the lane's bytes")
+            : null;
+      }
+      if (pingresps >= lane.pingresps()) {
+        return end(Outcome.ANSWERED, "");
+      }
+      if (shut != 0) {
+        return now - shut > answerBound.toNanos()
+            ? end(Outcome.SILENT, "not closed after our FIN")
+            : null;
+      }
+      if (lane.framed()) {
+        return now - doneWriting > answerBound.toNanos()
+            ? end(Outcome.SILENT, pingresps + " of " + lane.pingresps() + " PINGRESPs")
+            : null;
+      }
+      if (now - Math.max(doneWriting, lastHeard) > quiet.toNanos()) {
+        // The server may be waiting for the rest of a packet that will not come: tell it so.
+        shut = now;
+        try {
+          socket.shutdownOutput();
+        } catch (IOException | UnsupportedOperationException e) {
+          try {
+            tcp.shutdownOutput();
+          } catch (IOException alreadyClosed) {
+            return closed();
+          }
+        }
+      }
+      return null;
+    }
+
+    private Result closed() {
+      return end(shut == 0 ? Outcome.CLOSED : Outcome.DRAINED, "");
     }
 
     /**
@@ -301,7 +339,7 @@ final class LaneRunner implements AutoCloseable {
     /** Ends the lane; closing the TCP socket also frees a writer the server stopped reading. */
     private Result end(Outcome outcome, String detail) {
       close(tcp);
-      return new Result(lane, outcome, connack, detail);
+      return new Result(lane, outcome, connack, since(started), detail);
     }
   }
 }

@@ -54,7 +54,8 @@ class MqttFuzzIT {
   private static final long HEAP_GROWTH_MB = Long.getLong("fieldline.fuzz.heap-growth-mb", 64);
   private static final Duration BOUND =
       Duration.ofSeconds(Long.getLong("fieldline.fuzz.bound-seconds", 10));
-  private static final Duration QUIET = Duration.ofMillis(300);
+  // How long a lane that does not frame waits for an answer before it shuts its output.
+  private static final Duration QUIET = Duration.ofMillis(100);
 
   private final List<String> laneTokens = new ArrayList<>();
   private LiveServer server;
