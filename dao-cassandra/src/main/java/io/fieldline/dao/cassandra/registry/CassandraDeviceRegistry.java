@@ -43,8 +43,9 @@ import java.util.concurrent.CompletionStage;
  * threads. Delete removes the row, its index rows and its name in one logged batch.
  *
  * <p>Thread-safe; stages complete on driver I/O (or bcrypt) threads and fail with {@link
- * io.fieldline.common.StoreException} or {@link DeviceConflictException}. {@link #close} stops the
- * bcrypt threads.
+ * io.fieldline.common.StoreException}, {@link DeviceConflictException}, or {@link
+ * IllegalArgumentException} for a replacement the current credential makes invalid. {@link #close}
+ * stops the bcrypt threads.
  */
 public final class CassandraDeviceRegistry
     implements DeviceRegistry, DeviceCredentialsStore, AutoCloseable {
@@ -296,7 +297,8 @@ public final class CassandraDeviceRegistry
     return new String(token);
   }
 
-  // Conflicts stay DeviceConflictException; every other failure becomes a StoreException.
+  // Conflicts stay DeviceConflictException and refused input IllegalArgumentException (the port's
+  // contract); every other failure becomes a StoreException.
   private static <T> CompletionStage<T> translated(CompletionStage<T> stage) {
     CompletableFuture<T> result = new CompletableFuture<>();
     stage.whenComplete(
@@ -310,7 +312,9 @@ public final class CassandraDeviceRegistry
                   ? error.getCause()
                   : error;
           result.completeExceptionally(
-              cause instanceof DeviceConflictException ? cause : StoreErrors.translate(cause));
+              cause instanceof DeviceConflictException || cause instanceof IllegalArgumentException
+                  ? cause
+                  : StoreErrors.translate(cause));
         });
     return result;
   }

@@ -37,9 +37,16 @@ final class CredentialWrites {
   }
 
   /**
-   * The columns {@code requested} is stored as. An MQTT_BASIC password is hashed; a null one keeps
-   * {@code current}'s hash when {@code current} is MQTT_BASIC with the same client id and user
-   * name, and means "no password" otherwise (an empty one always does).
+   * The columns {@code requested} is stored as. An MQTT_BASIC password is hashed; an empty one
+   * means "no password"; a null one keeps {@code current}'s hash when {@code current} is MQTT_BASIC
+   * with a password, whatever the new client id and user name (the hash covers the password alone),
+   * and means "no password" when there is no hash to keep.
+   *
+   * <p>A null password is what a GET shows for every MQTT_BASIC credential, so a ThingsBoard-style
+   * GET, change the ids, POST must not turn a credential with a password into one that accepts any
+   * password. A kept password needs a user name (MQTT sends no password without one): without it
+   * the stage fails with {@link IllegalArgumentException}, rather than silently dropping the
+   * password.
    */
   CompletionStage<CredentialColumns> columns(
       DeviceCredentials requested, @Nullable CredentialColumns current) {
@@ -60,12 +67,14 @@ final class CredentialWrites {
           .hash(basic.password())
           .thenApply(hash -> CredentialColumns.basic(basic.clientId(), basic.userName(), hash));
     }
-    String kept =
-        basic.password() == null
-                && current != null
-                && current.isBasic(basic.clientId(), basic.userName())
-            ? current.passwordHash()
-            : null;
+    String kept = basic.password() == null && current != null ? current.basicPasswordHash() : null;
+    if (kept != null && basic.userName() == null) {
+      return CompletableFuture.failedFuture(
+          new IllegalArgumentException(
+              "MQTT_BASIC without a userName cannot keep the current password (MQTT sends no"
+                  + " password without a user name): give a userName, or \"password\": \"\" to"
+                  + " remove the password"));
+    }
     return CompletableFuture.completedFuture(
         CredentialColumns.basic(basic.clientId(), basic.userName(), kept));
   }

@@ -221,12 +221,20 @@ class CassandraCredentialsIT extends CassandraTestBase {
   }
 
   @Test
-  void should_keep_the_password_only_when_replaced_with_the_same_ids_and_no_password() {
+  void should_keep_the_password_when_a_replacement_has_none_whatever_the_ids() {
     Device device = create("keeper", basic("c", "u", "secret"));
 
     replace(device, basic("c", "u", null));
     assertThat(login("c", "u", "secret")).as("kept").map(Device::id).contains(device.id());
     assertThat(login("c", "u", "anything")).isEmpty();
+
+    // What a GET shows (password null), posted back with other ids: the password stays.
+    replace(device, basic("c", "u2", null));
+    assertThat(login("c", "u2", "anything")).as("not opened to any password").isEmpty();
+    assertThat(login("c", "u2", "secret")).map(Device::id).contains(device.id());
+    replace(device, basic(null, "u3", null));
+    assertThat(login("any-client", "u3", "anything")).isEmpty();
+    assertThat(login("any-client", "u3", "secret")).map(Device::id).contains(device.id());
 
     replace(device, basic("c", "u", "changed"));
     assertThat(login("c", "u", "secret")).isEmpty();
@@ -234,10 +242,30 @@ class CassandraCredentialsIT extends CassandraTestBase {
 
     replace(device, basic("c", "u", ""));
     assertThat(login("c", "u", "anything")).as("empty: no password").isPresent();
+    replace(device, basic("c", "u4", null));
+    assertThat(login("c", "u4", "anything")).as("null, nothing to keep: no password").isPresent();
+  }
 
-    replace(device, basic("c", "u", "again"));
-    replace(device, basic("c", "u2", null));
-    assertThat(login("c", "u2", "anything")).as("other ids: no password").isPresent();
+  @Test
+  void should_have_no_password_when_a_token_is_replaced_by_basic_credentials_without_one() {
+    Device device = await(registry.create("was-token", "sensor", Optional.of("token-p")));
+
+    replace(device, basic("c", "u", null));
+
+    assertThat(login("c", "u", "anything")).map(Device::id).contains(device.id());
+  }
+
+  @Test
+  void should_refuse_to_keep_a_password_when_the_replacement_has_no_user_name() {
+    Device device = create("no-user", basic("c", "u", "secret"));
+
+    assertThat(failureOf(registry.replaceCredentials(device.id(), basic("c", null, null))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("userName");
+    assertThat(login("c", "u", "secret")).as("unchanged").map(Device::id).contains(device.id());
+
+    replace(device, basic("c", null, ""));
+    assertThat(login("c", "any-user", "anything")).map(Device::id).contains(device.id());
   }
 
   @Test
