@@ -34,6 +34,9 @@ import org.junit.jupiter.api.Test;
 class CassandraCredentialsIT extends CassandraTestBase {
 
   private CassandraDeviceRegistry registry;
+  private PasswordHashing passwords;
+  private DeviceTable table;
+  private CredentialWrites writes;
 
   @Override
   protected String extraConfig() {
@@ -44,11 +47,16 @@ class CassandraCredentialsIT extends CassandraTestBase {
   @BeforeAll
   void createRegistry() {
     registry = new CassandraDeviceRegistry(session, config);
+    // The replacement's steps on their own, to run two replacements in a chosen order.
+    passwords = new PasswordHashing(config.passwordHashing());
+    table = new DeviceTable(session, keyspace);
+    writes = new CredentialWrites(table, new CredentialIndex(session, keyspace), passwords);
   }
 
   @AfterAll
   void closeRegistry() {
     registry.close();
+    passwords.close();
   }
 
   @BeforeEach
@@ -280,13 +288,63 @@ class CassandraCredentialsIT extends CassandraTestBase {
   @Test
   void should_refuse_a_replacement_when_the_row_changed_since_it_was_read() {
     Device device = create("raced", basic("c", "u", "p"));
-    DeviceTable table = new DeviceTable(session, keyspace);
     DeviceTable.DeviceRow stale = await(table.load(device.id().value())).orElseThrow();
 
     replace(device, basic("c", "u", "newer"));
 
     assertThat(await(table.replaceCredentials(stale, CredentialColumns.token("late")))).isFalse();
     assertThat(login("c", "u", "newer")).map(Device::id).contains(device.id());
+  }
+
+  @Test
+  void should_keep_the_new_key_indexed_when_two_replacements_of_a_device_target_it() {
+    Device device = await(registry.create("twice", "sensor", Optional.of("token-1")));
+    DeviceTable.DeviceRow read = await(table.load(device.id().value())).orElseThrow();
+    CredentialColumns next = CredentialColumns.token("token-2");
+
+    // Both read the row before either swapped; both reserves succeed (the device owns token-2 once
+    // the first has reserved it), the first swap applies and the second fails.
+    await(writes.swap(read, next));
+    assertThat(failureOf(writes.swap(read, next))).isInstanceOf(DeviceConflictException.class);
+
+    assertThat(await(registry.findByToken("token-2"))).map(Device::id).contains(device.id());
+    assertThat(await(registry.findByToken("token-1"))).isEmpty();
+  }
+
+  @Test
+  void should_keep_the_old_key_indexed_when_the_device_went_back_to_it_before_its_release() {
+    Device device = await(registry.create("back", "sensor", Optional.of("token-a")));
+    UUID id = device.id().value();
+    DeviceTable.DeviceRow first = await(table.load(id)).orElseThrow();
+    CredentialColumns tokenB = CredentialColumns.token("token-b");
+    // A replacement a -> b has swapped but not yet released a...
+    await(writes.reserve(id, tokenB));
+    assertThat(await(table.replaceCredentials(first, tokenB))).isTrue();
+    // ...when another one, b -> a, runs whole (its reserve of a finds the device's own claim).
+    await(writes.swap(await(table.load(id)).orElseThrow(), CredentialColumns.token("token-a")));
+
+    await(writes.releaseUnlessHeld(id, CredentialKey.accessToken("token-a")));
+
+    assertThat(await(registry.findByToken("token-a"))).map(Device::id).contains(device.id());
+    assertThat(await(registry.findByToken("token-b"))).isEmpty();
+  }
+
+  @Test
+  void should_restore_a_lost_index_claim_when_the_same_credential_is_posted_again() {
+    Device device = await(registry.create("healed", "sensor", Optional.of("token-h")));
+    Device basicDevice = create("healed-basic", basic("c", "u", "p"));
+    // What a replacement race (or a hand-made repair gone wrong) could leave: rows, no claims.
+    session.execute(
+        "DELETE FROM " + keyspace + ".device_by_token WHERE access_token = ?", "token-h");
+    session.execute("TRUNCATE " + keyspace + ".device_by_credentials");
+    assertThat(await(registry.findByToken("token-h"))).isEmpty();
+    assertThat(login("c", "u", "p")).isEmpty();
+
+    replace(device, new DeviceCredentials.AccessToken("token-h"));
+    replace(basicDevice, basic("c", "u", null));
+
+    assertThat(await(registry.findByToken("token-h"))).map(Device::id).contains(device.id());
+    assertThat(login("c", "u", "p")).map(Device::id).contains(basicDevice.id());
   }
 
   @Test
