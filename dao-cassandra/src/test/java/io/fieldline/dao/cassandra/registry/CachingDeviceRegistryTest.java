@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class CachingDeviceRegistryTest {
@@ -385,6 +386,52 @@ class CachingDeviceRegistryTest {
     backend.pending.get(1).complete(Optional.empty());
     assertThat(lookup).isCompletedWithValue(Optional.empty());
     assertThat(backend.lookups).containsExactly("tok", "tok");
+  }
+
+  @Test
+  void should_not_cache_a_lookup_when_its_device_is_forgotten_between_its_read_and_its_answer() {
+    Device device = backend.create("d", "t", Optional.of("tok")).toCompletableFuture().join();
+    AtomicReference<Runnable> onClockRead = new AtomicReference<>(() -> {});
+    CachingDeviceRegistry hooked =
+        new CachingDeviceRegistry(
+            backend,
+            Duration.ofNanos(100),
+            Duration.ofNanos(10),
+            3,
+            () -> {
+              onClockRead.getAndSet(() -> {}).run();
+              return now.get();
+            });
+    backend.manual = true;
+    CompletableFuture<Optional<Device>> lookup = hooked.findByToken("tok").toCompletableFuture();
+    // A completed lookup reads the clock for its expiry after checking for a forget and before it
+    // is answered: the credential changes, and this cache is told, in that gap.
+    onClockRead.set(
+        () -> {
+          backend.byToken.remove("tok");
+          hooked.forget(device.id());
+        });
+
+    backend.pending.get(0).complete(Optional.of(device)); // read before the change
+
+    assertThat(lookup).as("its waiters get what it read").isCompletedWithValue(Optional.of(device));
+    backend.manual = false;
+    assertThat(hooked.findByToken("tok").toCompletableFuture().join()).as("not cached").isEmpty();
+    assertThat(backend.lookups).containsExactly("tok", "tok");
+  }
+
+  @Test
+  void should_not_share_a_running_lookup_with_lookups_made_after_a_forget() {
+    Device device = backend.create("d", "t", Optional.of("tok")).toCompletableFuture().join();
+    backend.manual = true;
+    cache.findByToken("tok");
+
+    cache.forget(device.id());
+    CompletableFuture<Optional<Device>> after = cache.findByToken("tok").toCompletableFuture();
+
+    assertThat(backend.lookups).as("a query of its own").containsExactly("tok", "tok");
+    backend.pending.get(1).complete(Optional.empty());
+    assertThat(after).isCompletedWithValue(Optional.empty());
   }
 
   @Test
