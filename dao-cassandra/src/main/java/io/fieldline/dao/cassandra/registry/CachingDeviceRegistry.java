@@ -38,10 +38,11 @@ import org.jspecify.annotations.Nullable;
  * <p>{@link #create} caches the new device under its token; {@link #preload} fills the token cache
  * at start. {@link #forget} drops every lookup of a device, and every cached unknown (the device's
  * new credential may be one of them); {@link #delete} and {@link #replaceCredentials} call it on
- * this node, and the cluster calls it on the others ({@code CredentialsRevocation}). A lookup that
- * was already running when {@code forget} was called may have read the old credential: {@code
- * forget} drops it from the cache too, so its answer is never cached, and if it had not yet
- * finished reading it is asked again before it answers.
+ * this node whatever their outcome (one that failed, a timeout say, may have been applied), and the
+ * cluster calls it on the others ({@code CredentialsRevocation}). A lookup that was already running
+ * when {@code forget} was called may have read the old credential: {@code forget} drops it from the
+ * cache too, so its answer is never cached, and if it had not yet finished reading it is asked
+ * again before it answers.
  *
  * <p>Never blocks. Thread-safe: a {@link ConcurrentHashMap} of shared futures.
  */
@@ -191,13 +192,10 @@ public final class CachingDeviceRegistry implements DeviceRegistry, DeviceCreden
   @Override
   public CompletionStage<Optional<StoredCredentials>> replaceCredentials(
       DeviceId device, DeviceCredentials deviceCredentials) {
+    // Forgotten on failure too: a replacement that timed out may still have been applied.
     return credentials
         .replaceCredentials(device, deviceCredentials)
-        .thenApply(
-            replaced -> {
-              forget(device);
-              return replaced;
-            });
+        .whenComplete((replaced, error) -> forget(device));
   }
 
   /**
@@ -228,13 +226,8 @@ public final class CachingDeviceRegistry implements DeviceRegistry, DeviceCreden
 
   @Override
   public CompletionStage<Boolean> delete(DeviceId id) {
-    return delegate
-        .delete(id)
-        .thenApply(
-            deleted -> {
-              forget(id);
-              return deleted;
-            });
+    // Forgotten on failure too: a delete that timed out may still have been applied.
+    return delegate.delete(id).whenComplete((deleted, error) -> forget(id));
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.fieldline.dao.cassandra.registry;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceCredentials;
@@ -8,6 +9,7 @@ import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.MqttBasicLogin;
+import io.fieldline.common.StoreException;
 import io.fieldline.common.StoredCredentials;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -37,6 +39,14 @@ class CachingDeviceRegistryTest {
     final List<CompletableFuture<Optional<Device>>> pending = new ArrayList<>();
     final List<String> lookups = new ArrayList<>();
     boolean manual;
+    // When set, replacements and deletes are applied, then fail with it (an unknown outcome).
+    RuntimeException writeFailure;
+
+    private <T> CompletionStage<T> written(T result) {
+      return writeFailure == null
+          ? CompletableFuture.completedFuture(result)
+          : CompletableFuture.failedFuture(writeFailure);
+    }
 
     private CompletionStage<Optional<Device>> answer(String lookup, Optional<Device> found) {
       lookups.add(lookup);
@@ -113,8 +123,7 @@ class CachingDeviceRegistryTest {
       if (credentials instanceof DeviceCredentials.MqttBasic login) {
         basic.put(id, login);
       }
-      return CompletableFuture.completedFuture(
-          Optional.of(new StoredCredentials(id, old.createdTime(), credentials, "id")));
+      return written(Optional.of(new StoredCredentials(id, old.createdTime(), credentials, "id")));
     }
 
     @Override
@@ -125,7 +134,7 @@ class CachingDeviceRegistryTest {
     @Override
     public CompletionStage<Boolean> delete(DeviceId id) {
       byToken.values().removeIf(d -> d.id().equals(id));
-      return CompletableFuture.completedFuture(byId.remove(id) != null);
+      return written(byId.remove(id) != null);
     }
   }
 
@@ -432,6 +441,34 @@ class CachingDeviceRegistryTest {
     assertThat(backend.lookups).as("a query of its own").containsExactly("tok", "tok");
     backend.pending.get(1).complete(Optional.empty());
     assertThat(after).isCompletedWithValue(Optional.empty());
+  }
+
+  @Test
+  void should_forget_the_device_when_a_replacement_fails_with_an_unknown_outcome() {
+    Device device = backend.create("d", "t", Optional.of("tok")).toCompletableFuture().join();
+    assertThat(find("tok")).contains(device);
+    StoreException timeout = new StoreException(StoreException.Kind.TIMEOUT, "timed out");
+    backend.writeFailure = timeout;
+
+    CompletableFuture<Optional<StoredCredentials>> replaced =
+        cache
+            .replaceCredentials(device.id(), new DeviceCredentials.AccessToken("tok-2"))
+            .toCompletableFuture();
+
+    assertThat(replaced).isCompletedExceptionally();
+    assertThatThrownBy(replaced::join).hasCause(timeout);
+    assertThat(find("tok")).as("the replacement was applied after all").isEmpty();
+  }
+
+  @Test
+  void should_forget_the_device_when_a_delete_fails_with_an_unknown_outcome() {
+    Device device = backend.create("d", "t", Optional.of("tok")).toCompletableFuture().join();
+    assertThat(find("tok")).contains(device);
+    backend.writeFailure = new StoreException(StoreException.Kind.TIMEOUT, "timed out");
+
+    assertThat(cache.delete(device.id()).toCompletableFuture()).isCompletedExceptionally();
+
+    assertThat(find("tok")).as("the delete was applied after all").isEmpty();
   }
 
   @Test
