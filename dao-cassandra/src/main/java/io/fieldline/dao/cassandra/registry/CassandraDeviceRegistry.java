@@ -278,6 +278,11 @@ public final class CassandraDeviceRegistry
                 }));
   }
 
+  /** Reads of a {@code devices} row whose credential could not be read, so: no device. */
+  public long unreadableRows() {
+    return table.unreadableRows();
+  }
+
   /** Password hashes and checks waiting for a bcrypt thread (bounded by max-queued). */
   public int passwordChecksQueued() {
     return passwords.queued();

@@ -362,6 +362,30 @@ class CassandraCredentialsIT extends CassandraTestBase {
   }
 
   @Test
+  void should_treat_a_row_with_an_unknown_credential_type_as_no_device() {
+    Device readable = await(registry.create("readable", "sensor", Optional.of("token-ok")));
+    // A row as a later version could write it, with a credential type this one does not know.
+    UUID id = UUID.randomUUID();
+    session.execute(
+        "INSERT INTO "
+            + keyspace
+            + ".devices (id, name, type, created_time, credentials_type, access_token)"
+            + " VALUES (?, 'future', 'sensor', 1, 'LWM2M_CREDENTIALS', 'token-future')",
+        id);
+    session.execute(
+        "INSERT INTO " + keyspace + ".device_by_token (access_token, device_id) VALUES (?, ?)",
+        "token-future",
+        id);
+    long unreadableBefore = registry.unreadableRows();
+
+    assertThat(await(registry.findByToken("token-future"))).isEmpty();
+    assertThat(await(registry.findById(new DeviceId(id)))).isEmpty();
+    assertThat(registry.scan(100)).as("the start-up scan goes on").containsExactly(readable);
+    assertThat(await(registry.findByToken("token-ok"))).contains(readable);
+    assertThat(registry.unreadableRows()).isEqualTo(unreadableBefore + 3);
+  }
+
+  @Test
   void should_read_and_replace_a_device_written_before_schema_version_3() {
     // A row as version 1 and 2 wrote it: no credential columns but the token.
     UUID id = UUID.randomUUID();
