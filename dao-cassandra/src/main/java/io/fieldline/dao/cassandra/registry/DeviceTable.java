@@ -27,9 +27,10 @@ import org.slf4j.LoggerFactory;
  * for its type): one such row must not fail the lookups of others or the start-up scan. Those are
  * counted ({@link #unreadableRows}) and the first one is logged.
  *
- * <p>A credential is replaced by a lightweight transaction conditioned on the row as it was read
- * (name, token, key and password hash), so a replacement never resurrects a deleted device and two
- * concurrent replacements cannot both win. Thread-safe; stages complete on driver I/O threads.
+ * <p>A credential is replaced, and a row deleted, by a lightweight transaction conditioned on the
+ * row as it was read (name, token, key and password hash), so a replacement never resurrects a
+ * deleted device, two concurrent replacements cannot both win, and a delete never removes a row
+ * whose credential changed since it was read. Thread-safe; stages complete on driver I/O threads.
  */
 final class DeviceTable {
 
@@ -51,7 +52,7 @@ final class DeviceTable {
   private final PreparedStatement insert;
   private final PreparedStatement insertIfAbsent;
   private final PreparedStatement replaceCredentials;
-  private final PreparedStatement delete;
+  private final PreparedStatement deleteIfUnchanged;
   private final AtomicLong unreadable = new AtomicLong();
 
   /** Prepares the statements; blocks. */
@@ -76,7 +77,13 @@ final class DeviceTable {
                 + " WHERE id = :id IF name = :was_name AND access_token = :was_access_token"
                 + " AND credentials_key = :was_credentials_key"
                 + " AND mqtt_password_hash = :was_mqtt_password_hash");
-    delete = session.prepare("DELETE FROM " + keyspace + ".devices WHERE id = ?");
+    deleteIfUnchanged =
+        session.prepare(
+            "DELETE FROM "
+                + keyspace
+                + ".devices WHERE id = :id IF name = :was_name AND access_token = :was_access_token"
+                + " AND credentials_key = :was_credentials_key"
+                + " AND mqtt_password_hash = :was_mqtt_password_hash");
   }
 
   CompletionStage<Optional<DeviceRow>> load(UUID id) {
@@ -124,16 +131,22 @@ final class DeviceTable {
    *     it was read)
    */
   CompletionStage<Boolean> replaceCredentials(DeviceRow current, CredentialColumns next) {
-    CredentialColumns was = current.credentials();
     BoundStatement statement =
-        bindCredentials(replaceCredentials.boundStatementBuilder(), next)
+        wasConditions(bindCredentials(replaceCredentials.boundStatementBuilder(), next), current)
             .setUuid("id", current.device().id().value())
-            .setString("was_name", current.device().name())
-            .setString("was_access_token", was.accessToken())
-            .setString("was_credentials_key", was.credentialsKey())
-            .setString("was_mqtt_password_hash", was.passwordHash())
             .build();
     return session.executeAsync(statement).thenApply(rs -> rs.wasApplied());
+  }
+
+  // The row as read, for the IF of a replacement or a delete.
+  private static BoundStatementBuilder wasConditions(
+      BoundStatementBuilder builder, DeviceRow current) {
+    CredentialColumns was = current.credentials();
+    return builder
+        .setString("was_name", current.device().name())
+        .setString("was_access_token", was.accessToken())
+        .setString("was_credentials_key", was.credentialsKey())
+        .setString("was_mqtt_password_hash", was.passwordHash());
   }
 
   /** How many times a row was read whose credential could not be read (each read counts). */
@@ -141,9 +154,17 @@ final class DeviceTable {
     return unreadable.get();
   }
 
-  /** The statement deleting the device's row (for the delete batch). */
-  BoundStatement delete(UUID id) {
-    return delete.bind(id);
+  /**
+   * Deletes the device's row if it is still {@code current}.
+   *
+   * @return whether it was deleted (false: it was replaced or deleted since it was read)
+   */
+  CompletionStage<Boolean> deleteIfUnchanged(DeviceRow current) {
+    BoundStatement statement =
+        wasConditions(deleteIfUnchanged.boundStatementBuilder(), current)
+            .setUuid("id", current.device().id().value())
+            .build();
+    return session.executeAsync(statement).thenApply(rs -> rs.wasApplied());
   }
 
   private static BoundStatementBuilder bindRow(PreparedStatement statement, DeviceRow row) {

@@ -37,6 +37,7 @@ class CassandraCredentialsIT extends CassandraTestBase {
   private PasswordHashing passwords;
   private DeviceTable table;
   private CredentialWrites writes;
+  private DeviceDeletion deletion;
 
   @Override
   protected String extraConfig() {
@@ -47,10 +48,12 @@ class CassandraCredentialsIT extends CassandraTestBase {
   @BeforeAll
   void createRegistry() {
     registry = new CassandraDeviceRegistry(session, config);
-    // The replacement's steps on their own, to run two replacements in a chosen order.
+    // The steps of a replacement and of a delete on their own, to run them in a chosen order.
     passwords = new PasswordHashing(config.passwordHashing());
     table = new DeviceTable(session, keyspace);
-    writes = new CredentialWrites(table, new CredentialIndex(session, keyspace), passwords);
+    CredentialIndex index = new CredentialIndex(session, keyspace);
+    writes = new CredentialWrites(table, index, passwords);
+    deletion = new DeviceDeletion(session, keyspace, table, index);
   }
 
   @AfterAll
@@ -383,6 +386,50 @@ class CassandraCredentialsIT extends CassandraTestBase {
     assertThat(registry.scan(100)).as("the start-up scan goes on").containsExactly(readable);
     assertThat(await(registry.findByToken("token-ok"))).contains(readable);
     assertThat(registry.unreadableRows()).isEqualTo(unreadableBefore + 3);
+  }
+
+  @Test
+  void
+      should_release_the_new_credential_when_a_replacement_lands_between_a_deletes_read_and_write() {
+    Device device = await(registry.create("deleted", "sensor", Optional.of("token-d1")));
+    DeviceTable.DeviceRow readByDelete = await(table.load(device.id().value())).orElseThrow();
+
+    replace(device, new DeviceCredentials.AccessToken("token-d2"));
+    assertThat(await(deletion.delete(readByDelete, 1))).isTrue();
+
+    assertThat(await(registry.findById(device.id()))).isEmpty();
+    assertThat(session.execute("SELECT * FROM " + keyspace + ".device_by_token").all())
+        .as("no claim left behind")
+        .isEmpty();
+    assertThat(session.execute("SELECT * FROM " + keyspace + ".device_by_name").all()).isEmpty();
+    assertThat(await(registry.create("other", "sensor", Optional.of("token-d2"))).name())
+        .as("the replacement's credential is free again")
+        .isEqualTo("other");
+  }
+
+  @Test
+  void should_release_the_new_credential_when_a_replacement_swaps_after_the_delete() {
+    Device device = create("gone", basic("c", "u", "p"));
+    DeviceTable.DeviceRow readByReplacement = await(table.load(device.id().value())).orElseThrow();
+
+    assertThat(await(registry.delete(device.id()))).isTrue();
+    assertThat(failureOf(writes.swap(readByReplacement, CredentialColumns.token("token-late"))))
+        .isInstanceOf(DeviceConflictException.class);
+
+    assertThat(session.execute("SELECT * FROM " + keyspace + ".device_by_token").all()).isEmpty();
+    assertThat(session.execute("SELECT * FROM " + keyspace + ".device_by_credentials").all())
+        .isEmpty();
+    assertThat(await(registry.findById(device.id()))).as("not resurrected").isEmpty();
+  }
+
+  @Test
+  void should_answer_not_found_when_the_device_was_deleted_between_a_deletes_read_and_write() {
+    Device device = await(registry.create("twice-deleted", "sensor", Optional.of("token-t")));
+    DeviceTable.DeviceRow read = await(table.load(device.id().value())).orElseThrow();
+
+    assertThat(await(registry.delete(device.id()))).isTrue();
+
+    assertThat(await(deletion.delete(read, 1))).isFalse();
   }
 
   @Test
