@@ -20,4 +20,18 @@ public interface CredentialsRevocation {
    *     implementation, and keeps serving its cache until the cache's ttl expires)
    */
   CompletionStage<Void> revoke(DeviceId device);
+
+  /**
+   * Revokes {@code device} once {@code change} (a replacement of its credential, or its delete) has
+   * completed, whatever its outcome: a change that failed, a timeout say, may still have been
+   * applied, and revoking is idempotent.
+   *
+   * @return completes as {@code change} did, once the revocation has completed
+   */
+  default <T> CompletionStage<T> revokeAfter(DeviceId device, CompletionStage<T> change) {
+    return change
+        .handle((result, error) -> null)
+        .thenCompose(settled -> revoke(device))
+        .thenCompose(revoked -> change);
+  }
 }

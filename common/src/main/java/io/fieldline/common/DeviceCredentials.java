@@ -53,7 +53,7 @@ public sealed interface DeviceCredentials
    * @param clientId the CONNECT client identifier the device must use, or null for any
    * @param userName the CONNECT user name the device must use, or null for any
    * @param password the password in clear on the way in (only its hash is stored); empty for "no
-   *     password", null for "keep the current one" when replacing ({@link
+   *     password", null for "keep the current one, if any" when replacing, whatever the ids ({@link
    *     DeviceCredentialsStore#replaceCredentials}); always null on the way out
    */
   record MqttBasic(@Nullable String clientId, @Nullable String userName, @Nullable String password)

@@ -22,8 +22,11 @@ public interface DeviceCredentialsStore {
   /**
    * Gives the device {@code credentials} in place of its current credential, whatever the types.
    * For an {@link DeviceCredentials.MqttBasic} with a null password, the current password is kept
-   * when the current credential is MQTT_BASIC with the same client id and user name; otherwise the
-   * new credential has no password.
+   * whenever the current credential is MQTT_BASIC with a password, even if the client id or user
+   * name change (a read shows every password as null, so posting a read back with other ids must
+   * not remove the password); the stage fails with {@link IllegalArgumentException} if the new
+   * credential then has no user name to go with it. With no password to keep, a null password means
+   * no password; an empty one always does.
    *
    * @return the credential now stored, or empty when there is no such device
    */

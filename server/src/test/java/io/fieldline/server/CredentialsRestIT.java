@@ -142,12 +142,38 @@ class CredentialsRestIT extends ServerTestBase {
     assertThat(basicLogin("client-b", "user-b", "wrong")).isEmpty();
     assertThat(byToken("cred-basic-token")).isEmpty();
 
-    // Posting back what GET shows (password null, same ids) keeps the password.
+    // Posting back what GET shows (password null) keeps the password.
     ObjectNode roundTrip = (ObjectNode) credentials;
     assertThat(postCredentials(roundTrip.toString()).statusCode()).isEqualTo(200);
     assertThat(basicLogin("client-b", "user-b", "pass-b-123"))
         .map(Device::id)
         .contains(device.id());
+  }
+
+  @Test
+  void should_keep_the_password_when_what_get_shows_is_posted_back_with_other_ids()
+      throws IOException {
+    Device device = createDevice("cred-rename", "cred-rename-token");
+    postCredentials(
+        body(device.id(), "MQTT_BASIC", "", basicValue("rename-c", "rename-u", "rename-p")));
+    // ThingsBoard's edit: GET (password null), change the ids, POST the whole object back.
+    ObjectNode shown = (ObjectNode) credentialsOf(device);
+    ObjectNode value = (ObjectNode) JSON.readTree(shown.get("credentialsValue").asText());
+    assertThat(value.get("password").isNull()).isTrue();
+    value.put("clientId", "rename-c2").put("userName", "rename-u2");
+    shown.put("credentialsValue", value.toString());
+
+    assertThat(postCredentials(shown.toString()).statusCode()).isEqualTo(200);
+
+    assertThat(basicLogin("rename-c2", "rename-u2", "any-password")).isEmpty();
+    assertThat(basicLogin("rename-c2", "rename-u2", "rename-p"))
+        .map(Device::id)
+        .contains(device.id());
+    value.remove("userName");
+    shown.put("credentialsValue", value.toString());
+    HttpResponse<String> withoutUser = postCredentials(shown.toString());
+    assertThat(withoutUser.statusCode()).as("a kept password needs a user name").isEqualTo(400);
+    assertThat(JSON.readTree(withoutUser.body()).get("message").asText()).contains("userName");
   }
 
   @Test

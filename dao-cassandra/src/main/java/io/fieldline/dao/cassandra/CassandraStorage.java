@@ -20,6 +20,7 @@ import io.fieldline.dao.cassandra.schema.KeyIndexBackfill;
 import io.fieldline.dao.cassandra.schema.SchemaMigrator;
 import io.fieldline.dao.cassandra.telemetry.read.CassandraTelemetryQueries;
 import io.fieldline.dao.cassandra.telemetry.write.CassandraTelemetryStore;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.InetSocketAddress;
@@ -69,6 +70,10 @@ public final class CassandraStorage implements AutoCloseable {
             devices,
             CassandraDeviceRegistry::passwordChecksQueued)
         .description("MQTT_BASIC password checks waiting for a bcrypt thread")
+        .register(registry);
+    FunctionCounter.builder(
+            StoreMetrics.DEVICES_UNREADABLE, devices, CassandraDeviceRegistry::unreadableRows)
+        .description("reads of a devices row whose credential cannot be read (counted as absent)")
         .register(registry);
     if (config.deviceCache().preload()) {
       preload(deviceCache, devices, config.deviceCache().maxSize());

@@ -22,6 +22,8 @@ import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
  *
  * <p>A replacement answers only once it is stored and revoked ({@link CredentialsRevocation}):
  * every node that could be told has forgotten the old credential and closed the device's session.
+ * It is revoked whatever the outcome, failures included: one that failed (a timeout, 503) may still
+ * have been applied.
  */
 final class CredentialsRoutes extends AllDirectives {
 
@@ -69,17 +71,13 @@ final class CredentialsRoutes extends AllDirectives {
     JsonNode json = HttpJson.parseObject(body);
     DeviceId id = CredentialsJson.deviceId(json);
     DeviceCredentials credentials = CredentialsJson.credentials(json);
-    return store
-        .replaceCredentials(id, credentials)
-        .thenCompose(
-            replaced -> {
-              if (replaced.isEmpty()) {
-                return CompletableFuture.completedFuture(HttpJson.notFound("device"));
-              }
-              return revocation
-                  .revoke(id)
-                  .thenApply(revoked -> HttpJson.ok(CredentialsJson.view(replaced.get())));
-            });
+    return revocation
+        .revokeAfter(id, store.replaceCredentials(id, credentials))
+        .thenApply(
+            replaced ->
+                replaced
+                    .map(stored -> HttpJson.ok(CredentialsJson.view(stored)))
+                    .orElseGet(() -> HttpJson.notFound("device")));
   }
 
   // {"device":{"name":..,"type":..},"credentials":{"credentialsType":..,...}}: ThingsBoard's

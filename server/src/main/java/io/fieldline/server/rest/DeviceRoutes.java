@@ -27,7 +27,7 @@ import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
  * GET|DELETE /api/device/{id}}, {@code GET /api/tenant/devices?pageSize=&page=}, and Fieldline's
  * bulk call for load tests {@code POST /api/fieldline/devices/bulk}. Credentials are {@link
  * CredentialsRoutes}'. A delete answers once its credential is revoked on every node that could be
- * told ({@link CredentialsRevocation}).
+ * told ({@link CredentialsRevocation}), whatever its outcome (a failed one may have been applied).
  */
 final class DeviceRoutes extends AllDirectives {
 
@@ -94,15 +94,13 @@ final class DeviceRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> delete(DeviceId id) {
-    return registry
-        .delete(id)
-        .thenCompose(
+    return revocation
+        .revokeAfter(id, registry.delete(id))
+        .thenApply(
             deleted ->
                 deleted
-                    ? revocation
-                        .revoke(id)
-                        .thenApply(revoked -> HttpJson.ok(JsonViews.MAPPER.createObjectNode()))
-                    : CompletableFuture.completedFuture(HttpJson.notFound("device")));
+                    ? HttpJson.ok(JsonViews.MAPPER.createObjectNode())
+                    : HttpJson.notFound("device"));
   }
 
   /** 200 with {@code view} of the device, or 404 when there is no such device. */

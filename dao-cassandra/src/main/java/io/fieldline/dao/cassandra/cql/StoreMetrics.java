@@ -47,6 +47,12 @@ public final class StoreMetrics {
   /** Writes (device messages) per coalesced request: how much group commit is happening. */
   public static final String WRITES_PER_REQUEST = "fieldline.store.request.writes";
 
+  /**
+   * Counter: reads of a {@code devices} row whose credential cannot be read (an unknown type, or
+   * columns missing for its type), which then counts as no device.
+   */
+  public static final String DEVICES_UNREADABLE = "fieldline.store.devices.unreadable";
+
   /** Gauge: MQTT_BASIC password hashes and checks waiting for a bcrypt thread. */
   public static final String PASSWORD_CHECKS_QUEUED = "fieldline.store.password.checks.queued";
 

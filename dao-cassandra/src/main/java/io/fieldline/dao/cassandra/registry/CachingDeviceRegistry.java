@@ -38,8 +38,10 @@ import org.jspecify.annotations.Nullable;
  * <p>{@link #create} caches the new device under its token; {@link #preload} fills the token cache
  * at start. {@link #forget} drops every lookup of a device, and every cached unknown (the device's
  * new credential may be one of them); {@link #delete} and {@link #replaceCredentials} call it on
- * this node, and the cluster calls it on the others ({@code CredentialsRevocation}). A lookup that
- * was already running when {@code forget} was called may have read the old credential: it is asked
+ * this node whatever their outcome (one that failed, a timeout say, may have been applied), and the
+ * cluster calls it on the others ({@code CredentialsRevocation}). A lookup that was already running
+ * when {@code forget} was called may have read the old credential: {@code forget} drops it from the
+ * cache too, so its answer is never cached, and if it had not yet finished reading it is asked
  * again before it answers.
  *
  * <p>Never blocks. Thread-safe: a {@link ConcurrentHashMap} of shared futures.
@@ -190,13 +192,10 @@ public final class CachingDeviceRegistry implements DeviceRegistry, DeviceCreden
   @Override
   public CompletionStage<Optional<StoredCredentials>> replaceCredentials(
       DeviceId device, DeviceCredentials deviceCredentials) {
+    // Forgotten on failure too: a replacement that timed out may still have been applied.
     return credentials
         .replaceCredentials(device, deviceCredentials)
-        .thenApply(
-            replaced -> {
-              forget(device);
-              return replaced;
-            });
+        .whenComplete((replaced, error) -> forget(device));
   }
 
   /**
@@ -227,23 +226,21 @@ public final class CachingDeviceRegistry implements DeviceRegistry, DeviceCreden
 
   @Override
   public CompletionStage<Boolean> delete(DeviceId id) {
-    return delegate
-        .delete(id)
-        .thenApply(
-            deleted -> {
-              forget(id);
-              return deleted;
-            });
+    // Forgotten on failure too: a delete that timed out may still have been applied.
+    return delegate.delete(id).whenComplete((deleted, error) -> forget(id));
   }
 
   /**
-   * Forgets every cached lookup of {@code device} and every cached unknown credential, and makes
-   * lookups still running ask again: the device's credential changed or it was deleted, here or on
-   * another node. Cheap (one pass over the cache); any thread.
+   * Forgets every cached lookup of {@code device} and every cached unknown credential, and drops
+   * every lookup still running (of any device: which one it finds is not known yet), which then
+   * asks again if it had not finished reading and answers its waiters without being cached: the
+   * device's credential changed or it was deleted, here or on another node. A running lookup left
+   * in the cache could have read the old credential just before the change and be cached for {@code
+   * ttl}. Cheap (one pass over the cache); idempotent; any thread.
    */
   public void forget(DeviceId device) {
     forgets.incrementAndGet();
-    entries.values().removeIf(entry -> entry.isDeviceOrUnknown(device));
+    entries.values().removeIf(entry -> entry.mayHoldOldCredentialOf(device));
   }
 
   /** Caches {@code device} as found under its token, replacing whatever was cached. */
@@ -289,8 +286,12 @@ public final class CachingDeviceRegistry implements DeviceRegistry, DeviceCreden
       return result.isDone() && now - expiresAtNanos >= 0;
     }
 
-    boolean isDeviceOrUnknown(DeviceId id) {
-      if (!result.isDone() || result.isCompletedExceptionally()) {
+    boolean mayHoldOldCredentialOf(DeviceId id) {
+      if (!result.isDone()) {
+        // Running: it may be this device's, read before the change.
+        return true;
+      }
+      if (result.isCompletedExceptionally()) {
         return false;
       }
       @Nullable Device device = result.getNow(Optional.empty()).orElse(null);

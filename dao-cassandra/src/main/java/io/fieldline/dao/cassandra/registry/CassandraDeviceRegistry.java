@@ -2,9 +2,6 @@ package io.fieldline.dao.cassandra.registry;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.AsyncResultSet;
-import com.datastax.oss.driver.api.core.cql.BatchStatement;
-import com.datastax.oss.driver.api.core.cql.BatchStatementBuilder;
-import com.datastax.oss.driver.api.core.cql.BatchType;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceConflictException;
@@ -40,11 +37,13 @@ import java.util.concurrent.CompletionStage;
  * accepts it only if the row holds that credential (an index claim no row holds is absent). An
  * MQTT_BASIC login is tried under ThingsBoard's three forms in the contract's order, the first
  * whose password matches winning; passwords are checked by {@link PasswordHashing}, on its own
- * threads. Delete removes the row, its index rows and its name in one logged batch.
+ * threads. Delete removes the row if unchanged since read, then releases its claims ({@link
+ * DeviceDeletion}).
  *
  * <p>Thread-safe; stages complete on driver I/O (or bcrypt) threads and fail with {@link
- * io.fieldline.common.StoreException} or {@link DeviceConflictException}. {@link #close} stops the
- * bcrypt threads.
+ * io.fieldline.common.StoreException}, {@link DeviceConflictException}, or {@link
+ * IllegalArgumentException} for a replacement the current credential makes invalid. {@link #close}
+ * stops the bcrypt threads.
  */
 public final class CassandraDeviceRegistry
     implements DeviceRegistry, DeviceCredentialsStore, AutoCloseable {
@@ -63,9 +62,9 @@ public final class CassandraDeviceRegistry
   private final PasswordHashing passwords;
   private final DeviceCreation creation;
   private final CredentialWrites writes;
+  private final DeviceDeletion deletion;
   private final PreparedStatement listFirst;
   private final PreparedStatement listAfter;
-  private final PreparedStatement deleteName;
 
   /** Prepares the statements and starts the bcrypt threads; blocks, so call at startup. */
   public CassandraDeviceRegistry(CqlSession session, CassandraConfig config) {
@@ -76,6 +75,7 @@ public final class CassandraDeviceRegistry
     this.passwords = new PasswordHashing(config.passwordHashing());
     this.creation = new DeviceCreation(session, ks, table, index);
     this.writes = new CredentialWrites(table, index, passwords);
+    this.deletion = new DeviceDeletion(session, ks, table, index);
     listFirst =
         session.prepare(
             "SELECT name, device_id FROM " + ks + ".device_by_name WHERE bucket = 0 LIMIT ?");
@@ -84,8 +84,6 @@ public final class CassandraDeviceRegistry
             "SELECT name, device_id FROM "
                 + ks
                 + ".device_by_name WHERE bucket = 0 AND name > ? LIMIT ?");
-    deleteName =
-        session.prepare("DELETE FROM " + ks + ".device_by_name WHERE bucket = 0 AND name = ?");
   }
 
   @Override
@@ -258,23 +256,12 @@ public final class CassandraDeviceRegistry
 
   @Override
   public CompletionStage<Boolean> delete(DeviceId id) {
-    return translated(
-        table
-            .load(id.value())
-            .thenCompose(
-                found -> {
-                  if (found.isEmpty()) {
-                    return CompletableFuture.completedFuture(false);
-                  }
-                  DeviceRow row = found.get();
-                  BatchStatementBuilder batch =
-                      BatchStatement.builder(BatchType.LOGGED)
-                          .addStatement(index.delete(row.credentials().key()))
-                          .addStatement(deleteName.bind(row.device().name()))
-                          .addStatement(table.delete(id.value()))
-                          .setIdempotence(true);
-                  return session.executeAsync(batch.build()).thenApply(rs -> true);
-                }));
+    return translated(deletion.delete(id.value()));
+  }
+
+  /** Reads of a {@code devices} row whose credential could not be read, so: no device. */
+  public long unreadableRows() {
+    return table.unreadableRows();
   }
 
   /** Password hashes and checks waiting for a bcrypt thread (bounded by max-queued). */
@@ -296,7 +283,8 @@ public final class CassandraDeviceRegistry
     return new String(token);
   }
 
-  // Conflicts stay DeviceConflictException; every other failure becomes a StoreException.
+  // Conflicts stay DeviceConflictException and refused input IllegalArgumentException (the port's
+  // contract); every other failure becomes a StoreException.
   private static <T> CompletionStage<T> translated(CompletionStage<T> stage) {
     CompletableFuture<T> result = new CompletableFuture<>();
     stage.whenComplete(
@@ -310,7 +298,9 @@ public final class CassandraDeviceRegistry
                   ? error.getCause()
                   : error;
           result.completeExceptionally(
-              cause instanceof DeviceConflictException ? cause : StoreErrors.translate(cause));
+              cause instanceof DeviceConflictException || cause instanceof IllegalArgumentException
+                  ? cause
+                  : StoreErrors.translate(cause));
         });
     return result;
   }

@@ -77,11 +77,9 @@ record CredentialColumns(
         : new CredentialKey(false, Objects.requireNonNull(credentialsKey));
   }
 
-  /** Whether this is an MQTT_BASIC credential with exactly these client id and user name. */
-  boolean isBasic(@Nullable String otherClientId, @Nullable String otherUserName) {
-    return type == CredentialsType.MQTT_BASIC
-        && Objects.equals(clientId, otherClientId)
-        && Objects.equals(userName, otherUserName);
+  /** The hash of an MQTT_BASIC credential's password; null when it has none or is another type. */
+  @Nullable String basicPasswordHash() {
+    return type == CredentialsType.MQTT_BASIC ? passwordHash : null;
   }
 
   /** The credential without its secret, as the REST API may show it. */

@@ -1,7 +1,6 @@
 package io.fieldline.dao.cassandra.registry;
 
 import com.datastax.oss.driver.api.core.CqlSession;
-import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
 import java.util.Objects;
@@ -28,8 +27,6 @@ final class CredentialIndex {
   private final PreparedStatement releaseKey;
   private final PreparedStatement lookupToken;
   private final PreparedStatement lookupKey;
-  private final PreparedStatement deleteToken;
-  private final PreparedStatement deleteKey;
 
   /** Prepares the statements; blocks. */
   CredentialIndex(CqlSession session, String keyspace) {
@@ -48,8 +45,6 @@ final class CredentialIndex {
         session.prepare("DELETE FROM " + keys + " WHERE credentials_key = ? IF device_id = ?");
     lookupToken = session.prepare("SELECT device_id FROM " + tokens + " WHERE access_token = ?");
     lookupKey = session.prepare("SELECT device_id FROM " + keys + " WHERE credentials_key = ?");
-    deleteToken = session.prepare("DELETE FROM " + tokens + " WHERE access_token = ?");
-    deleteKey = session.prepare("DELETE FROM " + keys + " WHERE credentials_key = ?");
   }
 
   /**
@@ -84,11 +79,6 @@ final class CredentialIndex {
     return session
         .executeAsync(statement.bind(key.value()).setIdempotent(true))
         .thenApply(rs -> Optional.ofNullable(rs.one()).map(CredentialIndex::deviceId));
-  }
-
-  /** The unconditional delete of {@code key}'s row, for a device's delete batch. */
-  BoundStatement delete(CredentialKey key) {
-    return (key.token() ? deleteToken : deleteKey).bind(key.value());
   }
 
   private static UUID deviceId(Row row) {

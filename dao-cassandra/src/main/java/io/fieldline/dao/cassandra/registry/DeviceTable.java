@@ -8,26 +8,36 @@ import com.datastax.oss.driver.api.core.cql.Row;
 import io.fieldline.common.CredentialsType;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
+import io.fieldline.dao.cassandra.cql.StoreMetrics;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The {@code devices} table: one row per device with its one credential ({@link
  * CredentialColumns}). Rows are read and written whole, by column name. A row without a name (what
- * a write racing a delete could leave) is no device.
+ * a write racing a delete could leave) is no device, and so is a row whose credential cannot be
+ * read (a type this version does not know, say one written by a newer version, or columns missing
+ * for its type): one such row must not fail the lookups of others or the start-up scan. Those are
+ * counted ({@link #unreadableRows}) and the first one is logged.
  *
- * <p>A credential is replaced by a lightweight transaction conditioned on the row as it was read
- * (name, token, key and password hash), so a replacement never resurrects a deleted device and two
- * concurrent replacements cannot both win. Thread-safe; stages complete on driver I/O threads.
+ * <p>A credential is replaced, and a row deleted, by a lightweight transaction conditioned on the
+ * row as it was read (name, token, key and password hash), so a replacement never resurrects a
+ * deleted device, two concurrent replacements cannot both win, and a delete never removes a row
+ * whose credential changed since it was read. Thread-safe; stages complete on driver I/O threads.
  */
 final class DeviceTable {
 
   /** A row: the device and its credential. */
   record DeviceRow(Device device, CredentialColumns credentials) {}
+
+  private static final Logger LOG = LoggerFactory.getLogger(DeviceTable.class);
 
   private static final String COLUMNS =
       "id, name, type, created_time, credentials_type, access_token, credentials_key,"
@@ -42,7 +52,8 @@ final class DeviceTable {
   private final PreparedStatement insert;
   private final PreparedStatement insertIfAbsent;
   private final PreparedStatement replaceCredentials;
-  private final PreparedStatement delete;
+  private final PreparedStatement deleteIfUnchanged;
+  private final AtomicLong unreadable = new AtomicLong();
 
   /** Prepares the statements; blocks. */
   DeviceTable(CqlSession session, String keyspace) {
@@ -66,13 +77,19 @@ final class DeviceTable {
                 + " WHERE id = :id IF name = :was_name AND access_token = :was_access_token"
                 + " AND credentials_key = :was_credentials_key"
                 + " AND mqtt_password_hash = :was_mqtt_password_hash");
-    delete = session.prepare("DELETE FROM " + keyspace + ".devices WHERE id = ?");
+    deleteIfUnchanged =
+        session.prepare(
+            "DELETE FROM "
+                + keyspace
+                + ".devices WHERE id = :id IF name = :was_name AND access_token = :was_access_token"
+                + " AND credentials_key = :was_credentials_key"
+                + " AND mqtt_password_hash = :was_mqtt_password_hash");
   }
 
   CompletionStage<Optional<DeviceRow>> load(UUID id) {
     return session
         .executeAsync(selectById.bind(id).setIdempotent(true))
-        .thenApply(rs -> Optional.ofNullable(rs.one()).flatMap(DeviceTable::row));
+        .thenApply(rs -> Optional.ofNullable(rs.one()).flatMap(this::row));
   }
 
   /** Every device, at most {@code limit}, in no particular order. Blocks (start-up only). */
@@ -114,21 +131,40 @@ final class DeviceTable {
    *     it was read)
    */
   CompletionStage<Boolean> replaceCredentials(DeviceRow current, CredentialColumns next) {
-    CredentialColumns was = current.credentials();
     BoundStatement statement =
-        bindCredentials(replaceCredentials.boundStatementBuilder(), next)
+        wasConditions(bindCredentials(replaceCredentials.boundStatementBuilder(), next), current)
             .setUuid("id", current.device().id().value())
-            .setString("was_name", current.device().name())
-            .setString("was_access_token", was.accessToken())
-            .setString("was_credentials_key", was.credentialsKey())
-            .setString("was_mqtt_password_hash", was.passwordHash())
             .build();
     return session.executeAsync(statement).thenApply(rs -> rs.wasApplied());
   }
 
-  /** The statement deleting the device's row (for the delete batch). */
-  BoundStatement delete(UUID id) {
-    return delete.bind(id);
+  // The row as read, for the IF of a replacement or a delete.
+  private static BoundStatementBuilder wasConditions(
+      BoundStatementBuilder builder, DeviceRow current) {
+    CredentialColumns was = current.credentials();
+    return builder
+        .setString("was_name", current.device().name())
+        .setString("was_access_token", was.accessToken())
+        .setString("was_credentials_key", was.credentialsKey())
+        .setString("was_mqtt_password_hash", was.passwordHash());
+  }
+
+  /** How many times a row was read whose credential could not be read (each read counts). */
+  long unreadableRows() {
+    return unreadable.get();
+  }
+
+  /**
+   * Deletes the device's row if it is still {@code current}.
+   *
+   * @return whether it was deleted (false: it was replaced or deleted since it was read)
+   */
+  CompletionStage<Boolean> deleteIfUnchanged(DeviceRow current) {
+    BoundStatement statement =
+        wasConditions(deleteIfUnchanged.boundStatementBuilder(), current)
+            .setUuid("id", current.device().id().value())
+            .build();
+    return session.executeAsync(statement).thenApply(rs -> rs.wasApplied());
   }
 
   private static BoundStatementBuilder bindRow(PreparedStatement statement, DeviceRow row) {
@@ -153,7 +189,7 @@ final class DeviceTable {
         .setString("certificate_pem", credentials.certificatePem());
   }
 
-  private static Optional<DeviceRow> row(Row row) {
+  private Optional<DeviceRow> row(Row row) {
     String name = row.getString("name");
     String type = row.getString("type");
     UUID id = row.getUuid("id");
@@ -161,12 +197,12 @@ final class DeviceTable {
       return Optional.empty();
     }
     String typeName = row.getString("credentials_type");
-    // Rows written before schema version 3 have no type: they are access tokens.
-    CredentialsType credentialsType =
-        typeName == null ? CredentialsType.ACCESS_TOKEN : CredentialsType.valueOf(typeName);
     String token = row.getString("access_token");
     CredentialColumns credentials;
     try {
+      // Rows written before schema version 3 have no type: they are access tokens.
+      CredentialsType credentialsType =
+          typeName == null ? CredentialsType.ACCESS_TOKEN : CredentialsType.valueOf(typeName);
       credentials =
           new CredentialColumns(
               credentialsType,
@@ -176,7 +212,15 @@ final class DeviceTable {
               row.getString("mqtt_user_name"),
               row.getString("mqtt_password_hash"),
               row.getString("certificate_pem"));
-    } catch (IllegalArgumentException incomplete) {
+    } catch (IllegalArgumentException unknownTypeOrIncomplete) {
+      if (unreadable.getAndIncrement() == 0) {
+        LOG.warn(
+            "[device|{}] its devices row cannot be read ({}): it counts as no device; this and"
+                + " every other unreadable row read are counted in {}, logged only this once",
+            id,
+            unknownTypeOrIncomplete.getMessage(),
+            StoreMetrics.DEVICES_UNREADABLE);
+      }
       return Optional.empty();
     }
     return Optional.of(

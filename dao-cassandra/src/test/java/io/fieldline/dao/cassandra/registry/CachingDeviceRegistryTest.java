@@ -1,6 +1,7 @@
 package io.fieldline.dao.cassandra.registry;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceCredentials;
@@ -8,6 +9,7 @@ import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.MqttBasicLogin;
+import io.fieldline.common.StoreException;
 import io.fieldline.common.StoredCredentials;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -20,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class CachingDeviceRegistryTest {
@@ -36,6 +39,14 @@ class CachingDeviceRegistryTest {
     final List<CompletableFuture<Optional<Device>>> pending = new ArrayList<>();
     final List<String> lookups = new ArrayList<>();
     boolean manual;
+    // When set, replacements and deletes are applied, then fail with it (an unknown outcome).
+    RuntimeException writeFailure;
+
+    private <T> CompletionStage<T> written(T result) {
+      return writeFailure == null
+          ? CompletableFuture.completedFuture(result)
+          : CompletableFuture.failedFuture(writeFailure);
+    }
 
     private CompletionStage<Optional<Device>> answer(String lookup, Optional<Device> found) {
       lookups.add(lookup);
@@ -112,8 +123,7 @@ class CachingDeviceRegistryTest {
       if (credentials instanceof DeviceCredentials.MqttBasic login) {
         basic.put(id, login);
       }
-      return CompletableFuture.completedFuture(
-          Optional.of(new StoredCredentials(id, old.createdTime(), credentials, "id")));
+      return written(Optional.of(new StoredCredentials(id, old.createdTime(), credentials, "id")));
     }
 
     @Override
@@ -124,7 +134,7 @@ class CachingDeviceRegistryTest {
     @Override
     public CompletionStage<Boolean> delete(DeviceId id) {
       byToken.values().removeIf(d -> d.id().equals(id));
-      return CompletableFuture.completedFuture(byId.remove(id) != null);
+      return written(byId.remove(id) != null);
     }
   }
 
@@ -385,6 +395,80 @@ class CachingDeviceRegistryTest {
     backend.pending.get(1).complete(Optional.empty());
     assertThat(lookup).isCompletedWithValue(Optional.empty());
     assertThat(backend.lookups).containsExactly("tok", "tok");
+  }
+
+  @Test
+  void should_not_cache_a_lookup_when_its_device_is_forgotten_between_its_read_and_its_answer() {
+    Device device = backend.create("d", "t", Optional.of("tok")).toCompletableFuture().join();
+    AtomicReference<Runnable> onClockRead = new AtomicReference<>(() -> {});
+    CachingDeviceRegistry hooked =
+        new CachingDeviceRegistry(
+            backend,
+            Duration.ofNanos(100),
+            Duration.ofNanos(10),
+            3,
+            () -> {
+              onClockRead.getAndSet(() -> {}).run();
+              return now.get();
+            });
+    backend.manual = true;
+    CompletableFuture<Optional<Device>> lookup = hooked.findByToken("tok").toCompletableFuture();
+    // A completed lookup reads the clock for its expiry after checking for a forget and before it
+    // is answered: the credential changes, and this cache is told, in that gap.
+    onClockRead.set(
+        () -> {
+          backend.byToken.remove("tok");
+          hooked.forget(device.id());
+        });
+
+    backend.pending.get(0).complete(Optional.of(device)); // read before the change
+
+    assertThat(lookup).as("its waiters get what it read").isCompletedWithValue(Optional.of(device));
+    backend.manual = false;
+    assertThat(hooked.findByToken("tok").toCompletableFuture().join()).as("not cached").isEmpty();
+    assertThat(backend.lookups).containsExactly("tok", "tok");
+  }
+
+  @Test
+  void should_not_share_a_running_lookup_with_lookups_made_after_a_forget() {
+    Device device = backend.create("d", "t", Optional.of("tok")).toCompletableFuture().join();
+    backend.manual = true;
+    cache.findByToken("tok");
+
+    cache.forget(device.id());
+    CompletableFuture<Optional<Device>> after = cache.findByToken("tok").toCompletableFuture();
+
+    assertThat(backend.lookups).as("a query of its own").containsExactly("tok", "tok");
+    backend.pending.get(1).complete(Optional.empty());
+    assertThat(after).isCompletedWithValue(Optional.empty());
+  }
+
+  @Test
+  void should_forget_the_device_when_a_replacement_fails_with_an_unknown_outcome() {
+    Device device = backend.create("d", "t", Optional.of("tok")).toCompletableFuture().join();
+    assertThat(find("tok")).contains(device);
+    StoreException timeout = new StoreException(StoreException.Kind.TIMEOUT, "timed out");
+    backend.writeFailure = timeout;
+
+    CompletableFuture<Optional<StoredCredentials>> replaced =
+        cache
+            .replaceCredentials(device.id(), new DeviceCredentials.AccessToken("tok-2"))
+            .toCompletableFuture();
+
+    assertThat(replaced).isCompletedExceptionally();
+    assertThatThrownBy(replaced::join).hasCause(timeout);
+    assertThat(find("tok")).as("the replacement was applied after all").isEmpty();
+  }
+
+  @Test
+  void should_forget_the_device_when_a_delete_fails_with_an_unknown_outcome() {
+    Device device = backend.create("d", "t", Optional.of("tok")).toCompletableFuture().join();
+    assertThat(find("tok")).contains(device);
+    backend.writeFailure = new StoreException(StoreException.Kind.TIMEOUT, "timed out");
+
+    assertThat(cache.delete(device.id()).toCompletableFuture()).isCompletedExceptionally();
+
+    assertThat(find("tok")).as("the delete was applied after all").isEmpty();
   }
 
   @Test

@@ -34,6 +34,10 @@ import org.junit.jupiter.api.Test;
 class CassandraCredentialsIT extends CassandraTestBase {
 
   private CassandraDeviceRegistry registry;
+  private PasswordHashing passwords;
+  private DeviceTable table;
+  private CredentialWrites writes;
+  private DeviceDeletion deletion;
 
   @Override
   protected String extraConfig() {
@@ -44,11 +48,18 @@ class CassandraCredentialsIT extends CassandraTestBase {
   @BeforeAll
   void createRegistry() {
     registry = new CassandraDeviceRegistry(session, config);
+    // The steps of a replacement and of a delete on their own, to run them in a chosen order.
+    passwords = new PasswordHashing(config.passwordHashing());
+    table = new DeviceTable(session, keyspace);
+    CredentialIndex index = new CredentialIndex(session, keyspace);
+    writes = new CredentialWrites(table, index, passwords);
+    deletion = new DeviceDeletion(session, keyspace, table, index);
   }
 
   @AfterAll
   void closeRegistry() {
     registry.close();
+    passwords.close();
   }
 
   @BeforeEach
@@ -221,12 +232,20 @@ class CassandraCredentialsIT extends CassandraTestBase {
   }
 
   @Test
-  void should_keep_the_password_only_when_replaced_with_the_same_ids_and_no_password() {
+  void should_keep_the_password_when_a_replacement_has_none_whatever_the_ids() {
     Device device = create("keeper", basic("c", "u", "secret"));
 
     replace(device, basic("c", "u", null));
     assertThat(login("c", "u", "secret")).as("kept").map(Device::id).contains(device.id());
     assertThat(login("c", "u", "anything")).isEmpty();
+
+    // What a GET shows (password null), posted back with other ids: the password stays.
+    replace(device, basic("c", "u2", null));
+    assertThat(login("c", "u2", "anything")).as("not opened to any password").isEmpty();
+    assertThat(login("c", "u2", "secret")).map(Device::id).contains(device.id());
+    replace(device, basic(null, "u3", null));
+    assertThat(login("any-client", "u3", "anything")).isEmpty();
+    assertThat(login("any-client", "u3", "secret")).map(Device::id).contains(device.id());
 
     replace(device, basic("c", "u", "changed"));
     assertThat(login("c", "u", "secret")).isEmpty();
@@ -234,10 +253,30 @@ class CassandraCredentialsIT extends CassandraTestBase {
 
     replace(device, basic("c", "u", ""));
     assertThat(login("c", "u", "anything")).as("empty: no password").isPresent();
+    replace(device, basic("c", "u4", null));
+    assertThat(login("c", "u4", "anything")).as("null, nothing to keep: no password").isPresent();
+  }
 
-    replace(device, basic("c", "u", "again"));
-    replace(device, basic("c", "u2", null));
-    assertThat(login("c", "u2", "anything")).as("other ids: no password").isPresent();
+  @Test
+  void should_have_no_password_when_a_token_is_replaced_by_basic_credentials_without_one() {
+    Device device = await(registry.create("was-token", "sensor", Optional.of("token-p")));
+
+    replace(device, basic("c", "u", null));
+
+    assertThat(login("c", "u", "anything")).map(Device::id).contains(device.id());
+  }
+
+  @Test
+  void should_refuse_to_keep_a_password_when_the_replacement_has_no_user_name() {
+    Device device = create("no-user", basic("c", "u", "secret"));
+
+    assertThat(failureOf(registry.replaceCredentials(device.id(), basic("c", null, null))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("userName");
+    assertThat(login("c", "u", "secret")).as("unchanged").map(Device::id).contains(device.id());
+
+    replace(device, basic("c", null, ""));
+    assertThat(login("c", "any-user", "anything")).map(Device::id).contains(device.id());
   }
 
   @Test
@@ -252,13 +291,63 @@ class CassandraCredentialsIT extends CassandraTestBase {
   @Test
   void should_refuse_a_replacement_when_the_row_changed_since_it_was_read() {
     Device device = create("raced", basic("c", "u", "p"));
-    DeviceTable table = new DeviceTable(session, keyspace);
     DeviceTable.DeviceRow stale = await(table.load(device.id().value())).orElseThrow();
 
     replace(device, basic("c", "u", "newer"));
 
     assertThat(await(table.replaceCredentials(stale, CredentialColumns.token("late")))).isFalse();
     assertThat(login("c", "u", "newer")).map(Device::id).contains(device.id());
+  }
+
+  @Test
+  void should_keep_the_new_key_indexed_when_two_replacements_of_a_device_target_it() {
+    Device device = await(registry.create("twice", "sensor", Optional.of("token-1")));
+    DeviceTable.DeviceRow read = await(table.load(device.id().value())).orElseThrow();
+    CredentialColumns next = CredentialColumns.token("token-2");
+
+    // Both read the row before either swapped; both reserves succeed (the device owns token-2 once
+    // the first has reserved it), the first swap applies and the second fails.
+    await(writes.swap(read, next));
+    assertThat(failureOf(writes.swap(read, next))).isInstanceOf(DeviceConflictException.class);
+
+    assertThat(await(registry.findByToken("token-2"))).map(Device::id).contains(device.id());
+    assertThat(await(registry.findByToken("token-1"))).isEmpty();
+  }
+
+  @Test
+  void should_keep_the_old_key_indexed_when_the_device_went_back_to_it_before_its_release() {
+    Device device = await(registry.create("back", "sensor", Optional.of("token-a")));
+    UUID id = device.id().value();
+    DeviceTable.DeviceRow first = await(table.load(id)).orElseThrow();
+    CredentialColumns tokenB = CredentialColumns.token("token-b");
+    // A replacement a -> b has swapped but not yet released a...
+    await(writes.reserve(id, tokenB));
+    assertThat(await(table.replaceCredentials(first, tokenB))).isTrue();
+    // ...when another one, b -> a, runs whole (its reserve of a finds the device's own claim).
+    await(writes.swap(await(table.load(id)).orElseThrow(), CredentialColumns.token("token-a")));
+
+    await(writes.releaseUnlessHeld(id, CredentialKey.accessToken("token-a")));
+
+    assertThat(await(registry.findByToken("token-a"))).map(Device::id).contains(device.id());
+    assertThat(await(registry.findByToken("token-b"))).isEmpty();
+  }
+
+  @Test
+  void should_restore_a_lost_index_claim_when_the_same_credential_is_posted_again() {
+    Device device = await(registry.create("healed", "sensor", Optional.of("token-h")));
+    Device basicDevice = create("healed-basic", basic("c", "u", "p"));
+    // What a replacement race (or a hand-made repair gone wrong) could leave: rows, no claims.
+    session.execute(
+        "DELETE FROM " + keyspace + ".device_by_token WHERE access_token = ?", "token-h");
+    session.execute("TRUNCATE " + keyspace + ".device_by_credentials");
+    assertThat(await(registry.findByToken("token-h"))).isEmpty();
+    assertThat(login("c", "u", "p")).isEmpty();
+
+    replace(device, new DeviceCredentials.AccessToken("token-h"));
+    replace(basicDevice, basic("c", "u", null));
+
+    assertThat(await(registry.findByToken("token-h"))).map(Device::id).contains(device.id());
+    assertThat(login("c", "u", "p")).map(Device::id).contains(basicDevice.id());
   }
 
   @Test
@@ -273,6 +362,74 @@ class CassandraCredentialsIT extends CassandraTestBase {
     assertThat(await(registry.findByCertificate(certificate("device-a").fingerprint()))).isEmpty();
     assertThat(session.execute("SELECT * FROM " + keyspace + ".device_by_credentials").all())
         .isEmpty();
+  }
+
+  @Test
+  void should_treat_a_row_with_an_unknown_credential_type_as_no_device() {
+    Device readable = await(registry.create("readable", "sensor", Optional.of("token-ok")));
+    // A row as a later version could write it, with a credential type this one does not know.
+    UUID id = UUID.randomUUID();
+    session.execute(
+        "INSERT INTO "
+            + keyspace
+            + ".devices (id, name, type, created_time, credentials_type, access_token)"
+            + " VALUES (?, 'future', 'sensor', 1, 'LWM2M_CREDENTIALS', 'token-future')",
+        id);
+    session.execute(
+        "INSERT INTO " + keyspace + ".device_by_token (access_token, device_id) VALUES (?, ?)",
+        "token-future",
+        id);
+    long unreadableBefore = registry.unreadableRows();
+
+    assertThat(await(registry.findByToken("token-future"))).isEmpty();
+    assertThat(await(registry.findById(new DeviceId(id)))).isEmpty();
+    assertThat(registry.scan(100)).as("the start-up scan goes on").containsExactly(readable);
+    assertThat(await(registry.findByToken("token-ok"))).contains(readable);
+    assertThat(registry.unreadableRows()).isEqualTo(unreadableBefore + 3);
+  }
+
+  @Test
+  void
+      should_release_the_new_credential_when_a_replacement_lands_between_a_deletes_read_and_write() {
+    Device device = await(registry.create("deleted", "sensor", Optional.of("token-d1")));
+    DeviceTable.DeviceRow readByDelete = await(table.load(device.id().value())).orElseThrow();
+
+    replace(device, new DeviceCredentials.AccessToken("token-d2"));
+    assertThat(await(deletion.delete(readByDelete, 1))).isTrue();
+
+    assertThat(await(registry.findById(device.id()))).isEmpty();
+    assertThat(session.execute("SELECT * FROM " + keyspace + ".device_by_token").all())
+        .as("no claim left behind")
+        .isEmpty();
+    assertThat(session.execute("SELECT * FROM " + keyspace + ".device_by_name").all()).isEmpty();
+    assertThat(await(registry.create("other", "sensor", Optional.of("token-d2"))).name())
+        .as("the replacement's credential is free again")
+        .isEqualTo("other");
+  }
+
+  @Test
+  void should_release_the_new_credential_when_a_replacement_swaps_after_the_delete() {
+    Device device = create("gone", basic("c", "u", "p"));
+    DeviceTable.DeviceRow readByReplacement = await(table.load(device.id().value())).orElseThrow();
+
+    assertThat(await(registry.delete(device.id()))).isTrue();
+    assertThat(failureOf(writes.swap(readByReplacement, CredentialColumns.token("token-late"))))
+        .isInstanceOf(DeviceConflictException.class);
+
+    assertThat(session.execute("SELECT * FROM " + keyspace + ".device_by_token").all()).isEmpty();
+    assertThat(session.execute("SELECT * FROM " + keyspace + ".device_by_credentials").all())
+        .isEmpty();
+    assertThat(await(registry.findById(device.id()))).as("not resurrected").isEmpty();
+  }
+
+  @Test
+  void should_answer_not_found_when_the_device_was_deleted_between_a_deletes_read_and_write() {
+    Device device = await(registry.create("twice-deleted", "sensor", Optional.of("token-t")));
+    DeviceTable.DeviceRow read = await(table.load(device.id().value())).orElseThrow();
+
+    assertThat(await(registry.delete(device.id()))).isTrue();
+
+    assertThat(await(deletion.delete(read, 1))).isFalse();
   }
 
   @Test
