@@ -186,7 +186,7 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
       connection()
           .reject(
               CloseReason.MALFORMED,
-              "a packet's inner lengths claim more than {} bytes",
+              "a packet's inner lengths run past its end ({} bytes at most)",
               context.config().maxPacketSize());
       return;
     }

@@ -6,35 +6,42 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.ReferenceCountUtil;
 
 /**
- * Bounds what Netty's {@code MqttDecoder} may accumulate for one packet. The decoder checks a
- * packet's declared remaining length against {@code max-packet-size}, but not the lengths inside
- * it: an MQTT 5 Property Length may claim 268 MB inside a 20-byte packet, and the decoder (a
- * replaying decoder) then waits for, and keeps, every byte the client sends until the claim is met.
- * This pair of stages counts the bytes handed to the decoder since it last produced a packet;
- * beyond {@code max-packet-size} + 5 (the largest fixed header) {@link #EXCEEDED} goes down the
- * pipeline, the session closes the connection as malformed, and no more bytes reach the decoder.
- *
- * <p>The count is reset whenever a packet comes out, even in the middle of a read, so it may miss
- * the part of one read (at most {@code max-read-size}, or one 16 KiB TLS record) that follows the
- * last complete packet: the bound is the packet size plus one read.
+ * Makes every MQTT packet decode from its own bytes. Netty's {@code MqttDecoder} checks a packet's
+ * remaining length against {@code max-packet-size}, but not the lengths inside the packet against
+ * its remaining length: a string or an MQTT 5 Property Length that claims more bytes than the
+ * packet holds makes the decoder (a replaying decoder) wait for them, reading on into the next
+ * packets, holding the connection silent until a timeout. This pair of stages follows the packet
+ * boundaries the fixed headers announce (type byte, remaining length) in the bytes handed to the
+ * decoder, and counts the packets that come out; when the decoder has been given a complete packet
+ * and produced nothing for it, {@link #EXCEEDED} goes down the pipeline, the session closes the
+ * connection as malformed, and no more bytes reach the decoder.
  *
  * <p>{@link #bytesIn()} goes before the decoder, {@link #packetsOut()} right after it. Confined to
  * the channel's event loop; one per channel.
  */
 public final class DecodeBudget {
 
-  /** The user event fired once when the decoder was handed more than the budget for a packet. */
+  /** The user event fired once when a complete packet did not decode by itself. */
   public static final Object EXCEEDED = new Object();
 
-  private final long limit;
-  private long pending;
-  private boolean exceeded;
-
-  DecodeBudget(int maxPacketSize) {
-    this.limit = maxPacketSize + 5L;
+  private enum Expect {
+    TYPE,
+    LENGTH,
+    BODY,
+    /** A remaining length of more than four bytes: the decoder refuses it itself. */
+    NOTHING
   }
 
-  /** The stage before the decoder: counts bytes, and stops passing them once over budget. */
+  private Expect expect = Expect.TYPE;
+  private int length;
+  private int shift;
+  private int lengthBytes;
+  private long bodyLeft;
+  private long completePackets;
+  private long packetsOut;
+  private boolean exceeded;
+
+  /** The stage before the decoder: follows packet boundaries, stops passing bytes once broken. */
   ChannelInboundHandlerAdapter bytesIn() {
     return new ChannelInboundHandlerAdapter() {
       @Override
@@ -44,12 +51,11 @@ public final class DecodeBudget {
           return;
         }
         if (msg instanceof ByteBuf bytes) {
-          pending += bytes.readableBytes();
+          follow(bytes);
         }
-        // Counted before, judged after the decoder had the bytes: a read may hold many small
-        // packets, or the start of one too large (which the decoder itself refuses).
         ctx.fireChannelRead(msg);
-        if (pending > limit && !exceeded) {
+        // Every packet whose last byte the decoder has had must have come out of it by now.
+        if (completePackets > packetsOut && !exceeded) {
           exceeded = true;
           ctx.fireUserEventTriggered(EXCEEDED);
         }
@@ -57,19 +63,58 @@ public final class DecodeBudget {
     };
   }
 
-  /** The stage after the decoder: a packet came out, its bytes are no longer pending. */
+  /** The stage after the decoder: counts what it produced (failures included). */
   ChannelInboundHandlerAdapter packetsOut() {
     return new ChannelInboundHandlerAdapter() {
       @Override
       public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        pending = 0;
+        packetsOut++;
         ctx.fireChannelRead(msg);
       }
     };
   }
 
-  /** How many bytes past the last decoded packet the decoder may be handed. */
-  public long limit() {
-    return limit;
+  // MQTT 3.1.1 §2.2, MQTT 5 §2.1: one type byte, a remaining length of 1-4 bytes (7 bits each,
+  // the high bit meaning "more"), then that many bytes.
+  private void follow(ByteBuf bytes) {
+    int at = bytes.readerIndex();
+    int end = bytes.writerIndex();
+    while (at < end && expect != Expect.NOTHING) {
+      switch (expect) {
+        case TYPE -> {
+          at++;
+          length = 0;
+          shift = 0;
+          lengthBytes = 0;
+          expect = Expect.LENGTH;
+        }
+        case LENGTH -> {
+          int digit = bytes.getUnsignedByte(at++);
+          length |= (digit & 0x7F) << shift;
+          shift += 7;
+          lengthBytes++;
+          if ((digit & 0x80) == 0) {
+            bodyLeft = length;
+            expect = Expect.BODY;
+            if (bodyLeft == 0) {
+              completePackets++;
+              expect = Expect.TYPE;
+            }
+          } else if (lengthBytes == 4) {
+            expect = Expect.NOTHING;
+          }
+        }
+        case BODY -> {
+          long take = Math.min(bodyLeft, end - at);
+          at += (int) take;
+          bodyLeft -= take;
+          if (bodyLeft == 0) {
+            completePackets++;
+            expect = Expect.TYPE;
+          }
+        }
+        case NOTHING -> at = end;
+      }
+    }
   }
 }

@@ -31,7 +31,7 @@ public final class MqttPipeline {
             PipelineNames.FLUSH_CONSOLIDATION,
             new FlushConsolidationHandler(EXPLICIT_FLUSHES_BEFORE_FLUSH, true))
         .addLast(PipelineNames.IDLE, KeepAlive.beforeConnect());
-    DecodeBudget budget = new DecodeBudget(config.maxPacketSize());
+    DecodeBudget budget = new DecodeBudget();
     pipeline
         .addLast(PipelineNames.DECODE_BUDGET, budget.bytesIn())
         .addLast(
