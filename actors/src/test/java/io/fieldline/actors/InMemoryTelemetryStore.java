@@ -59,6 +59,22 @@ final class InMemoryTelemetryStore implements TelemetryStore {
   }
 
   @Override
+  public CompletionStage<Void> deleteAttributes(
+      DeviceId deviceId, io.fieldline.common.AttributeScope scope, java.util.Set<String> keys) {
+    throw new UnsupportedOperationException("deleteAttributes");
+  }
+
+  @Override
+  public CompletionStage<Void> deleteTelemetry(
+      DeviceId deviceId,
+      java.util.Set<String> keys,
+      long startTs,
+      long endTs,
+      boolean rewriteLatest) {
+    throw new UnsupportedOperationException("deleteTelemetry");
+  }
+
+  @Override
   public synchronized CompletionStage<List<TsKvEntry>> readLatest(DeviceId deviceId) {
     reads.computeIfAbsent(deviceId, id -> new AtomicInteger()).incrementAndGet();
     if (holdReads) {

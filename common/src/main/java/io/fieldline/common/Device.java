@@ -17,14 +17,29 @@ import org.jspecify.annotations.Nullable;
  *     credential is {@link CredentialsType#ACCESS_TOKEN}; null for {@link
  *     CredentialsType#MQTT_BASIC} and {@link CredentialsType#X509_CERTIFICATE}
  * @param createdTime creation time, epoch milliseconds
+ * @param label free-form label, null when none
+ * @param additionalInfoJson ThingsBoard's {@code additionalInfo}: a JSON object as text, null when
+ *     none
  */
 public record Device(
-    DeviceId id, String name, String type, @Nullable String accessToken, long createdTime) {
+    DeviceId id,
+    String name,
+    String type,
+    @Nullable String accessToken,
+    long createdTime,
+    @Nullable String label,
+    @Nullable String additionalInfoJson) {
 
   public Device {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(type, "type");
+  }
+
+  /** A device without label or additional info. */
+  public Device(
+      DeviceId id, String name, String type, @Nullable String accessToken, long createdTime) {
+    this(id, name, type, accessToken, createdTime, null, null);
   }
 
   /** Whether the device connects with this access token (never true for a token-less device). */

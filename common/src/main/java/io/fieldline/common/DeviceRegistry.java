@@ -47,4 +47,22 @@ public interface DeviceRegistry {
 
   /** Deletes a device and its credentials; completes with false if it did not exist. */
   CompletionStage<Boolean> delete(DeviceId id);
+
+  /** Finds a device by its unique name. */
+  CompletionStage<Optional<Device>> findByName(String name);
+
+  /**
+   * Changes a device's name, type, label and additional info (ThingsBoard's {@code POST
+   * /api/device} with the device's id); its id, creation time and credential are kept.
+   *
+   * @return the stored device, empty when there is no such device; fails with {@link
+   *     DeviceConflictException} when the new name is another device's
+   */
+  CompletionStage<Optional<Device>> update(DeviceUpdate update);
+
+  /**
+   * One page of the devices matching the query, in its order, with the listing's totals. Served
+   * without reading the pages before it.
+   */
+  CompletionStage<PageData<Device>> page(DevicePageQuery query);
 }

@@ -1,6 +1,7 @@
 package io.fieldline.common;
 
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -19,4 +20,15 @@ public interface TelemetryStore {
 
   /** Reads the latest value of every time-series key of a device. */
   CompletionStage<List<TsKvEntry>> readLatest(DeviceId deviceId);
+
+  /** Deletes attributes of one scope; keys that do not exist are ignored. */
+  CompletionStage<Void> deleteAttributes(DeviceId deviceId, AttributeScope scope, Set<String> keys);
+
+  /**
+   * Deletes time-series values of {@code keys} with {@code startTs <= ts < endTs}. A key whose
+   * latest value is deleted gets as latest value its newest remaining one when {@code
+   * rewriteLatest}, none otherwise (ThingsBoard's {@code rewriteLatestIfDeleted}).
+   */
+  CompletionStage<Void> deleteTelemetry(
+      DeviceId deviceId, Set<String> keys, long startTs, long endTs, boolean rewriteLatest);
 }

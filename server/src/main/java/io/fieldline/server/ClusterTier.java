@@ -7,6 +7,8 @@ import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.SessionCloser;
 import io.fieldline.common.SessionTakeover;
+import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.events.LocalDeviceEvents;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -64,6 +66,14 @@ record ClusterTier(@Nullable ClusterNode node, ClusterConfig config) {
    */
   CredentialsRevocation revocation(CredentialsRevocation local) {
     return node == null ? local : node.credentialsRevocation();
+  }
+
+  /**
+   * Where device events go: {@code local} on a single node; in a cluster, this node's listeners and
+   * every other node's.
+   */
+  DeviceEvents events(LocalDeviceEvents local) {
+    return local;
   }
 
   /** The forwarding queue's gauge, which pauses socket reads like storage pressure does. */

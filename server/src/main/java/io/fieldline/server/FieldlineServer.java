@@ -8,6 +8,8 @@ import io.fieldline.cluster.ClusterNode;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PayloadParser;
+import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
@@ -103,10 +105,12 @@ public final class FieldlineServer implements AutoCloseable {
             serverConfig.payloadTypeCast(), serverConfig.payloadMaxStringValueLength()),
         warmUp);
     SessionRegistry sessions = new SessionRegistry();
+    LocalDeviceEvents localEvents = new LocalDeviceEvents();
     LocalRevocation localRevocation = new LocalRevocation(storageTier.storage(), sessions);
     ClusterTier clusterTier =
         ClusterTier.start(clusterConfig, devices, sessions, localRevocation, metrics, stops);
     cluster = clusterTier;
+    DeviceEvents events = clusterTier.events(localEvents);
     MqttTier mqttTier =
         MqttTier.start(
             mqttConfig,
@@ -115,6 +119,7 @@ public final class FieldlineServer implements AutoCloseable {
             storageTier.storage(),
             devices,
             clusterTier,
+            events,
             metrics,
             stops);
     mqtt = mqttTier;

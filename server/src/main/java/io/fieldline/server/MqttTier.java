@@ -2,6 +2,7 @@ package io.fieldline.server;
 
 import io.fieldline.common.PayloadParser;
 import io.fieldline.common.PressureGauge;
+import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.transport.mqtt.MqttServer;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
@@ -31,6 +32,7 @@ record MqttTier(MqttServer server) {
       CassandraStorage storage,
       DeviceTier devices,
       ClusterTier cluster,
+      DeviceEvents events,
       MeterRegistry metrics,
       StopSteps stops) {
     List<PressureGauge> pressure = new ArrayList<>(storage.pressure());
@@ -46,7 +48,9 @@ record MqttTier(MqttServer server) {
             pressure,
             metrics,
             sessions,
-            cluster.takeover());
+            cluster.takeover(),
+            events,
+            storage.queries());
     server.start();
     stops.add(
         "MQTT",

@@ -6,6 +6,8 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PayloadParser;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.SessionTakeover;
+import io.fieldline.common.TelemetryQueries;
+import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.transport.mqtt.session.PreAuthLimits;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
@@ -84,7 +86,9 @@ public final class MqttServer implements AutoCloseable {
       List<PressureGauge> storagePressure,
       MeterRegistry meterRegistry,
       SessionRegistry sessions,
-      SessionTakeover takeover) {
+      SessionTakeover takeover,
+      DeviceEvents events,
+      TelemetryQueries queries) {
     this.config = config;
     this.storagePressure = List.copyOf(storagePressure);
     MqttMetrics metrics = new MqttMetrics(meterRegistry);
@@ -101,6 +105,8 @@ public final class MqttServer implements AutoCloseable {
             takeover,
             metrics,
             preAuth,
+            events,
+            queries,
             () -> this.storagePressure.stream().anyMatch(PressureGauge::isOverloaded));
   }
 

@@ -10,10 +10,12 @@ import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.PayloadParser;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.SessionCloser;
+import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.fieldline.transport.mqtt.testkit.FakeDeadLetterStore;
 import io.fieldline.transport.mqtt.testkit.FakeDeviceGateway;
 import io.fieldline.transport.mqtt.testkit.FakeDeviceRegistry;
+import io.fieldline.transport.mqtt.testkit.FakeTelemetryQueries;
 import io.fieldline.transport.mqtt.testkit.TestConfigs;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -68,7 +70,9 @@ class MqttServerTest {
             List.of(storage),
             meters,
             sessions,
-            announced::add);
+            announced::add,
+            new LocalDeviceEvents(),
+            new FakeTelemetryQueries());
     return server.start().getPort();
   }
 

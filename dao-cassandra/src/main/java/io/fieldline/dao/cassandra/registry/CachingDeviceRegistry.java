@@ -225,6 +225,23 @@ public final class CachingDeviceRegistry implements DeviceRegistry, DeviceCreden
   }
 
   @Override
+  public CompletionStage<java.util.Optional<io.fieldline.common.Device>> findByName(String name) {
+    throw new UnsupportedOperationException("findByName");
+  }
+
+  @Override
+  public CompletionStage<java.util.Optional<io.fieldline.common.Device>> update(
+      io.fieldline.common.DeviceUpdate update) {
+    throw new UnsupportedOperationException("update");
+  }
+
+  @Override
+  public CompletionStage<io.fieldline.common.PageData<io.fieldline.common.Device>> page(
+      io.fieldline.common.DevicePageQuery query) {
+    throw new UnsupportedOperationException("page");
+  }
+
+  @Override
   public CompletionStage<Boolean> delete(DeviceId id) {
     // Forgotten on failure too: a delete that timed out may still have been applied.
     return delegate.delete(id).whenComplete((deleted, error) -> forget(id));

@@ -255,6 +255,23 @@ public final class CassandraDeviceRegistry
   }
 
   @Override
+  public CompletionStage<java.util.Optional<io.fieldline.common.Device>> findByName(String name) {
+    throw new UnsupportedOperationException("findByName");
+  }
+
+  @Override
+  public CompletionStage<java.util.Optional<io.fieldline.common.Device>> update(
+      io.fieldline.common.DeviceUpdate update) {
+    throw new UnsupportedOperationException("update");
+  }
+
+  @Override
+  public CompletionStage<io.fieldline.common.PageData<io.fieldline.common.Device>> page(
+      io.fieldline.common.DevicePageQuery query) {
+    throw new UnsupportedOperationException("page");
+  }
+
+  @Override
   public CompletionStage<Boolean> delete(DeviceId id) {
     return translated(deletion.delete(id.value()));
   }

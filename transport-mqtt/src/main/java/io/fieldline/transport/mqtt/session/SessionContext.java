@@ -5,6 +5,8 @@ import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PayloadParser;
 import io.fieldline.common.SessionTakeover;
+import io.fieldline.common.TelemetryQueries;
+import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import java.util.function.BooleanSupplier;
@@ -22,6 +24,9 @@ import java.util.function.BooleanSupplier;
  * @param takeover told of every session accepted here (one session per device across a cluster)
  * @param metrics the transport's meters
  * @param preAuth the limits connections meet before they are authenticated
+ * @param events where sessions listen for their device's events (shared attributes, RPC) and
+ *     announce their RPC subscriptions
+ * @param queries attribute reads for {@code v1/devices/me/attributes/request/{n}}
  * @param storageOverloaded whether the storage layer currently asks sockets to pause
  */
 public record SessionContext(
@@ -34,4 +39,6 @@ public record SessionContext(
     SessionTakeover takeover,
     MqttMetrics metrics,
     PreAuthLimits preAuth,
+    DeviceEvents events,
+    TelemetryQueries queries,
     BooleanSupplier storageOverloaded) {}

@@ -3,6 +3,7 @@ package io.fieldline.transport.mqtt.testkit;
 import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.PayloadParser;
+import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.session.PreAuthLimits;
@@ -26,6 +27,8 @@ public final class SessionFixture {
   public final FakeDeviceGateway gateway = new FakeDeviceGateway();
   public final FakeDeadLetterStore deadLetters = new FakeDeadLetterStore();
   public final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+  public final LocalDeviceEvents events = new LocalDeviceEvents();
+  public final FakeTelemetryQueries queries = new FakeTelemetryQueries();
 
   /** Devices whose session this node accepted, in order, as the cluster's takeover heard them. */
   public final List<DeviceId> announced = new CopyOnWriteArrayList<>();
@@ -53,6 +56,8 @@ public final class SessionFixture {
             announced::add,
             new MqttMetrics(meters),
             new PreAuthLimits(config),
+            events,
+            queries,
             () -> storageOverloaded);
   }
 

@@ -197,6 +197,22 @@ public final class CassandraTelemetryStore implements TelemetryStore {
 
   /** Reads the latest value of every key of the device, sorted by key. */
   @Override
+  public CompletionStage<Void> deleteAttributes(
+      DeviceId deviceId, io.fieldline.common.AttributeScope scope, java.util.Set<String> keys) {
+    throw new UnsupportedOperationException("deleteAttributes");
+  }
+
+  @Override
+  public CompletionStage<Void> deleteTelemetry(
+      DeviceId deviceId,
+      java.util.Set<String> keys,
+      long startTs,
+      long endTs,
+      boolean rewriteLatest) {
+    throw new UnsupportedOperationException("deleteTelemetry");
+  }
+
+  @Override
   public CompletionStage<List<TsKvEntry>> readLatest(DeviceId deviceId) {
     return runner.read(() -> latestReader.latest(deviceId, Optional.empty()));
   }

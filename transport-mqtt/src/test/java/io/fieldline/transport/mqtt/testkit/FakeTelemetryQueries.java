@@ -1,0 +1,59 @@
+package io.fieldline.transport.mqtt.testkit;
+
+import io.fieldline.common.AttributeKvEntry;
+import io.fieldline.common.AttributeScope;
+import io.fieldline.common.DeviceId;
+import io.fieldline.common.HistoryQuery;
+import io.fieldline.common.TelemetryQueries;
+import io.fieldline.common.TsKvEntry;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** Attributes held in memory for transport tests; time series are always empty. Thread-safe. */
+public final class FakeTelemetryQueries implements TelemetryQueries {
+
+  private final Map<DeviceId, Map<AttributeScope, Map<String, AttributeKvEntry>>> attributes =
+      new ConcurrentHashMap<>();
+
+  /** Stores an attribute value, replacing the key's previous value. */
+  public void put(DeviceId device, AttributeScope scope, AttributeKvEntry entry) {
+    attributes
+        .computeIfAbsent(device, d -> new ConcurrentHashMap<>())
+        .computeIfAbsent(scope, s -> new ConcurrentHashMap<>())
+        .put(entry.key(), entry);
+  }
+
+  @Override
+  public CompletionStage<List<String>> keys(DeviceId deviceId) {
+    return CompletableFuture.completedFuture(List.of());
+  }
+
+  @Override
+  public CompletionStage<List<TsKvEntry>> latest(DeviceId deviceId, Optional<Set<String>> keys) {
+    return CompletableFuture.completedFuture(List.of());
+  }
+
+  @Override
+  public CompletionStage<Map<String, List<TsKvEntry>>> history(
+      DeviceId deviceId, HistoryQuery query) {
+    return CompletableFuture.completedFuture(Map.of());
+  }
+
+  @Override
+  public CompletionStage<List<AttributeKvEntry>> attributes(
+      DeviceId deviceId, AttributeScope scope, Optional<Set<String>> keys) {
+    Map<String, AttributeKvEntry> scoped =
+        attributes.getOrDefault(deviceId, Map.of()).getOrDefault(scope, Map.of());
+    return CompletableFuture.completedFuture(
+        scoped.values().stream()
+            .filter(entry -> keys.map(wanted -> wanted.contains(entry.key())).orElse(true))
+            .sorted(Comparator.comparing(AttributeKvEntry::key))
+            .toList());
+  }
+}
