@@ -4,6 +4,7 @@ import io.fieldline.cluster.ClusterConfig;
 import io.fieldline.cluster.ClusterNode;
 import io.fieldline.common.CredentialsRevocation;
 import io.fieldline.common.DeviceGateway;
+import io.fieldline.common.DeviceId;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.SessionCloser;
 import io.fieldline.common.SessionTakeover;
@@ -11,6 +12,7 @@ import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -74,6 +76,18 @@ record ClusterTier(@Nullable ClusterNode node, ClusterConfig config) {
    */
   DeviceEvents events(LocalDeviceEvents local) {
     return local;
+  }
+
+  /**
+   * Whether this node owns a device: always on a single node; in a cluster, whether its ring says
+   * so now (during a rebalance two nodes, or none, may think so for a moment).
+   */
+  Predicate<DeviceId> owns() {
+    if (node == null) {
+      return device -> true;
+    }
+    String self = node.nodeId();
+    return device -> node.view().ownerOf(device).map(m -> self.equals(m.nodeId())).orElse(false);
   }
 
   /** The forwarding queue's gauge, which pauses socket reads like storage pressure does. */

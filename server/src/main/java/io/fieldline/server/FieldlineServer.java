@@ -11,6 +11,8 @@ import io.fieldline.common.PayloadParser;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.dao.cassandra.CassandraConfig;
+import io.fieldline.server.rpc.RpcConfig;
+import io.fieldline.server.rpc.RpcService;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -79,6 +81,7 @@ public final class FieldlineServer implements AutoCloseable {
     ServerConfig serverConfig = ServerConfig.from(root);
     CassandraConfig cassandraConfig = CassandraConfig.from(root);
     ActorsConfig actorsConfig = ActorsConfig.from(root);
+    RpcConfig rpcConfig = RpcConfig.from(root);
     ClusterConfig clusterConfig = ClusterConfig.from(root);
     MqttTransportConfig mqttConfig = MqttTransportConfig.from(root);
     WarmUp.Settings warmUp = WarmUp.Settings.from(root);
@@ -123,6 +126,14 @@ public final class FieldlineServer implements AutoCloseable {
             metrics,
             stops);
     mqtt = mqttTier;
+    RpcService rpc =
+        new RpcService(
+            events,
+            localEvents,
+            storageTier.storage().rpcStore(),
+            clusterTier.owns(),
+            rpcConfig,
+            metrics);
     HttpTier httpTier =
         HttpTier.start(
             serverConfig,
@@ -132,9 +143,12 @@ public final class FieldlineServer implements AutoCloseable {
             clusterTier.revocation(localRevocation),
             devices,
             clusterTier,
+            rpc,
             metrics,
             stops);
     http = httpTier;
+    // After HTTP in the list, so before it when stopping: waiting calls answer 503 first.
+    stops.add("server-side RPC", rpc::close);
     if (serverConfig.demoDevice()) {
       demoDevice =
           DemoDevice.ensure(

@@ -4,6 +4,7 @@ import io.fieldline.common.CredentialsRevocation;
 import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.rest.RestApi;
+import io.fieldline.server.rpc.RpcService;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -33,6 +34,7 @@ record HttpTier(ServerBinding binding) {
       CredentialsRevocation revocation,
       DeviceTier devices,
       ClusterTier cluster,
+      RpcService rpc,
       PrometheusMeterRegistry metrics,
       StopSteps stops) {
     JwtTokens tokens =
@@ -47,6 +49,7 @@ record HttpTier(ServerBinding binding) {
             revocation,
             storage.queries(),
             storage.deadLetterQueries(),
+            rpc,
             () -> storage.reachable().thenApply(up -> up && cluster.ready()),
             metrics,
             config.rest());

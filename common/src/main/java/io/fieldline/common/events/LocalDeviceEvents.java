@@ -20,6 +20,7 @@ public final class LocalDeviceEvents implements DeviceEvents {
 
   private final ConcurrentHashMap<DeviceId, List<DeviceEventListener>> listeners =
       new ConcurrentHashMap<>();
+  private final List<DeviceEventListener> everyDevice = new CopyOnWriteArrayList<>();
 
   @Override
   public CompletionStage<Integer> publish(DeviceEvent event) {
@@ -29,11 +30,13 @@ public final class LocalDeviceEvents implements DeviceEvents {
   /** Hands {@code event} to this node's listeners of its device; returns how many took it. */
   public int deliver(DeviceEvent event) {
     List<DeviceEventListener> current = listeners.get(event.deviceId());
-    if (current == null) {
-      return 0;
-    }
+    int took = current == null ? 0 : deliver(event, current);
+    return everyDevice.isEmpty() ? took : took + deliver(event, everyDevice);
+  }
+
+  private static int deliver(DeviceEvent event, List<DeviceEventListener> to) {
     int took = 0;
-    for (DeviceEventListener listener : current) {
+    for (DeviceEventListener listener : to) {
       try {
         if (listener.onEvent(event)) {
           took++;
@@ -43,6 +46,16 @@ public final class LocalDeviceEvents implements DeviceEvents {
       }
     }
     return took;
+  }
+
+  /**
+   * Registers {@code listener} for the events of every device on this node, published here or
+   * delivered from another node (after each device's own listeners). For node-wide services, such
+   * as the one offering waiting RPC requests again when a device subscribes.
+   */
+  public DeviceEvents.Subscription subscribeAll(DeviceEventListener listener) {
+    everyDevice.add(listener);
+    return () -> everyDevice.remove(listener);
   }
 
   @Override

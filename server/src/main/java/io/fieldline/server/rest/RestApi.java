@@ -5,6 +5,7 @@ import io.fieldline.common.DeadLetterQueries;
 import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.TelemetryQueries;
+import io.fieldline.server.rpc.RpcService;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
@@ -43,6 +44,7 @@ public final class RestApi extends AllDirectives {
   private final CredentialsRoutes credentials;
   private final TelemetryRoutes telemetry;
   private final OpsRoutes ops;
+  private final RpcRoutes rpc;
   private final Cors cors;
   private final long maxBodyBytes;
 
@@ -55,6 +57,7 @@ public final class RestApi extends AllDirectives {
       CredentialsRevocation revocation,
       TelemetryQueries queries,
       DeadLetterQueries deadLetters,
+      RpcService rpc,
       Supplier<CompletionStage<Boolean>> readiness,
       PrometheusMeterRegistry prometheus,
       RestConfig config) {
@@ -68,6 +71,7 @@ public final class RestApi extends AllDirectives {
     this.credentials = new CredentialsRoutes(credentialsStore, revocation);
     this.telemetry = new TelemetryRoutes(queries, deadLetters);
     this.ops = new OpsRoutes(readiness, prometheus);
+    this.rpc = new RpcRoutes(rpc, registry);
   }
 
   public Route routes() {
@@ -87,6 +91,11 @@ public final class RestApi extends AllDirectives {
                 // through to the token check below and become a 401.
                 pathPrefix("auth", () -> handleRejections(JSON_REJECTIONS, auth::routes)),
                 auth.authenticated(
-                    user -> concat(credentials.routes(), devices.routes(), telemetry.routes()))));
+                    user ->
+                        concat(
+                            credentials.routes(),
+                            devices.routes(),
+                            telemetry.routes(),
+                            rpc.routes()))));
   }
 }

@@ -1,0 +1,138 @@
+package io.fieldline.server.rpc;
+
+import io.fieldline.common.events.DeviceEvent;
+import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.rpc.RpcCallback;
+import io.fieldline.common.rpc.ToDeviceRpc;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One lightweight (not persistent) server-side RPC while its REST call waits, as ThingsBoard runs
+ * it: offered to the device's sessions at once, and offered again each time a session of the device
+ * subscribes to RPC, until a session takes it, or until its deadline (the request's {@code
+ * expirationTime}), which answers {@link RpcOutcome.TimedOut} on time whatever else happens. A
+ * one-way call ends when the request is delivered, a two-way call when the device answers.
+ *
+ * <p>Thread-safe: sessions report from their event loops, on this node or through the cluster.
+ */
+final class LightweightCall implements RpcCallback {
+
+  private enum State {
+    /** No session has it: waiting for one to subscribe. */
+    WAITING,
+    /** Being offered (the publish has not answered yet). */
+    OFFERING,
+    /** A session took it. */
+    TAKEN,
+    DONE
+  }
+
+  private final ToDeviceRpc rpc;
+  private final DeviceEvents events;
+  private final CompletableFuture<RpcOutcome> outcome = new CompletableFuture<>();
+  private State state = State.WAITING;
+  private boolean offerAgain;
+  private @Nullable ScheduledFuture<?> deadline;
+
+  LightweightCall(ToDeviceRpc rpc, DeviceEvents events) {
+    this.rpc = rpc;
+    this.events = events;
+  }
+
+  ToDeviceRpc rpc() {
+    return rpc;
+  }
+
+  CompletableFuture<RpcOutcome> outcome() {
+    return outcome;
+  }
+
+  synchronized void deadline(ScheduledFuture<?> timer) {
+    this.deadline = timer;
+  }
+
+  /** Offers the request to the device's sessions, unless one has it or an offer is under way. */
+  void offer() {
+    synchronized (this) {
+      if (state == State.OFFERING) {
+        // A session subscribed while the publish runs: it may have missed this offer.
+        offerAgain = true;
+        return;
+      }
+      if (state != State.WAITING) {
+        return;
+      }
+      state = State.OFFERING;
+      offerAgain = false;
+    }
+    events
+        .publish(new DeviceEvent.RpcRequested(rpc.deviceId(), rpc, this))
+        .thenAccept(this::offered);
+  }
+
+  private void offered(int takers) {
+    boolean again;
+    synchronized (this) {
+      if (state != State.OFFERING) {
+        return;
+      }
+      state = takers > 0 ? State.TAKEN : State.WAITING;
+      again = state == State.WAITING && offerAgain;
+    }
+    if (again) {
+      offer();
+    }
+  }
+
+  @Override
+  public void sent() {
+    synchronized (this) {
+      if (state == State.WAITING || state == State.OFFERING) {
+        state = State.TAKEN;
+      }
+    }
+  }
+
+  @Override
+  public void delivered() {
+    sent();
+    if (rpc.oneway()) {
+      finish(new RpcOutcome.Delivered());
+    }
+  }
+
+  @Override
+  public void responded(String body) {
+    if (!rpc.oneway()) {
+      finish(new RpcOutcome.Responded(body));
+    }
+  }
+
+  // Not offered again at once: the session that gave it up may take it again and give it up again
+  // (a request too large for the client). The next session to subscribe gets it.
+  @Override
+  public synchronized void undelivered(String reason) {
+    if (state == State.TAKEN) {
+      state = State.WAITING;
+    }
+  }
+
+  /** Ends the call with {@code result} unless it has ended; returns whether it did now. */
+  boolean finish(RpcOutcome result) {
+    ScheduledFuture<?> timer;
+    synchronized (this) {
+      if (state == State.DONE) {
+        return false;
+      }
+      state = State.DONE;
+      timer = deadline;
+    }
+    if (timer != null) {
+      timer.cancel(false);
+    }
+    outcome.complete(result);
+    return true;
+  }
+}

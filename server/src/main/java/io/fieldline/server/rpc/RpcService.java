@@ -1,0 +1,314 @@
+package io.fieldline.server.rpc;
+
+import io.fieldline.common.DeviceId;
+import io.fieldline.common.PageData;
+import io.fieldline.common.events.DeviceEvent;
+import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.common.rpc.PersistentRpcStore;
+import io.fieldline.common.rpc.RpcStatus;
+import io.fieldline.common.rpc.StoredRpc;
+import io.fieldline.common.rpc.ToDeviceRpc;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Server-side RPC on this node: the REST API's calls to devices.
+ *
+ * <ul>
+ *   <li><b>Lightweight</b> ({@link #call}): held in memory while the REST call waits ({@link
+ *       LightweightCall}): offered to the device's sessions on every node through {@link
+ *       DeviceEvents}, offered again whenever a session of the device subscribes to RPC, and
+ *       answered at the latest at the request's {@code expirationTime}. Bounded per node and per
+ *       device ({@link RpcConfig}).
+ *   <li><b>Persistent</b> ({@link #submit}): stored {@code QUEUED} first, then offered like a
+ *       lightweight call; what the session reports moves its stored status ({@link
+ *       PersistentDelivery}). Nothing of it waits in memory unless a session has it: when a session
+ *       of the device subscribes to RPC, the device's <em>owner</em> node ({@code owns}) reads the
+ *       device's pending requests from storage and offers them, so a request survives the restart
+ *       of the node that took it and reaches a device that reconnects to any node.
+ * </ul>
+ *
+ * A persistent request is delivered at least once: a session that subscribes while the request is
+ * first offered may receive it twice. Thread-safe.
+ */
+public final class RpcService implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(RpcService.class);
+  private static final Set<RpcStatus> NOT_DELIVERED = EnumSet.of(RpcStatus.QUEUED, RpcStatus.SENT);
+
+  private final DeviceEvents events;
+  private final PersistentRpcStore store;
+  private final Predicate<DeviceId> owns;
+  private final RpcConfig config;
+  private final LongSupplier clock;
+  private final ScheduledThreadPoolExecutor timer;
+  private final DeviceEvents.Subscription subscription;
+  private final ConcurrentHashMap<DeviceId, Set<LightweightCall>> waiting =
+      new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<UUID, PersistentDelivery> inFlight = new ConcurrentHashMap<>();
+  private final AtomicInteger pending = new AtomicInteger();
+  private final MeterRegistry metrics;
+  private final Counter rejected;
+
+  /**
+   * @param events where requests are offered (this node's sessions and, in a cluster, every other
+   *     node's)
+   * @param local this node's listeners, where this service hears devices subscribe to RPC
+   * @param store persistent requests
+   * @param owns whether this node is the device's owner (always, on a single node)
+   */
+  public RpcService(
+      DeviceEvents events,
+      LocalDeviceEvents local,
+      PersistentRpcStore store,
+      Predicate<DeviceId> owns,
+      RpcConfig config,
+      MeterRegistry metrics) {
+    this.events = events;
+    this.store = store;
+    this.owns = owns;
+    this.config = config;
+    this.clock = System::currentTimeMillis;
+    this.metrics = metrics;
+    this.timer =
+        new ScheduledThreadPoolExecutor(
+            1,
+            runnable -> {
+              Thread thread = new Thread(runnable, "fieldline-rpc-timer");
+              thread.setDaemon(true);
+              return thread;
+            });
+    timer.setRemoveOnCancelPolicy(true);
+    this.rejected = Counter.builder("fieldline.rpc.rejected").register(metrics);
+    Gauge.builder("fieldline.rpc.pending", pending, AtomicInteger::get)
+        .description("lightweight server-side RPC calls waiting on this node")
+        .register(metrics);
+    Gauge.builder("fieldline.rpc.persistent.in.flight", inFlight, ConcurrentHashMap::size)
+        .description("persistent requests a session has from this node")
+        .register(metrics);
+    this.subscription = local.subscribeAll(this::onEvent);
+  }
+
+  /** The settings (defaults and bounds the REST API applies). */
+  public RpcConfig config() {
+    return config;
+  }
+
+  /** Epoch milliseconds, as this service counts them. */
+  public long now() {
+    return clock.getAsLong();
+  }
+
+  /**
+   * Runs a lightweight request until it ends ({@link RpcOutcome}); fails at once with {@link
+   * RpcRejectedException} when too many calls wait on this node or for this device.
+   */
+  public CompletionStage<RpcOutcome> call(ToDeviceRpc rpc) {
+    if (rpc.persistent()) {
+      throw new IllegalArgumentException("a persistent request is submitted, not called");
+    }
+    if (pending.incrementAndGet() > config.maxPending()) {
+      pending.decrementAndGet();
+      rejected.increment();
+      return CompletableFuture.failedFuture(
+          new RpcRejectedException(
+              "too many server-side RPC calls waiting on this node (" + config.maxPending() + ")"));
+    }
+    LightweightCall call = new LightweightCall(rpc, events);
+    boolean[] admitted = {false};
+    waiting.compute(
+        rpc.deviceId(),
+        (device, calls) -> {
+          Set<LightweightCall> kept = calls == null ? ConcurrentHashMap.newKeySet() : calls;
+          if (kept.size() < config.maxPendingPerDevice()) {
+            kept.add(call);
+            admitted[0] = true;
+          }
+          return kept.isEmpty() ? null : kept;
+        });
+    if (!admitted[0]) {
+      pending.decrementAndGet();
+      rejected.increment();
+      return CompletableFuture.failedFuture(
+          new RpcRejectedException(
+              "too many server-side RPC calls waiting for this device ("
+                  + config.maxPendingPerDevice()
+                  + ")"));
+    }
+    long wait = Math.max(0, rpc.expirationTime() - now());
+    call.deadline(
+        timer.schedule(() -> call.finish(new RpcOutcome.TimedOut()), wait, TimeUnit.MILLISECONDS));
+    call.outcome().whenComplete((outcome, error) -> forget(call, outcome));
+    call.offer();
+    return call.outcome();
+  }
+
+  private void forget(LightweightCall call, @Nullable RpcOutcome outcome) {
+    waiting.computeIfPresent(
+        call.rpc().deviceId(),
+        (device, calls) -> {
+          calls.remove(call);
+          return calls.isEmpty() ? null : calls;
+        });
+    pending.decrementAndGet();
+    String result =
+        outcome == null
+            ? "failed"
+            : outcome.getClass().getSimpleName().toLowerCase(java.util.Locale.ROOT);
+    metrics.counter("fieldline.rpc.calls", "kind", "lightweight", "outcome", result).increment();
+  }
+
+  /**
+   * Stores a persistent request ({@code QUEUED}) and offers it to the device's sessions; completes
+   * once it is stored.
+   */
+  public CompletionStage<UUID> submit(ToDeviceRpc rpc) {
+    if (!rpc.persistent()) {
+      throw new IllegalArgumentException("a lightweight request is called, not submitted");
+    }
+    return store
+        .save(new StoredRpc(rpc, now(), RpcStatus.QUEUED, null))
+        .thenApply(
+            stored -> {
+              metrics
+                  .counter("fieldline.rpc.calls", "kind", "persistent", "outcome", "queued")
+                  .increment();
+              offerPersistent(rpc);
+              return rpc.id();
+            });
+  }
+
+  /**
+   * A stored request, its status brought up to date first: one still queued past its expiration
+   * time is {@code EXPIRED}, one sent and not answered by its expiration time plus its timeout (its
+   * node stopped before it could say so) is {@code TIMEOUT}.
+   */
+  public CompletionStage<Optional<StoredRpc>> find(UUID id) {
+    return store.find(id).thenCompose(found -> found.isEmpty() ? done(found) : settle(found.get()));
+  }
+
+  /** One page of a device's stored requests, newest first. */
+  public CompletionStage<PageData<StoredRpc>> list(
+      DeviceId device, Optional<RpcStatus> status, int pageSize, int page) {
+    return store.list(device, status, pageSize, page);
+  }
+
+  /** Deletes a stored request; completes with false when there was none. */
+  public CompletionStage<Boolean> delete(UUID id) {
+    return store.delete(id);
+  }
+
+  private CompletionStage<Optional<StoredRpc>> settle(StoredRpc rpc) {
+    long now = now();
+    ToDeviceRpc request = rpc.request();
+    RpcStatus late = null;
+    if (rpc.status() == RpcStatus.QUEUED && request.expirationTime() <= now) {
+      late = RpcStatus.EXPIRED;
+    } else if ((rpc.status() == RpcStatus.SENT || rpc.status() == RpcStatus.DELIVERED)
+        && request.expirationTime() + request.timeoutMillis() <= now
+        && !inFlight.containsKey(request.id())) {
+      late = RpcStatus.TIMEOUT;
+    }
+    if (late == null) {
+      return done(Optional.of(rpc));
+    }
+    RpcStatus to = late;
+    return store
+        .transition(request.deviceId(), request.id(), EnumSet.of(rpc.status()), to, null, null)
+        .thenCompose(
+            moved ->
+                moved
+                    ? done(Optional.of(new StoredRpc(request, rpc.createdTime(), to, null)))
+                    : store.find(request.id()));
+  }
+
+  private static <T> CompletionStage<T> done(T value) {
+    return CompletableFuture.completedFuture(value);
+  }
+
+  private void offerPersistent(ToDeviceRpc rpc) {
+    PersistentDelivery delivery = new PersistentDelivery(rpc, store, timer, this::ended);
+    if (inFlight.putIfAbsent(rpc.id(), delivery) != null) {
+      return; // a session of this node's offer has it already
+    }
+    events
+        .publish(new DeviceEvent.RpcRequested(rpc.deviceId(), rpc, delivery))
+        .thenAccept(
+            takers -> {
+              if (takers == 0) {
+                delivery.notTaken();
+              }
+            });
+  }
+
+  private void ended(PersistentDelivery delivery, @Nullable ToDeviceRpc retry) {
+    inFlight.remove(delivery.rpc().id(), delivery);
+    if (retry != null) {
+      offerPersistent(retry);
+    }
+  }
+
+  // Called for every device event on this node: only subscriptions matter here.
+  private boolean onEvent(DeviceEvent event) {
+    if (event instanceof DeviceEvent.RpcSubscribed subscribed) {
+      DeviceId device = subscribed.deviceId();
+      Set<LightweightCall> calls = waiting.get(device);
+      if (calls != null) {
+        calls.forEach(LightweightCall::offer);
+      }
+      if (owns.test(device)) {
+        offerStored(device);
+      }
+    }
+    return false;
+  }
+
+  private void offerStored(DeviceId device) {
+    store
+        .pending(device)
+        .whenComplete(
+            (stored, error) -> {
+              if (error != null) {
+                LOG.warn("[rpc] pending requests of {} could not be read", device, error);
+                return;
+              }
+              long now = now();
+              for (StoredRpc rpc : stored) {
+                ToDeviceRpc request = rpc.request();
+                if (request.expirationTime() <= now) {
+                  store.transition(
+                      device, request.id(), NOT_DELIVERED, RpcStatus.EXPIRED, null, null);
+                } else if (!inFlight.containsKey(request.id())) {
+                  offerPersistent(request);
+                }
+              }
+            });
+  }
+
+  /** Ends every waiting lightweight call ({@link RpcOutcome.Stopped}) and stops the timers. */
+  @Override
+  public void close() {
+    subscription.close();
+    List<LightweightCall> all = waiting.values().stream().flatMap(Set::stream).toList();
+    all.forEach(call -> call.finish(new RpcOutcome.Stopped()));
+    timer.shutdownNow();
+  }
+}
