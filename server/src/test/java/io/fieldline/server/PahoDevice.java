@@ -16,20 +16,20 @@ import org.jspecify.annotations.Nullable;
  * message it receives, and answers server-side RPC requests with what its responder returns (no
  * answer when it returns null).
  */
-final class PahoDevice implements AutoCloseable {
+public final class PahoDevice implements AutoCloseable {
 
   /** One message received: its topic and payload. */
-  record Received(String topic, String payload) {}
+  public record Received(String topic, String payload) {}
 
-  static final String RPC_REQUESTS = "v1/devices/me/rpc/request/+";
-  static final String RPC_REQUEST_PREFIX = "v1/devices/me/rpc/request/";
-  static final String RPC_RESPONSE_PREFIX = "v1/devices/me/rpc/response/";
+  public static final String RPC_REQUESTS = "v1/devices/me/rpc/request/+";
+  public static final String RPC_REQUEST_PREFIX = "v1/devices/me/rpc/request/";
+  public static final String RPC_RESPONSE_PREFIX = "v1/devices/me/rpc/response/";
 
-  final List<Received> received = new CopyOnWriteArrayList<>();
+  public final List<Received> received = new CopyOnWriteArrayList<>();
   private final MqttClient client;
   private volatile @Nullable BiFunction<String, String, @Nullable String> responder;
 
-  PahoDevice(int port, String token, boolean cleanSession) throws MqttException {
+  public PahoDevice(int port, String token, boolean cleanSession) throws MqttException {
     client = new MqttClient("tcp://127.0.0.1:" + port, "paho-" + token, new MemoryPersistence());
     MqttConnectOptions options = new MqttConnectOptions();
     options.setUserName(token);
@@ -40,23 +40,23 @@ final class PahoDevice implements AutoCloseable {
   }
 
   /** Subscribes to {@link #RPC_REQUESTS}, answering each request with {@code responder}. */
-  PahoDevice answering(int qos, BiFunction<String, String, @Nullable String> responder)
+  public PahoDevice answering(int qos, BiFunction<String, String, @Nullable String> responder)
       throws MqttException {
     this.responder = responder;
     subscribe(RPC_REQUESTS, qos);
     return this;
   }
 
-  PahoDevice subscribe(String filter, int qos) throws MqttException {
+  public PahoDevice subscribe(String filter, int qos) throws MqttException {
     client.subscribe(filter, qos, this::arrived);
     return this;
   }
 
-  void publish(String topic, String payload) throws MqttException {
+  public void publish(String topic, String payload) throws MqttException {
     client.publish(topic, payload.getBytes(StandardCharsets.UTF_8), 1, false);
   }
 
-  List<Received> on(String topicPrefix) {
+  public List<Received> on(String topicPrefix) {
     return received.stream().filter(m -> m.topic().startsWith(topicPrefix)).toList();
   }
 
@@ -83,7 +83,7 @@ final class PahoDevice implements AutoCloseable {
     }
   }
 
-  boolean isConnected() {
+  public boolean isConnected() {
     return client.isConnected();
   }
 

@@ -224,6 +224,25 @@ final class LocalCluster implements AutoCloseable {
     return adminToken;
   }
 
+  /** POSTs {@code body} as the admin to {@code node}. */
+  HttpResponse<String> post(NodeProcess node, String path, String body) {
+    return send(
+        node,
+        HttpRequest.newBuilder(uri(node, path))
+            .header("Content-Type", "application/json")
+            .header("X-Authorization", "Bearer " + token(node))
+            .POST(HttpRequest.BodyPublishers.ofString(body)));
+  }
+
+  /** GETs {@code path} as the admin from {@code node}. */
+  HttpResponse<String> get(NodeProcess node, String path) {
+    return send(
+        node,
+        HttpRequest.newBuilder(uri(node, path))
+            .header("X-Authorization", "Bearer " + token(node))
+            .GET());
+  }
+
   int status(NodeProcess node, String path) {
     try {
       return send(
