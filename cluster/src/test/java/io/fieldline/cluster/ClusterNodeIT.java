@@ -11,6 +11,7 @@ import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.KvEntry;
 import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.events.LocalDeviceEvents;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -88,7 +89,13 @@ class ClusterNodeIT {
           return CompletableFuture.completedFuture(null);
         };
     ClusterNode cluster =
-        ClusterNode.start(config, local, closed::add, localRevocation, new SimpleMeterRegistry());
+        ClusterNode.start(
+            config,
+            local,
+            closed::add,
+            localRevocation,
+            new LocalDeviceEvents(),
+            new SimpleMeterRegistry());
     cluster.addViewListener(views::add);
     Node node = new Node(cluster, local, closed, revoked, views);
     nodes.add(node);
