@@ -107,29 +107,34 @@ class GrpcDeviceEventsTest {
     members.put(id, new Member(id, "h:1", "h:2", name));
   }
 
+  /** Records what a stream delivers, and nothing else. */
+  private static final class Recorder<T> implements StreamObserver<T> {
+    final List<T> received = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void onNext(T value) {
+      received.add(value);
+    }
+
+    @Override
+    public void onError(Throwable error) {}
+
+    @Override
+    public void onCompleted() {}
+  }
+
   /** A member that takes every message and never answers; returns what it was sent. */
   private List<EventEnvelope> silent(String id) throws IOException {
-    List<EventEnvelope> received = new CopyOnWriteArrayList<>();
+    Recorder<EventEnvelope> recorder = new Recorder<>();
     serve(
         id,
         new DeviceEventsGrpc.DeviceEventsImplBase() {
           @Override
           public StreamObserver<EventEnvelope> exchange(StreamObserver<EventReceipt> receipts) {
-            return new StreamObserver<>() {
-              @Override
-              public void onNext(EventEnvelope envelope) {
-                received.add(envelope);
-              }
-
-              @Override
-              public void onError(Throwable error) {}
-
-              @Override
-              public void onCompleted() {}
-            };
+            return recorder;
           }
         });
-    return received;
+    return recorder.received;
   }
 
   private static DeviceEvent.AttributesUpdated attribute(long value) {
@@ -369,22 +374,9 @@ class GrpcDeviceEventsTest {
     ManagedChannel channel =
         InProcessChannelBuilder.forName(members.get("b").grpc()).executor(executor).build();
     closing.add(channel::shutdownNow);
-    List<EventReceipt> receipts = new CopyOnWriteArrayList<>();
-    StreamObserver<EventEnvelope> requests =
-        DeviceEventsGrpc.newStub(channel)
-            .exchange(
-                new StreamObserver<>() {
-                  @Override
-                  public void onNext(EventReceipt receipt) {
-                    receipts.add(receipt);
-                  }
-
-                  @Override
-                  public void onError(Throwable error) {}
-
-                  @Override
-                  public void onCompleted() {}
-                });
+    Recorder<EventReceipt> recorder = new Recorder<>();
+    List<EventReceipt> receipts = recorder.received;
+    StreamObserver<EventEnvelope> requests = DeviceEventsGrpc.newStub(channel).exchange(recorder);
 
     requests.onNext(EventEnvelope.newBuilder().setSeq(7).build());
 
