@@ -3,11 +3,11 @@ package io.fieldline.cluster.events;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.typesafe.config.ConfigFactory;
 import io.fieldline.cluster.ClusterConfig;
 import io.fieldline.cluster.ClusterMetrics.EventSendOutcome;
 import io.fieldline.cluster.ClusterNode;
 import io.fieldline.cluster.Member;
+import io.fieldline.cluster.TestClusterConfig;
 import io.fieldline.cluster.forward.FakeGateway;
 import io.fieldline.common.AttributeKvEntry;
 import io.fieldline.common.AttributeScope;
@@ -75,20 +75,12 @@ class DeviceEventsIT {
 
   private Node start(String id) {
     ClusterConfig config =
-        ClusterConfig.from(
-            ConfigFactory.parseString(
-                    String.join(
-                        "\n",
-                        "fieldline.cluster.zookeeper = \"" + zookeeper.getConnectString() + "\"",
-                        "fieldline.cluster.node-id = " + id,
-                        "fieldline.cluster.grpc-host = 127.0.0.1",
-                        "fieldline.cluster.grpc-port = 0",
-                        "fieldline.cluster.rebalance-delay = 0 s",
-                        "fieldline.cluster.event-timeout = " + EVENT_TIMEOUT.toMillis() + " ms",
-                        "fieldline.cluster.zookeeper-session-timeout = 4 s",
-                        "fieldline.cluster.zookeeper-connection-timeout = 4 s"))
-                .withFallback(ConfigFactory.defaultReference())
-                .resolve());
+        TestClusterConfig.of(
+            zookeeper.getConnectString(),
+            id,
+            "event-timeout = " + EVENT_TIMEOUT.toMillis() + " ms",
+            "zookeeper-session-timeout = 4 s",
+            "zookeeper-connection-timeout = 4 s");
     LocalDeviceEvents local = new LocalDeviceEvents();
     ClusterNode cluster =
         ClusterNode.start(
@@ -141,6 +133,16 @@ class DeviceEventsIT {
     return new DeviceEvent.RpcRequested(device, rpc, callback);
   }
 
+  /** A listener on {@code node} that takes every RPC of {@code device}; returns their callbacks. */
+  private static List<RpcCallback> takeRpcs(Node node, DeviceId device) {
+    List<RpcCallback> callbacks = new CopyOnWriteArrayList<>();
+    node.local()
+        .subscribe(
+            device,
+            event -> event instanceof DeviceEvent.RpcRequested r && callbacks.add(r.callback()));
+    return callbacks;
+  }
+
   @Test
   void should_reach_the_session_on_another_node_in_order_when_published_on_any_node() {
     Node a = start("a");
@@ -173,10 +175,7 @@ class DeviceEventsIT {
     Node b = start("b");
     awaitMembers(2, a, b);
     DeviceId device = DeviceId.random();
-    List<RpcCallback> onB = new CopyOnWriteArrayList<>();
-    b.local()
-        .subscribe(
-            device, event -> event instanceof DeviceEvent.RpcRequested r && onB.add(r.callback()));
+    List<RpcCallback> onB = takeRpcs(b, device);
     RecordingCallback caller = new RecordingCallback();
 
     assertThat(a.publish(rpc(device, 10_000, caller))).isEqualTo(1);
@@ -230,10 +229,7 @@ class DeviceEventsIT {
     Node b = start("b");
     awaitMembers(2, a, b);
     DeviceId device = DeviceId.random();
-    List<RpcCallback> onB = new CopyOnWriteArrayList<>();
-    b.local()
-        .subscribe(
-            device, event -> event instanceof DeviceEvent.RpcRequested r && onB.add(r.callback()));
+    List<RpcCallback> onB = takeRpcs(b, device);
     RecordingCallback caller = new RecordingCallback();
     assertThat(a.publish(rpc(device, 500, caller))).isEqualTo(1);
     onB.get(0).sent();
