@@ -132,7 +132,16 @@ final class EventStream {
       current.pending.put(seq, pending);
       inflight++;
       metrics.eventsInflight(1);
-      current.requests().onNext(envelope.setSeq(seq).build());
+      try {
+        current.requests().onNext(envelope.setSeq(seq).build());
+      } catch (RuntimeException e) {
+        // The call ended in between (its onError is on its way): this message did not leave.
+        current.pending.remove(seq);
+        inflight--;
+        metrics.eventsInflight(-1);
+        LOG.debug("{} not sent: {}", logPrefix, e.toString());
+        return CompletableFuture.completedFuture(Receipt.FAILED);
+      }
     }
     try {
       pending.deadline =

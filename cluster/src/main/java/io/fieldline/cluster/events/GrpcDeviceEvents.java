@@ -28,6 +28,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -122,7 +123,9 @@ public final class GrpcDeviceEvents implements DeviceEvents, AutoCloseable {
     if (!peers.isEmpty()) {
       Event message = EventCodec.event(event, selfId, callId);
       for (Member peer : peers) {
-        answers.add(stream(peer).send(message).thenApply(receipt -> sent(event, peer, receipt)));
+        answers.add(
+            sendTo(peer, stream -> stream.send(message))
+                .thenApply(receipt -> sent(event, peer, receipt)));
       }
     }
     int here = local.deliver(event);
@@ -194,8 +197,7 @@ public final class GrpcDeviceEvents implements DeviceEvents, AutoCloseable {
           originNodeId);
       return;
     }
-    stream(origin)
-        .send(report)
+    sendTo(origin, stream -> stream.send(report))
         .thenAccept(
             receipt -> {
               metrics.progressSent(receipt.outcome());
@@ -207,6 +209,16 @@ public final class GrpcDeviceEvents implements DeviceEvents, AutoCloseable {
                     receipt.outcome());
               }
             });
+  }
+
+  private CompletableFuture<Receipt> sendTo(
+      Member peer, Function<EventStream, CompletableFuture<Receipt>> send) {
+    try {
+      return send.apply(stream(peer));
+    } catch (IllegalStateException e) {
+      // The peer channels are closed: this node is stopping.
+      return CompletableFuture.completedFuture(Receipt.FAILED);
+    }
   }
 
   private EventStream stream(Member peer) {
