@@ -23,6 +23,9 @@ import java.time.Duration;
  * @param takeoverTimeout deadline of one takeover notice, and of one credentials revocation notice
  * @param maxPendingTakeovers takeover notices in flight, all peers together (and, separately,
  *     revocation notices)
+ * @param eventTimeout deadline of one device event, or RPC progress report, sent to a peer
+ * @param maxInflightEventsPerPeer device events and RPC progress reports in flight to one peer
+ * @param maxPendingRpcCalls RPC callers on this node that other nodes may report progress to
  * @param sessionTimeout ZooKeeper session timeout
  * @param connectionTimeout ZooKeeper connection timeout and start-up wait
  */
@@ -39,6 +42,9 @@ public record ClusterConfig(
     int maxInflightPerPeer,
     Duration takeoverTimeout,
     int maxPendingTakeovers,
+    Duration eventTimeout,
+    int maxInflightEventsPerPeer,
+    int maxPendingRpcCalls,
     Duration sessionTimeout,
     Duration connectionTimeout) {
 
@@ -77,6 +83,9 @@ public record ClusterConfig(
     int maxInflightPerPeer = r.integer("max-inflight-per-peer", 4);
     Duration takeoverTimeout = r.positiveDuration("takeover-timeout");
     int maxPendingTakeovers = r.integer("max-pending-takeovers", 1);
+    Duration eventTimeout = r.positiveDuration("event-timeout");
+    int maxInflightEventsPerPeer = r.integer("max-inflight-events-per-peer", 1);
+    int maxPendingRpcCalls = r.integer("max-pending-rpc-calls", 1);
     Duration sessionTimeout = r.positiveDuration("zookeeper-session-timeout");
     Duration connectionTimeout = r.positiveDuration("zookeeper-connection-timeout");
     return r.validated(
@@ -93,6 +102,9 @@ public record ClusterConfig(
             maxInflightPerPeer,
             takeoverTimeout,
             maxPendingTakeovers,
+            eventTimeout,
+            maxInflightEventsPerPeer,
+            maxPendingRpcCalls,
             sessionTimeout,
             connectionTimeout));
   }

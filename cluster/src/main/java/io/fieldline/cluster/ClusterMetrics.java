@@ -16,7 +16,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The cluster's meters, {@code fieldline.cluster.*}. Tags come from enums ({@link FailureReason},
- * {@link TakeoverOutcome}, {@link RevocationOutcome}); never from a device or node id. Thread-safe.
+ * {@link TakeoverOutcome}, {@link RevocationOutcome}, {@link EventSendOutcome}, {@link
+ * EventReceiveOutcome}, {@link ProgressReceiveOutcome}); never from a device or node id.
+ * Thread-safe.
  */
 public final class ClusterMetrics {
 
@@ -55,10 +57,40 @@ public final class ClusterMetrics {
   /** Counter: credentials revocation notices, tagged {@link #OUTCOME}. */
   public static final String REVOCATIONS = "fieldline.cluster.revocations";
 
+  /**
+   * Counter: device events this node sent to a peer, tagged {@link #OUTCOME} ({@link
+   * EventSendOutcome}); one per peer and event.
+   */
+  public static final String EVENTS_SENT = "fieldline.cluster.events.sent";
+
+  /** Counter: device events other nodes sent here, tagged {@link #OUTCOME}. */
+  public static final String EVENTS_RECEIVED = "fieldline.cluster.events.received";
+
+  /** Gauge: events and RPC progress reports sent to peers and not yet answered, all peers. */
+  public static final String EVENTS_INFLIGHT = "fieldline.cluster.events.inflight";
+
+  /**
+   * Counter: RPC progress reports sent back to the node of the RPC's caller, tagged {@link
+   * #OUTCOME} ({@link EventSendOutcome}).
+   */
+  public static final String RPC_PROGRESS_SENT = "fieldline.cluster.rpc.progress.sent";
+
+  /** Counter: RPC progress reports other nodes sent here, tagged {@link #OUTCOME}. */
+  public static final String RPC_PROGRESS_RECEIVED = "fieldline.cluster.rpc.progress.received";
+
+  /** Gauge: RPC callers on this node that other nodes may still report progress to. */
+  public static final String RPC_CALLS_PENDING = "fieldline.cluster.rpc.calls.pending";
+
+  /**
+   * Counter: RPCs offered to this node's listeners only, because {@code max-pending-rpc-calls}
+   * callers were already waiting for other nodes.
+   */
+  public static final String RPC_CALLS_REFUSED = "fieldline.cluster.rpc.calls.refused";
+
   /** Tag of {@link #FORWARD_FAILURES}: the lower-case {@link FailureReason}. */
   public static final String REASON = "reason";
 
-  /** Tag of {@link #TAKEOVERS} and {@link #REVOCATIONS}: the lower-case outcome. */
+  /** Tag of the outcome counters ({@link #TAKEOVERS}, {@link #EVENTS_SENT}...), lower case. */
   public static final String OUTCOME = "outcome";
 
   /** Why a forwarded message was not stored. */
@@ -104,6 +136,41 @@ public final class ClusterMetrics {
     RECEIVED
   }
 
+  /** What became of an event or an RPC progress report sent to a peer. */
+  public enum EventSendOutcome {
+    /** The peer answered (for an event, with how many of its listeners took it). */
+    ANSWERED,
+    /** The stream to the peer broke, or could not be opened: counted as no listener. */
+    FAILED,
+    /** No answer within {@code event-timeout}: counted as no listener. */
+    TIMEOUT,
+    /**
+     * Not sent: {@code max-inflight-events-per-peer} messages were in flight to the peer, or (a
+     * progress report) the caller's node is no longer a member.
+     */
+    DROPPED
+  }
+
+  /** What became of an event another node sent here. */
+  public enum EventReceiveOutcome {
+    /** At least one listener here took it. */
+    TAKEN,
+    /** No listener here took it (the device has no session here, or it did not subscribe). */
+    NOT_TAKEN,
+    /** It could not be decoded (answered as taken by none). */
+    MALFORMED
+  }
+
+  /** What became of an RPC progress report another node sent here. */
+  public enum ProgressReceiveOutcome {
+    /** The caller still waited: the step was passed to its callback. */
+    DELIVERED,
+    /** No such call here any more (settled, expired, or this node restarted): dropped. */
+    UNKNOWN_CALL,
+    /** It could not be decoded: dropped. */
+    MALFORMED
+  }
+
   private final AtomicInteger members = new AtomicInteger();
   private final AtomicInteger ringNodes = new AtomicInteger();
   private final AtomicInteger claiming = new AtomicInteger();
@@ -113,9 +180,15 @@ public final class ClusterMetrics {
   private final Counter received;
   private final Timer forwardLatency;
   private final Map<FailureReason, Counter> failures = new EnumMap<>(FailureReason.class);
-  private final Map<TakeoverOutcome, Counter> takeovers = new EnumMap<>(TakeoverOutcome.class);
-  private final Map<RevocationOutcome, Counter> revocations =
-      new EnumMap<>(RevocationOutcome.class);
+  private final Map<TakeoverOutcome, Counter> takeovers;
+  private final Map<RevocationOutcome, Counter> revocations;
+  private final Map<EventSendOutcome, Counter> eventsSent;
+  private final Map<EventReceiveOutcome, Counter> eventsReceived;
+  private final Map<EventSendOutcome, Counter> progressSent;
+  private final Map<ProgressReceiveOutcome, Counter> progressReceived;
+  private final AtomicInteger eventsInflight = new AtomicInteger();
+  private final AtomicInteger rpcCallsPending = new AtomicInteger();
+  private final Counter rpcCallsRefused;
 
   /** Registers every meter at once, so dashboards see zeros rather than gaps. */
   public ClusterMetrics(MeterRegistry registry) {
@@ -168,24 +241,53 @@ public final class ClusterMetrics {
                   .description("Forwarded device messages not stored, by reason")
                   .register(registry)));
     }
-    for (TakeoverOutcome outcome : TakeoverOutcome.values()) {
-      takeovers.put(
+    takeovers = outcomes(TakeoverOutcome.class, TAKEOVERS, "Takeover notices, by outcome");
+    revocations =
+        outcomes(
+            RevocationOutcome.class, REVOCATIONS, "Credentials revocation notices, by outcome");
+    eventsSent =
+        outcomes(EventSendOutcome.class, EVENTS_SENT, "Device events sent to peers, by outcome");
+    eventsReceived =
+        outcomes(
+            EventReceiveOutcome.class, EVENTS_RECEIVED, "Device events from peers, by outcome");
+    progressSent =
+        outcomes(
+            EventSendOutcome.class,
+            RPC_PROGRESS_SENT,
+            "RPC progress reports sent to the caller's node, by outcome");
+    progressReceived =
+        outcomes(
+            ProgressReceiveOutcome.class,
+            RPC_PROGRESS_RECEIVED,
+            "RPC progress reports from peers, by outcome");
+    meters.add(
+        Gauge.builder(EVENTS_INFLIGHT, eventsInflight, AtomicInteger::get)
+            .description("Device events and RPC progress reports sent to peers, not yet answered")
+            .register(registry));
+    meters.add(
+        Gauge.builder(RPC_CALLS_PENDING, rpcCallsPending, AtomicInteger::get)
+            .description("RPC callers here that other nodes may still report progress to")
+            .register(registry));
+    rpcCallsRefused =
+        add(
+            Counter.builder(RPC_CALLS_REFUSED)
+                .description("RPCs offered to this node's listeners only: too many callers waiting")
+                .register(registry));
+  }
+
+  private <E extends Enum<E>> Map<E, Counter> outcomes(
+      Class<E> type, String name, String description) {
+    Map<E, Counter> counters = new EnumMap<>(type);
+    for (E outcome : type.getEnumConstants()) {
+      counters.put(
           outcome,
           add(
-              Counter.builder(TAKEOVERS)
+              Counter.builder(name)
                   .tag(OUTCOME, outcome.name().toLowerCase(Locale.ROOT))
-                  .description("Takeover notices, by outcome")
+                  .description(description)
                   .register(registry)));
     }
-    for (RevocationOutcome outcome : RevocationOutcome.values()) {
-      revocations.put(
-          outcome,
-          add(
-              Counter.builder(REVOCATIONS)
-                  .tag(OUTCOME, outcome.name().toLowerCase(Locale.ROOT))
-                  .description("Credentials revocation notices, by outcome")
-                  .register(registry)));
-    }
+    return counters;
   }
 
   private <M extends Meter> M add(M meter) {
@@ -249,6 +351,66 @@ public final class ClusterMetrics {
 
   public double revocations(RevocationOutcome outcome) {
     return revocations.get(outcome).count();
+  }
+
+  /** A device event sent to one peer ended. */
+  public void eventSent(EventSendOutcome outcome) {
+    eventsSent.get(outcome).increment();
+  }
+
+  public void eventReceived(EventReceiveOutcome outcome) {
+    eventsReceived.get(outcome).increment();
+  }
+
+  /** An RPC progress report sent to the caller's node ended. */
+  public void progressSent(EventSendOutcome outcome) {
+    progressSent.get(outcome).increment();
+  }
+
+  public void progressReceived(ProgressReceiveOutcome outcome) {
+    progressReceived.get(outcome).increment();
+  }
+
+  /** An event or progress report went on a stream to a peer ({@code +1}) or ended ({@code -1}). */
+  public void eventsInflight(int delta) {
+    eventsInflight.addAndGet(delta);
+  }
+
+  /** An RPC caller started ({@code +1}) or stopped ({@code -1}) waiting for other nodes. */
+  public void rpcCallsPending(int delta) {
+    rpcCallsPending.addAndGet(delta);
+  }
+
+  public void rpcCallRefused() {
+    rpcCallsRefused.increment();
+  }
+
+  public double eventsSent(EventSendOutcome outcome) {
+    return eventsSent.get(outcome).count();
+  }
+
+  public double eventsReceived(EventReceiveOutcome outcome) {
+    return eventsReceived.get(outcome).count();
+  }
+
+  public double progressReportsSent(EventSendOutcome outcome) {
+    return progressSent.get(outcome).count();
+  }
+
+  public double progressReportsReceived(ProgressReceiveOutcome outcome) {
+    return progressReceived.get(outcome).count();
+  }
+
+  public int eventsInflight() {
+    return eventsInflight.get();
+  }
+
+  public int rpcCallsPending() {
+    return rpcCallsPending.get();
+  }
+
+  public double rpcCallsRefused() {
+    return rpcCallsRefused.count();
   }
 
   public int forwardedInflight() {

@@ -1,5 +1,6 @@
 package io.fieldline.cluster;
 
+import io.fieldline.cluster.events.GrpcDeviceEvents;
 import io.fieldline.cluster.forward.Forwarder;
 import io.fieldline.cluster.forward.ForwardingService;
 import io.fieldline.cluster.membership.ZooKeeperMembership;
@@ -15,6 +16,8 @@ import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.SessionCloser;
 import io.fieldline.common.SessionTakeover;
+import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.events.LocalDeviceEvents;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -50,8 +53,9 @@ import org.slf4j.LoggerFactory;
  * <ol>
  *   <li>{@link #start}: binds the gRPC listener, connects to ZooKeeper and loads the members. The
  *       node does not own anything yet; messages for devices of other members are forwarded.
- *   <li>The transport is built with {@link #gateway()}, {@link #sessionTakeover()} and {@link
- *       #forwardingPressure()}, and started; the REST API with {@link #credentialsRevocation()}.
+ *   <li>The transport is built with {@link #gateway()}, {@link #sessionTakeover()}, {@link
+ *       #deviceEvents()} and {@link #forwardingPressure()}, and started; the REST API with {@link
+ *       #credentialsRevocation()} and {@link #deviceEvents()}.
  *   <li>{@link #join}: registers this node's ephemeral znode with its MQTT and HTTP ports and waits
  *       until the node is on its own ring.
  *   <li>{@link #leave} on shutdown (the other nodes take the devices over after their rebalance
@@ -80,6 +84,7 @@ public final class ClusterNode implements AutoCloseable {
   private final LocalSessions sessions;
   private final GrpcSessionTakeover takeover;
   private final GrpcCredentialsRevocation revocation;
+  private final GrpcDeviceEvents deviceEvents;
   private final ZooKeeperMembership membership;
   private @Nullable Server server;
   private int grpcPort;
@@ -90,6 +95,7 @@ public final class ClusterNode implements AutoCloseable {
       DeviceGateway local,
       SessionCloser sessionCloser,
       CredentialsRevocation localRevocation,
+      LocalDeviceEvents localEvents,
       MeterRegistry registry) {
     this.config = config;
     this.metrics = new ClusterMetrics(registry);
@@ -134,6 +140,17 @@ public final class ClusterNode implements AutoCloseable {
             config.takeoverTimeout(),
             config.maxPendingTakeovers(),
             metrics);
+    this.deviceEvents =
+        new GrpcDeviceEvents(
+            config.nodeId(),
+            keeper::latestMembers,
+            channels,
+            localEvents,
+            config.eventTimeout(),
+            config.maxInflightEventsPerPeer(),
+            config.maxPendingRpcCalls(),
+            timer,
+            metrics);
     this.membership = new ZooKeeperMembership(config, keeper::accept);
     keeper.addListener(this::onView);
     startGrpc(local, sessionCloser, localRevocation);
@@ -149,6 +166,9 @@ public final class ClusterNode implements AutoCloseable {
    * @param localRevocation this node's own revocation of a device whose credential changed (forget
    *     its cached lookups, close its session); called on a gRPC thread when another node tells,
    *     must not block
+   * @param localEvents this node's device event listeners: events published on other nodes are
+   *     handed to them (on a gRPC thread; listeners must not block), and {@link #deviceEvents()}
+   *     publishes to them and subscribes there; the transport and REST API may share it
    * @throws IllegalStateException if ZooKeeper cannot be reached, or the gRPC port is taken
    */
   public static ClusterNode start(
@@ -156,11 +176,13 @@ public final class ClusterNode implements AutoCloseable {
       DeviceGateway local,
       SessionCloser sessionCloser,
       CredentialsRevocation localRevocation,
+      LocalDeviceEvents localEvents,
       MeterRegistry registry) {
     if (!config.enabled()) {
       throw new IllegalArgumentException("fieldline.cluster.zookeeper is empty: no cluster");
     }
-    ClusterNode node = new ClusterNode(config, local, sessionCloser, localRevocation, registry);
+    ClusterNode node =
+        new ClusterNode(config, local, sessionCloser, localRevocation, localEvents, registry);
     try {
       node.membership.start();
       node.stopSteps.push(new StopStep("ZooKeeper", node.membership::close));
@@ -196,6 +218,7 @@ public final class ClusterNode implements AutoCloseable {
                     config.nodeId(), local, this::claiming, config.maxInflightPerPeer(), metrics))
             .addService(new TakeoverService(config.nodeId(), sessions, sessionCloser, metrics))
             .addService(new RevocationService(config.nodeId(), localRevocation, metrics))
+            .addService(deviceEvents.service())
             .build();
     try {
       started.start();
@@ -281,6 +304,7 @@ public final class ClusterNode implements AutoCloseable {
     Set<String> peers = new HashSet<>(view.ring().nodes());
     peers.addAll(keeper.latestMembers().keySet());
     forwarder.retainOnly(peers);
+    deviceEvents.retainOnly(peers);
     channels.retainOnly(peers);
   }
 
@@ -300,6 +324,16 @@ public final class ClusterNode implements AutoCloseable {
    */
   public CredentialsRevocation credentialsRevocation() {
     return revocation;
+  }
+
+  /**
+   * Where device events go (attribute pushes, server-side RPC, RPC subscriptions): this node's
+   * listeners and every other member's, whichever node the device's session is on. Subscribing
+   * registers on this node's {@link LocalDeviceEvents}. See {@code docs/cluster.md}, "Device
+   * events".
+   */
+  public DeviceEvents deviceEvents() {
+    return deviceEvents;
   }
 
   /**
@@ -354,6 +388,7 @@ public final class ClusterNode implements AutoCloseable {
     }
     closed = true;
     forwarder.close();
+    deviceEvents.close();
     while (!stopSteps.isEmpty()) {
       StopStep step = stopSteps.pop();
       try {

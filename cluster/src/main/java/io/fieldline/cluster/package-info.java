@@ -5,10 +5,11 @@
  *
  * <p>This package is what the server uses: {@link io.fieldline.cluster.ClusterNode} (the module's
  * composition root and lifecycle) built from a {@link io.fieldline.cluster.ClusterConfig}; the
- * {@link io.fieldline.cluster.ClusterDeviceGateway} and the {@link
- * io.fieldline.common.SessionTakeover} it offers the transport; the values routing reads ({@link
- * io.fieldline.cluster.ClusterView}, {@link io.fieldline.cluster.HashRing}, {@link
- * io.fieldline.cluster.Member}); the meters ({@link io.fieldline.cluster.ClusterMetrics}).
+ * {@link io.fieldline.cluster.ClusterDeviceGateway}, the {@link
+ * io.fieldline.common.SessionTakeover} and the {@link io.fieldline.common.events.DeviceEvents} it
+ * offers the transport; the values routing reads ({@link io.fieldline.cluster.ClusterView}, {@link
+ * io.fieldline.cluster.HashRing}, {@link io.fieldline.cluster.Member}); the meters ({@link
+ * io.fieldline.cluster.ClusterMetrics}).
  *
  * <p>The subpackages are internal, in the order a message meets them:
  *
@@ -21,12 +22,14 @@
  *       device actors, or
  *   <li>{@code forward}: one gRPC stream per owner, both ends (the sender's and the owner's, which
  *       hands the message to its device actor and streams the verdict back);
- *   <li>{@code peer}: the gRPC channels to the other nodes that {@code forward}, {@code takeover}
- *       and {@code revocation} share.
+ *   <li>{@code peer}: the gRPC channels to the other nodes that {@code forward}, {@code takeover},
+ *       {@code revocation} and {@code events} share.
  * </ol>
  *
  * <p>Beside the message path, {@code takeover} keeps one MQTT session per device across the
- * cluster, and {@code revocation} makes a replaced credential stop working on every node.
+ * cluster, {@code revocation} makes a replaced credential stop working on every node, and {@code
+ * events} carries device events (attribute pushes, server-side RPC) to the device's session on
+ * whichever node holds it, and the RPC's progress back to its caller.
  */
 @NullMarked
 package io.fieldline.cluster;

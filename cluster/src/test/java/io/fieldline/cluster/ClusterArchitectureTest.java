@@ -32,6 +32,7 @@ class ClusterArchitectureTest {
     assertThat(CLASSES.containPackage("io.fieldline.cluster.ring")).isTrue();
     assertThat(CLASSES.containPackage("io.fieldline.cluster.takeover")).isTrue();
     assertThat(CLASSES.containPackage("io.fieldline.cluster.revocation")).isTrue();
+    assertThat(CLASSES.containPackage("io.fieldline.cluster.events")).isTrue();
   }
 
   @Test
@@ -68,14 +69,15 @@ class ClusterArchitectureTest {
   }
 
   @Test
-  void should_not_know_membership_when_forwarding_taking_over_or_revoking() {
+  void should_not_know_membership_when_forwarding_taking_over_revoking_or_publishing() {
     noClasses()
         .that()
         .resideInAnyPackage(
             "io.fieldline.cluster.forward..",
             "io.fieldline.cluster.peer..",
             "io.fieldline.cluster.takeover..",
-            "io.fieldline.cluster.revocation..")
+            "io.fieldline.cluster.revocation..",
+            "io.fieldline.cluster.events..")
         .should()
         .dependOnClassesThat()
         .resideInAPackage("io.fieldline.cluster.membership..")

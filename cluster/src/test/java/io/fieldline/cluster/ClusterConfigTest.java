@@ -27,6 +27,9 @@ class ClusterConfigTest {
     assertThat(config.rebalanceDelay()).isEqualTo(Duration.ofSeconds(2));
     assertThat(config.forwardTimeout()).isEqualTo(Duration.ofSeconds(20));
     assertThat(config.maxInflightPerPeer()).isEqualTo(1024);
+    assertThat(config.eventTimeout()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(config.maxInflightEventsPerPeer()).isEqualTo(1024);
+    assertThat(config.maxPendingRpcCalls()).isEqualTo(10_000);
     assertThat(config.nodeId()).as("hostname-pid").endsWith("-" + ProcessHandle.current().pid());
   }
 
@@ -56,6 +59,9 @@ class ClusterConfigTest {
                             "fieldline.cluster.virtual-nodes = 0",
                             "fieldline.cluster.forward-timeout = 0s",
                             "fieldline.cluster.max-inflight-per-peer = 1",
+                            "fieldline.cluster.event-timeout = -1s",
+                            "fieldline.cluster.max-inflight-events-per-peer = 0",
+                            "fieldline.cluster.max-pending-rpc-calls = 0",
                             "fieldline.cluster.rebalance-delay = oops"))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("fieldline.cluster.root: must be")
@@ -64,6 +70,9 @@ class ClusterConfigTest {
         .hasMessageContaining("fieldline.cluster.virtual-nodes: must be")
         .hasMessageContaining("fieldline.cluster.forward-timeout: must be a positive duration")
         .hasMessageContaining("fieldline.cluster.max-inflight-per-peer: must be")
+        .hasMessageContaining("fieldline.cluster.event-timeout: must be a positive duration")
+        .hasMessageContaining("fieldline.cluster.max-inflight-events-per-peer: must be")
+        .hasMessageContaining("fieldline.cluster.max-pending-rpc-calls: must be")
         .hasMessageContaining("fieldline.cluster.rebalance-delay: ");
   }
 }

@@ -3,7 +3,6 @@ package io.fieldline.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.typesafe.config.ConfigFactory;
 import io.fieldline.cluster.forward.FakeGateway;
 import io.fieldline.common.Ack;
 import io.fieldline.common.CredentialsRevocation;
@@ -11,6 +10,7 @@ import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.KvEntry;
 import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.events.LocalDeviceEvents;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -64,20 +64,13 @@ class ClusterNodeIT {
 
   private Node start(String id, String rebalanceDelay) {
     ClusterConfig config =
-        ClusterConfig.from(
-            ConfigFactory.parseString(
-                    String.join(
-                        "\n",
-                        "fieldline.cluster.zookeeper = \"" + zookeeper.getConnectString() + "\"",
-                        "fieldline.cluster.node-id = " + id,
-                        "fieldline.cluster.grpc-host = 127.0.0.1",
-                        "fieldline.cluster.grpc-port = 0",
-                        "fieldline.cluster.rebalance-delay = " + rebalanceDelay,
-                        "fieldline.cluster.forward-timeout = 5 s",
-                        "fieldline.cluster.zookeeper-session-timeout = 2 s",
-                        "fieldline.cluster.zookeeper-connection-timeout = 2 s"))
-                .withFallback(ConfigFactory.defaultReference())
-                .resolve());
+        TestClusterConfig.of(
+            zookeeper.getConnectString(),
+            id,
+            "rebalance-delay = " + rebalanceDelay,
+            "forward-timeout = 5 s",
+            "zookeeper-session-timeout = 2 s",
+            "zookeeper-connection-timeout = 2 s");
     FakeGateway local = new FakeGateway(true);
     List<DeviceId> closed = new CopyOnWriteArrayList<>();
     List<DeviceId> revoked = new CopyOnWriteArrayList<>();
@@ -88,7 +81,13 @@ class ClusterNodeIT {
           return CompletableFuture.completedFuture(null);
         };
     ClusterNode cluster =
-        ClusterNode.start(config, local, closed::add, localRevocation, new SimpleMeterRegistry());
+        ClusterNode.start(
+            config,
+            local,
+            closed::add,
+            localRevocation,
+            new LocalDeviceEvents(),
+            new SimpleMeterRegistry());
     cluster.addViewListener(views::add);
     Node node = new Node(cluster, local, closed, revoked, views);
     nodes.add(node);

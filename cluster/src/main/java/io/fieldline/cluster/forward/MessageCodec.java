@@ -28,14 +28,22 @@ public final class MessageCodec {
   private MessageCodec() {}
 
   public static Uuid uuid(DeviceId device) {
+    return uuid(device.value());
+  }
+
+  public static Uuid uuid(UUID value) {
     return Uuid.newBuilder()
-        .setMostSignificant(device.value().getMostSignificantBits())
-        .setLeastSignificant(device.value().getLeastSignificantBits())
+        .setMostSignificant(value.getMostSignificantBits())
+        .setLeastSignificant(value.getLeastSignificantBits())
         .build();
   }
 
   public static DeviceId deviceId(Uuid uuid) {
-    return new DeviceId(new UUID(uuid.getMostSignificant(), uuid.getLeastSignificant()));
+    return new DeviceId(javaUuid(uuid));
+  }
+
+  public static UUID javaUuid(Uuid uuid) {
+    return new UUID(uuid.getMostSignificant(), uuid.getLeastSignificant());
   }
 
   static ForwardRequest request(long seq, DeviceMessage message) {
@@ -89,7 +97,8 @@ public final class MessageCodec {
     };
   }
 
-  private static KeyValue keyValue(KvEntry entry) {
+  /** A typed key/value as its protobuf message. */
+  public static KeyValue keyValue(KvEntry entry) {
     KeyValue.Builder kv = KeyValue.newBuilder().setKey(entry.key());
     switch (entry.type()) {
       case BOOLEAN -> kv.setBoolValue(((KvEntry.BooleanKv) entry).bool());
@@ -101,7 +110,12 @@ public final class MessageCodec {
     return kv.build();
   }
 
-  private static KvEntry kvEntry(KeyValue kv) {
+  /**
+   * The typed key/value a message carries.
+   *
+   * @throws IllegalArgumentException if it has no value
+   */
+  public static KvEntry kvEntry(KeyValue kv) {
     return switch (kv.getValueCase()) {
       case BOOL_VALUE -> KvEntry.of(kv.getKey(), kv.getBoolValue());
       case LONG_VALUE -> KvEntry.of(kv.getKey(), kv.getLongValue());

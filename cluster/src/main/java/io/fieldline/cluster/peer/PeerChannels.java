@@ -19,10 +19,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One gRPC channel per peer node, shared by forwarding and takeover. A channel is created on first
- * use for the peer's advertised gRPC address and replaced if the peer re-registers elsewhere;
- * {@link #retainOnly} closes the channels of peers that left (gracefully: calls in progress finish
- * or hit their deadline, then the channel is forced shut).
+ * One gRPC channel per peer node, shared by forwarding, takeover, revocation and device events. A
+ * channel is created on first use for the peer's advertised gRPC address and replaced if the peer
+ * re-registers elsewhere; {@link #retainOnly} closes the channels of peers that left (gracefully:
+ * calls in progress finish or hit their deadline, then the channel is forced shut).
  *
  * <p>Channels keep the connection checked with HTTP/2 keep-alive pings while calls are open, so a
  * peer that vanished without closing its sockets is noticed in seconds, not at the TCP timeout.

@@ -2,8 +2,9 @@
  * gRPC channels to the other nodes, one per peer, created on first use and closed when the peer
  * leaves the ring and the membership.
  *
- * <p>Under the cluster's flow: {@code forward} and {@code takeover} reach peers through it.
- * Internal to the cluster module.
+ * <p>Under the cluster's flow: {@code forward}, {@code takeover}, {@code revocation} and {@code
+ * events} reach peers through it, and log their failures to reach them through its {@link
+ * io.fieldline.cluster.peer.RateLimitedWarn}. Internal to the cluster module.
  */
 @NullMarked
 package io.fieldline.cluster.peer;

@@ -8,6 +8,7 @@ import io.fieldline.cluster.internal.proto.CredentialsRevocationGrpc;
 import io.fieldline.cluster.internal.proto.RevokeCredentialsReply;
 import io.fieldline.cluster.internal.proto.RevokeCredentialsRequest;
 import io.fieldline.cluster.peer.PeerChannels;
+import io.fieldline.cluster.peer.RateLimitedWarn;
 import io.fieldline.common.CredentialsRevocation;
 import io.fieldline.common.DeviceId;
 import io.grpc.Status;
@@ -20,7 +21,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,7 +43,6 @@ import org.slf4j.LoggerFactory;
 public final class GrpcCredentialsRevocation implements CredentialsRevocation {
 
   private static final Logger LOG = LoggerFactory.getLogger(GrpcCredentialsRevocation.class);
-  private static final long WARN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   private final String selfId;
   private final Supplier<Collection<Member>> members;
@@ -53,7 +52,7 @@ public final class GrpcCredentialsRevocation implements CredentialsRevocation {
   private final int maxPending;
   private final ClusterMetrics metrics;
   private final AtomicInteger pending = new AtomicInteger();
-  private final AtomicLong lastWarnNanos = new AtomicLong(System.nanoTime() - WARN_INTERVAL_NANOS);
+  private final RateLimitedWarn warnings;
 
   /**
    * @param members the current members (this node among them or not)
@@ -76,6 +75,7 @@ public final class GrpcCredentialsRevocation implements CredentialsRevocation {
     this.timeout = timeout;
     this.maxPending = maxPending;
     this.metrics = metrics;
+    this.warnings = new RateLimitedWarn(LOG, "[revocation|" + selfId + "] ");
   }
 
   @Override
@@ -137,13 +137,7 @@ public final class GrpcCredentialsRevocation implements CredentialsRevocation {
   }
 
   private void warn(String format, Object... args) {
-    long now = System.nanoTime();
-    long last = lastWarnNanos.get();
-    if (now - last >= WARN_INTERVAL_NANOS && lastWarnNanos.compareAndSet(last, now)) {
-      LOG.warn("[revocation|" + selfId + "] " + format, args);
-    } else if (LOG.isDebugEnabled()) {
-      LOG.debug("[revocation|" + selfId + "] " + format, args);
-    }
+    warnings.warn(format, args);
   }
 
   private final class Outcome implements StreamObserver<RevokeCredentialsReply> {

@@ -8,6 +8,7 @@ import io.fieldline.cluster.internal.proto.CloseSessionReply;
 import io.fieldline.cluster.internal.proto.CloseSessionRequest;
 import io.fieldline.cluster.internal.proto.SessionTakeoverGrpc;
 import io.fieldline.cluster.peer.PeerChannels;
+import io.fieldline.cluster.peer.RateLimitedWarn;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.SessionTakeover;
 import io.grpc.Status;
@@ -17,7 +18,6 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,7 +34,6 @@ import org.slf4j.LoggerFactory;
 public final class GrpcSessionTakeover implements SessionTakeover {
 
   private static final Logger LOG = LoggerFactory.getLogger(GrpcSessionTakeover.class);
-  private static final long WARN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   private final String selfId;
   private final Supplier<Collection<Member>> members;
@@ -45,7 +44,7 @@ public final class GrpcSessionTakeover implements SessionTakeover {
   private final ClusterMetrics metrics;
   private final Clock clock;
   private final AtomicInteger pending = new AtomicInteger();
-  private final AtomicLong lastWarnNanos = new AtomicLong(System.nanoTime() - WARN_INTERVAL_NANOS);
+  private final RateLimitedWarn warnings;
 
   /**
    * @param members the current members (this node among them or not)
@@ -67,6 +66,7 @@ public final class GrpcSessionTakeover implements SessionTakeover {
     this.timeout = timeout;
     this.maxPending = maxPending;
     this.metrics = metrics;
+    this.warnings = new RateLimitedWarn(LOG, "[takeover|" + selfId + "] ");
     this.clock = clock;
   }
 
@@ -112,13 +112,7 @@ public final class GrpcSessionTakeover implements SessionTakeover {
   }
 
   private void warn(String format, Object... args) {
-    long now = System.nanoTime();
-    long last = lastWarnNanos.get();
-    if (now - last >= WARN_INTERVAL_NANOS && lastWarnNanos.compareAndSet(last, now)) {
-      LOG.warn("[takeover|" + selfId + "] " + format, args);
-    } else if (LOG.isDebugEnabled()) {
-      LOG.debug("[takeover|" + selfId + "] " + format, args);
-    }
+    warnings.warn(format, args);
   }
 
   private final class Outcome implements StreamObserver<CloseSessionReply> {
