@@ -36,13 +36,15 @@ record ClusterTier(@Nullable ClusterNode node, ClusterConfig config) {
       DeviceTier devices,
       SessionCloser sessions,
       CredentialsRevocation localRevocation,
+      LocalDeviceEvents localEvents,
       MeterRegistry metrics,
       StopSteps stops) {
     if (!config.enabled()) {
       return new ClusterTier(null, config);
     }
     ClusterNode node =
-        ClusterNode.start(config, devices.gateway(), sessions, localRevocation, metrics);
+        ClusterNode.start(
+            config, devices.gateway(), sessions, localRevocation, localEvents, metrics);
     stops.add("cluster node", node::close);
     // Actors of devices the ring gives to another node stop now (their writes finish); a later
     // message starts a fresh actor on the owner, which restores its state from Cassandra.
@@ -75,7 +77,7 @@ record ClusterTier(@Nullable ClusterNode node, ClusterConfig config) {
    * every other node's.
    */
   DeviceEvents events(LocalDeviceEvents local) {
-    return local;
+    return node == null ? local : node.deviceEvents();
   }
 
   /**

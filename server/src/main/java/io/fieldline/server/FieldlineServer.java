@@ -111,7 +111,8 @@ public final class FieldlineServer implements AutoCloseable {
     LocalDeviceEvents localEvents = new LocalDeviceEvents();
     LocalRevocation localRevocation = new LocalRevocation(storageTier.storage(), sessions);
     ClusterTier clusterTier =
-        ClusterTier.start(clusterConfig, devices, sessions, localRevocation, metrics, stops);
+        ClusterTier.start(
+            clusterConfig, devices, sessions, localRevocation, localEvents, metrics, stops);
     cluster = clusterTier;
     DeviceEvents events = clusterTier.events(localEvents);
     MqttTier mqttTier =
