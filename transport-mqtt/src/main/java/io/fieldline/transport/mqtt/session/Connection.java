@@ -200,6 +200,7 @@ public final class Connection implements SessionRegistry.Member {
       case STORAGE -> PauseCause.STORAGE;
       case OUTBOUND -> PauseCause.OUTBOUND;
       case RPC_RATE -> PauseCause.RPC_RATE;
+      case ATTRIBUTE_RATE, ATTRIBUTE_READS -> PauseCause.ATTRIBUTE_REQUESTS;
       case AUTH, FAILING -> null;
     };
   }

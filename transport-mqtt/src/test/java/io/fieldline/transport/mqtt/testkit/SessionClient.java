@@ -116,6 +116,18 @@ public final class SessionClient {
         TELEMETRY, MqttQoS.AT_LEAST_ONCE, packetId, "{\"temperature\":" + packetId + "}");
   }
 
+  /** A PUBACK from the client for one of the server's QoS 1 messages. */
+  public static MqttMessage puback(int packetId) {
+    return new MqttMessage(
+        new MqttFixedHeader(MqttMessageType.PUBACK, false, MqttQoS.AT_MOST_ONCE, false, 2),
+        MqttMessageIdVariableHeader.from(packetId));
+  }
+
+  /** SUBSCRIBE to {@code filter} at {@code qos}. */
+  public static MqttMessage subscribe(int packetId, String filter, MqttQoS qos) {
+    return MqttMessageBuilders.subscribe().messageId(packetId).addSubscription(qos, filter).build();
+  }
+
   public static MqttMessage pubrel(int packetId) {
     return new MqttMessage(
         new MqttFixedHeader(MqttMessageType.PUBREL, false, MqttQoS.AT_LEAST_ONCE, false, 2),
@@ -195,7 +207,16 @@ public final class SessionClient {
       }
       case PUBLISH -> {
         MqttPublishMessage publish = (MqttPublishMessage) message;
-        yield "PUBLISH "
+        // QoS 1 shows its packet id (and DUP): "PUBLISH#3 dup topic payload".
+        String qos1 =
+            publish.fixedHeader().qosLevel() == MqttQoS.AT_MOST_ONCE
+                ? ""
+                : "#"
+                    + publish.variableHeader().packetId()
+                    + (publish.fixedHeader().isDup() ? " dup" : "");
+        yield "PUBLISH"
+            + qos1
+            + " "
             + publish.variableHeader().topicName()
             + " "
             + publish.payload().toString(StandardCharsets.UTF_8);
