@@ -61,13 +61,22 @@ public final class SessionClient {
 
   // ---- client → server
 
-  /** Encodes the packets and delivers them as one read, like a client pipelining them. */
+  /**
+   * Encodes the packets and delivers them as one read, like a client pipelining them. An MQTT 5
+   * CONNECT also switches the test's decoder to MQTT 5, as it switches the server's.
+   */
   public void send(MqttMessage... messages) {
     List<ByteBuf> encoded = new ArrayList<>();
     for (MqttMessage message : messages) {
       assertThat(encoder.writeOutbound(message)).isTrue();
       ByteBuf buf;
       while ((buf = encoder.readOutbound()) != null) {
+        if (message instanceof MqttConnectMessage connect
+            && connect.variableHeader().version() == MqttVersion.MQTT_5.protocolLevel()) {
+          // Netty's decoder learns the protocol version from the CONNECT it decodes.
+          decoder.writeInbound(buf.retainedDuplicate());
+          ReferenceCountUtil.release(decoder.readInbound());
+        }
         encoded.add(buf);
       }
     }
