@@ -151,7 +151,9 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
               (MqttMessageIdVariableHeader) message.variableHeader();
           // MQTT 5 §3.4.2.1: a PUBACK may carry a reason code; 3.1.1 has none (success).
           int reasonCode =
-              header instanceof MqttPubReplyMessageVariableHeader reply ? reply.reasonCode() : 0;
+              header instanceof MqttPubReplyMessageVariableHeader reply
+                  ? Byte.toUnsignedInt(reply.reasonCode())
+                  : 0;
           downlink().onPuback(header.messageId(), reasonCode);
         }
       }
