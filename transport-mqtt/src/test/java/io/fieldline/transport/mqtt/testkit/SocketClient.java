@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.mqtt.MqttConnAckMessage;
 import io.netty.handler.codec.mqtt.MqttDecoder;
 import io.netty.handler.codec.mqtt.MqttEncoder;
 import io.netty.handler.codec.mqtt.MqttMessage;
@@ -34,9 +35,23 @@ public final class SocketClient implements AutoCloseable {
    * @param packetId of a PUBLISH at QoS 1 or an acknowledgement, else 0
    * @param topic of a PUBLISH, else empty
    * @param payload of a PUBLISH, else empty
+   * @param sessionPresent of a CONNACK, else false
    */
   public record Received(
-      MqttMessageType type, int qos, boolean dup, int packetId, String topic, String payload) {}
+      MqttMessageType type,
+      int qos,
+      boolean dup,
+      int packetId,
+      String topic,
+      String payload,
+      boolean sessionPresent) {
+
+    /** A PUBLISH as it should arrive. */
+    public static Received publish(
+        int qos, boolean dup, int packetId, String topic, String payload) {
+      return new Received(MqttMessageType.PUBLISH, qos, dup, packetId, topic, payload, false);
+    }
+  }
 
   private final Socket socket = new Socket();
   private final InputStream in;
@@ -106,8 +121,7 @@ public final class SocketClient implements AutoCloseable {
     try {
       MqttMessageType type = message.fixedHeader().messageType();
       if (message instanceof MqttPublishMessage publish) {
-        return new Received(
-            type,
+        return Received.publish(
             publish.fixedHeader().qosLevel().value(),
             publish.fixedHeader().isDup(),
             publish.variableHeader().packetId(),
@@ -116,7 +130,10 @@ public final class SocketClient implements AutoCloseable {
       }
       int packetId =
           message.variableHeader() instanceof MqttMessageIdVariableHeader id ? id.messageId() : 0;
-      return new Received(type, 0, false, packetId, "", "");
+      boolean present =
+          message instanceof MqttConnAckMessage connAck
+              && connAck.variableHeader().isSessionPresent();
+      return new Received(type, 0, false, packetId, "", "", present);
     } finally {
       ReferenceCountUtil.release(message);
     }
