@@ -4,10 +4,12 @@ import io.fieldline.common.Device;
 import io.fieldline.common.events.DeviceEvent.RpcSubscribed;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.transport.mqtt.MqttMetrics.DownlinkOutcome;
+import io.fieldline.transport.mqtt.MqttMetrics.RpcOutcome;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.DownlinkMessage;
 import io.fieldline.transport.mqtt.session.DownlinkState;
 import io.fieldline.transport.mqtt.session.RateLimitedLog;
+import io.fieldline.transport.mqtt.session.RpcDelivery;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionState;
 import io.netty.channel.ChannelHandlerContext;
@@ -61,11 +63,7 @@ public final class Downlink implements DownlinkState.Holder {
         new Outbound(connection, state, context.config().downlink(), context.metrics(), rpcs);
     this.listener =
         new DownlinkListener(
-            this,
-            session,
-            context.config().downlink().maxPendingRpc(),
-            context.metrics(),
-            connection.logPrefix());
+            this, session, context.config().downlink(), context.metrics(), connection.logPrefix());
   }
 
   /**
@@ -194,6 +192,24 @@ public final class Downlink implements DownlinkState.Holder {
     } catch (RejectedExecutionException stopping) {
       state.release(message);
       return false;
+    }
+  }
+
+  /**
+   * Reports a request the session took but will never send as undelivered, from the event loop (not
+   * from within the sender's own call). Any thread.
+   */
+  void refuse(RpcDelivery rpc, String reason) {
+    Runnable report =
+        () -> {
+          if (rpc.giveUp(reason)) {
+            context.metrics().rpc(RpcOutcome.UNDELIVERED);
+          }
+        };
+    try {
+      ctx.executor().execute(report);
+    } catch (RejectedExecutionException stopping) {
+      report.run();
     }
   }
 

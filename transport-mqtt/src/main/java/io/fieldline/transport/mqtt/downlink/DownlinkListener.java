@@ -9,6 +9,7 @@ import io.fieldline.common.events.DeviceEventListener;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics.DownlinkOutcome;
 import io.fieldline.transport.mqtt.MqttMetrics.RpcOutcome;
+import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.session.DownlinkMessage;
 import io.fieldline.transport.mqtt.session.DownlinkState;
 import io.fieldline.transport.mqtt.session.RateLimitedLog;
@@ -44,6 +45,7 @@ final class DownlinkListener implements DeviceEventListener {
 
   private final Downlink downlink;
   private final SessionState session;
+  private final long maxQueuedBytes;
   private final int maxPendingRpc;
   private final MqttMetrics metrics;
   private final String logPrefix;
@@ -52,12 +54,13 @@ final class DownlinkListener implements DeviceEventListener {
   DownlinkListener(
       Downlink downlink,
       SessionState session,
-      int maxPendingRpc,
+      MqttTransportConfig.Downlink config,
       MqttMetrics metrics,
       String logPrefix) {
     this.downlink = downlink;
     this.session = session;
-    this.maxPendingRpc = maxPendingRpc;
+    this.maxQueuedBytes = config.maxQueuedBytes();
+    this.maxPendingRpc = config.maxPendingRpc();
     this.metrics = metrics;
     this.logPrefix = logPrefix;
   }
@@ -94,6 +97,10 @@ final class DownlinkListener implements DeviceEventListener {
       return false;
     }
     DownlinkMessage message = new DownlinkMessage(DownlinkTopics.ATTRIBUTES, payload, qos, null);
+    if (message.heldBytes() > maxQueuedBytes) {
+      tooLarge(message, "shared-attribute push dropped");
+      return false;
+    }
     if (!downlink.hold(message)) {
       full("shared-attribute push dropped");
       return false;
@@ -114,6 +121,18 @@ final class DownlinkListener implements DeviceEventListener {
             DownlinkPayloads.rpcRequest(requested.rpc().method(), requested.rpc().paramsJson()),
             qos,
             rpc);
+    if (message.heldBytes() > maxQueuedBytes) {
+      // It would never fit: taken, so that it is reported instead of offered again for ever.
+      tooLarge(message, "server-side RPC given up");
+      downlink.refuse(
+          rpc,
+          "the request of "
+              + message.heldBytes()
+              + " bytes exceeds "
+              + maxQueuedBytes
+              + " bytes, the most a session holds (downlink.max-queued-bytes)");
+      return true;
+    }
     if (!state.track(rpc, maxPendingRpc)) {
       full("server-side RPC not taken");
       return false;
@@ -129,6 +148,12 @@ final class DownlinkListener implements DeviceEventListener {
     }
     metrics.rpc(RpcOutcome.TAKEN);
     return true;
+  }
+
+  private void tooLarge(DownlinkMessage message, String what) {
+    metrics.downlink(DownlinkOutcome.TOO_LARGE);
+    FULL.warn(
+        "{} {}: {} bytes, above downlink.max-queued-bytes", logPrefix, what, message.heldBytes());
   }
 
   private void full(String what) {

@@ -160,6 +160,28 @@ class SessionServerRpcTest extends SessionHandlerTestBase {
   }
 
   @Test
+  void should_take_and_report_undelivered_a_request_larger_than_a_session_may_ever_hold() {
+    SessionFixture fixture = fixture("downlink.max-queued-bytes = 1 KiB");
+    DeviceId device = device(fixture).id();
+    SessionClient client = subscribed(fixture, MqttQoS.AT_LEAST_ONCE);
+    RecordingRpcCallback callback = new RecordingRpcCallback();
+    String blob = "\"" + "x".repeat(2_000) + "\"";
+    ToDeviceRpc large =
+        new ToDeviceRpc(
+            UUID.randomUUID(), device, "upload", blob, false, false, 10_000, 0, 0, null);
+
+    assertThat(offer(fixture, large, callback)).isOne();
+
+    assertThat(client.received()).isEmpty();
+    assertThat(callback.calls())
+        .singleElement()
+        .asString()
+        .startsWith("undelivered:the request of ")
+        .endsWith("exceeds 1024 bytes, the most a session holds (downlink.max-queued-bytes)");
+    assertThat(fixture.count("fieldline.mqtt.downlink", "outcome", "too_large")).isEqualTo(1);
+  }
+
+  @Test
   void should_report_undelivered_when_a_clean_session_closes_before_the_puback() {
     SessionFixture fixture = fixture();
     DeviceId device = device(fixture).id();
