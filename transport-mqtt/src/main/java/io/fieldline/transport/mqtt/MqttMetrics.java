@@ -315,9 +315,4 @@ public final class MqttMetrics {
     downlinkHeld.addAndGet(messages);
     downlinkHeldBytes.addAndGet(bytes);
   }
-
-  /** Messages held for devices now, on every session of this server. */
-  public long heldMessages() {
-    return downlinkHeld.get();
-  }
 }

@@ -129,16 +129,6 @@ public final class Downlink implements DownlinkState.Holder {
     return rpcs;
   }
 
-  /** Messages of this connection waiting to be written. */
-  public int queued() {
-    return outbound.queued();
-  }
-
-  /** QoS 1 messages of this connection written and not yet acknowledged. */
-  public int inflight() {
-    return outbound.inflight();
-  }
-
   /** The channel closed: no more events; the session keeps or gives up what is left. */
   public void channelClosed() {
     assert ctx.executor().inEventLoop();

@@ -131,6 +131,7 @@ final class DownlinkListener implements DeviceEventListener {
               + " bytes exceeds "
               + maxQueuedBytes
               + " bytes, the most a session holds (downlink.max-queued-bytes)");
+      metrics.rpc(RpcOutcome.TAKEN);
       return true;
     }
     if (!state.track(rpc, maxPendingRpc)) {

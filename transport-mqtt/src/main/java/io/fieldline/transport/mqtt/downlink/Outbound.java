@@ -180,16 +180,6 @@ public final class Outbound {
     return held;
   }
 
-  /** Messages waiting to be written. */
-  int queued() {
-    return queue.size();
-  }
-
-  /** QoS 1 messages written and not acknowledged. */
-  int inflight() {
-    return inflight.size();
-  }
-
   private boolean deliverable(DownlinkMessage message) {
     long size = packetSize(message.topic(), message.payload().length, message.qos());
     if (!negotiated.clientAccepts(size)) {
