@@ -11,6 +11,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -44,7 +45,61 @@ public final class MqttMetrics {
     /** The client does not read what is sent to it ({@code outbound-high-water}). */
     OUTBOUND,
     /** The client sends client-side RPC requests faster than {@code client-rpc-rate}. */
-    RPC_RATE
+    RPC_RATE,
+    /**
+     * The client sends attribute requests faster than {@code attribute-request-rate}, or has {@code
+     * attribute-request-burst} reads running.
+     */
+    ATTRIBUTE_REQUESTS
+  }
+
+  /** What became of a message sent, or meant to be sent, to a device. */
+  public enum DownlinkOutcome {
+    /** Written to the socket for the first time (QoS 0 or 1). */
+    SENT,
+    /** Written again with the DUP flag: not acknowledged in time (3.1.1) or after a reconnect. */
+    RETRANSMITTED,
+    /** A QoS 1 message acknowledged by the device (PUBACK). */
+    ACKNOWLEDGED,
+    /**
+     * Not taken: the session already holds {@code downlink.max-queued} messages or {@code
+     * downlink.max-queued-bytes} (a server-side RPC is offered again later; a push is dropped).
+     */
+    QUEUE_FULL,
+    /** Given up: larger than the client's Maximum Packet Size (MQTT 5). */
+    TOO_LARGE,
+    /** Given up: a server-side RPC whose expiration time passed before it was sent. */
+    EXPIRED,
+    /** Given up with the session: its connection closed and the session was not kept, or ended. */
+    DISCARDED
+  }
+
+  /** What became of a server-side RPC a session was offered. */
+  public enum RpcOutcome {
+    /** Taken by a session (subscribed, with room). */
+    TAKEN,
+    /** Acknowledged by the device (QoS 1) or written to it (QoS 0). */
+    DELIVERED,
+    /** The device answered on {@code v1/devices/me/rpc/response/{n}}. */
+    RESPONDED,
+    /** Given up before delivery (reported to its callback as undelivered). */
+    UNDELIVERED,
+    /** A two-way request not answered within its timeout: the session forgot it. */
+    TIMED_OUT,
+    /** An answer on {@code v1/devices/me/rpc/response/{n}} for no request pending. */
+    UNKNOWN_RESPONSE
+  }
+
+  /** How an attribute request ({@code v1/devices/me/attributes/request/{n}}) ended. */
+  public enum AttributeRequestOutcome {
+    /** Answered with the values read. */
+    ANSWERED,
+    /** The request was not understood: answered with an error. */
+    INVALID,
+    /** Reading the attributes failed: answered with an error. */
+    FAILED,
+    /** The answer was not sent: the session's downlink queue was full or the connection closed. */
+    DROPPED
   }
 
   private final MeterRegistry registry;
@@ -60,6 +115,11 @@ public final class MqttMetrics {
   private final Counter qos2Forgotten;
   private final Map<PauseCause, Counter> pauses = new EnumMap<>(PauseCause.class);
   private final Timer ackLatency;
+  private final Map<DownlinkOutcome, Counter> downlink;
+  private final Map<RpcOutcome, Counter> rpc;
+  private final Map<AttributeRequestOutcome, Counter> attributeRequests;
+  private final AtomicLong downlinkHeld = new AtomicLong();
+  private final AtomicLong downlinkHeldBytes = new AtomicLong();
 
   public MqttMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -128,6 +188,45 @@ public final class MqttMetrics {
             .minimumExpectedValue(Duration.ofMillis(1))
             .maximumExpectedValue(Duration.ofSeconds(30))
             .register(registry);
+    downlink =
+        byOutcome(
+            registry,
+            "fieldline.mqtt.downlink",
+            "Messages to devices (pushes, answers, RPC requests) by outcome",
+            DownlinkOutcome.class);
+    rpc =
+        byOutcome(
+            registry,
+            "fieldline.mqtt.rpc",
+            "Server-side RPC requests offered to MQTT sessions, by outcome",
+            RpcOutcome.class);
+    attributeRequests =
+        byOutcome(
+            registry,
+            "fieldline.mqtt.attribute.requests",
+            "Attribute requests of devices, by outcome",
+            AttributeRequestOutcome.class);
+    Gauge.builder("fieldline.mqtt.downlink.held", downlinkHeld, AtomicLong::get)
+        .description("Messages held for devices: queued, or sent at QoS 1 and not acknowledged")
+        .register(registry);
+    Gauge.builder("fieldline.mqtt.downlink.held.bytes", downlinkHeldBytes, AtomicLong::get)
+        .description("Payload and topic bytes of the messages held for devices")
+        .register(registry);
+  }
+
+  // One counter per value of an outcome enum, tagged outcome=<value in lower case>.
+  private static <E extends Enum<E>> Map<E, Counter> byOutcome(
+      MeterRegistry registry, String name, String description, Class<E> outcomes) {
+    Map<E, Counter> counters = new EnumMap<>(outcomes);
+    for (E outcome : outcomes.getEnumConstants()) {
+      counters.put(
+          outcome,
+          Counter.builder(name)
+              .tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
+              .description(description)
+              .register(registry));
+    }
+    return counters;
   }
 
   private static Counter rejectedCounter(MeterRegistry registry, String reason) {
@@ -197,5 +296,23 @@ public final class MqttMetrics {
 
   public void paused(PauseCause cause) {
     pauses.get(cause).increment();
+  }
+
+  public void downlink(DownlinkOutcome outcome) {
+    downlink.get(outcome).increment();
+  }
+
+  public void rpc(RpcOutcome outcome) {
+    rpc.get(outcome).increment();
+  }
+
+  public void attributeRequest(AttributeRequestOutcome outcome) {
+    attributeRequests.get(outcome).increment();
+  }
+
+  /** Messages (and their bytes) held for devices changed by the given amounts. */
+  public void held(int messages, long bytes) {
+    downlinkHeld.addAndGet(messages);
+    downlinkHeldBytes.addAndGet(bytes);
   }
 }

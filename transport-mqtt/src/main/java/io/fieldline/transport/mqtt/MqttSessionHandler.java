@@ -2,6 +2,7 @@ package io.fieldline.transport.mqtt;
 
 import io.fieldline.common.Device;
 import io.fieldline.transport.mqtt.connect.ConnectHandshake;
+import io.fieldline.transport.mqtt.downlink.Downlink;
 import io.fieldline.transport.mqtt.pipeline.DecodeBudget;
 import io.fieldline.transport.mqtt.pipeline.PreConnackLimit;
 import io.fieldline.transport.mqtt.publish.InboundPublishes;
@@ -16,6 +17,7 @@ import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.mqtt.MqttConnectMessage;
 import io.netty.handler.codec.mqtt.MqttMessage;
 import io.netty.handler.codec.mqtt.MqttMessageIdVariableHeader;
+import io.netty.handler.codec.mqtt.MqttPubReplyMessageVariableHeader;
 import io.netty.handler.codec.mqtt.MqttPublishMessage;
 import io.netty.handler.codec.mqtt.MqttSubscribeMessage;
 import io.netty.handler.codec.mqtt.MqttUnsubscribeMessage;
@@ -28,10 +30,10 @@ import org.slf4j.LoggerFactory;
 /**
  * One MQTT connection's pipeline stage: every decoded packet is dispatched by type to the path that
  * owns it — CONNECT to {@link ConnectHandshake}, PUBLISH and PUBREL to {@link InboundPublishes},
- * SUBSCRIBE and UNSUBSCRIBE to {@link Subscriptions} — and PINGREQ and DISCONNECT are answered
- * here. Packets that fail to decode, packets out of order and the idle timer end in the {@link
- * Connection}, the connection's lifecycle that every path shares. The stage releases every packet
- * it is given.
+ * SUBSCRIBE and UNSUBSCRIBE to {@link Subscriptions}, PUBACK to the session's {@link Downlink} —
+ * and PINGREQ and DISCONNECT are answered here. Packets that fail to decode, packets out of order
+ * and the idle timer end in the {@link Connection}, the connection's lifecycle that every path
+ * shares. The stage releases every packet it is given.
  *
  * <p>Confined to the channel's event loop; one instance per channel (not sharable). The methods
  * {@link MqttServer} calls from other threads ({@link #shutdown}, {@link #executeOnEventLoop}) hop
@@ -48,6 +50,7 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
   private @Nullable ConnectHandshake handshake;
   private @Nullable InboundPublishes publishes;
   private @Nullable Subscriptions subscriptions;
+  private @Nullable Downlink downlink;
 
   /** The stage of one new channel; {@code context} is shared by every connection of the server. */
   public MqttSessionHandler(SessionContext context) {
@@ -71,6 +74,11 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
     if (current != null) {
       boolean wasConnected = current.isConnected();
       current.channelClosed();
+      Downlink sessionDownlink = downlink;
+      if (sessionDownlink != null) {
+        // Before the registry hears of the close: what the session keeps is in it by then.
+        sessionDownlink.channelClosed();
+      }
       handshake().onChannelClosed();
       if (wasConnected) {
         LOG.debug("{} connection closed", current.logPrefix());
@@ -137,8 +145,20 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
         }
       }
       case DISCONNECT -> handshake().onDisconnect(message);
-      // Fieldline never sends QoS > 0 to devices, so acknowledgements from them are ignored.
-      case PUBACK, PUBREC, PUBCOMP -> requireConnected();
+      case PUBACK -> {
+        if (requireConnected()) {
+          MqttMessageIdVariableHeader header =
+              (MqttMessageIdVariableHeader) message.variableHeader();
+          // MQTT 5 §3.4.2.1: a PUBACK may carry a reason code; 3.1.1 has none (success).
+          int reasonCode =
+              header instanceof MqttPubReplyMessageVariableHeader reply
+                  ? Byte.toUnsignedInt(reply.reasonCode())
+                  : 0;
+          downlink().onPuback(header.messageId(), reasonCode);
+        }
+      }
+      // Fieldline never sends QoS 2 to devices, so these are ignored.
+      case PUBREC, PUBCOMP -> requireConnected();
       // AUTH (MQTT 5 enhanced authentication is not offered) and server-only packets.
       default ->
           connection()
@@ -172,8 +192,11 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
 
   @Override
   public void sessionStarted(Device device, SessionState state) {
-    publishes = new InboundPublishes(context, connection(), device, state);
-    subscriptions = new Subscriptions(connection(), state);
+    Downlink started = new Downlink(context, connection(), device, state);
+    downlink = started;
+    publishes = new InboundPublishes(context, connection(), device, state, started);
+    subscriptions = new Subscriptions(connection(), state, started);
+    started.start();
   }
 
   @Override
@@ -203,8 +226,12 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
 
   @Override
   public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
-    connection()
-        .onWritabilityChanged(ctx.channel().isWritable(), context.config().outboundStallTimeout());
+    boolean writable = ctx.channel().isWritable();
+    connection().onWritabilityChanged(writable, context.config().outboundStallTimeout());
+    Downlink sessionDownlink = downlink;
+    if (writable && sessionDownlink != null && connection().isConnected()) {
+      sessionDownlink.onWritable();
+    }
     super.channelWritabilityChanged(ctx);
   }
 
@@ -244,6 +271,14 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
 
   private InboundPublishes publishes() {
     InboundPublishes current = publishes;
+    if (current == null) {
+      throw new IllegalStateException("not connected");
+    }
+    return current;
+  }
+
+  private Downlink downlink() {
+    Downlink current = downlink;
     if (current == null) {
       throw new IllegalStateException("not connected");
     }

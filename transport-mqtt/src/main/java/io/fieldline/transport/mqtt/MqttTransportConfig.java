@@ -34,6 +34,10 @@ import java.time.Duration;
  * @param clientRpcRate client-side RPC requests per second a connection is answered at before its
  *     reading is slowed; 0 = no limit
  * @param clientRpcBurst client-side RPC requests answered at once, on top of the rate
+ * @param attributeRequestRate attribute requests per second a connection is answered at before its
+ *     reading is slowed; 0 = no limit
+ * @param attributeRequestBurst attribute requests answered at once, on top of the rate; also the
+ *     most attribute reads one connection has outstanding
  * @param maxQueuedBeforeConnack packets a client may pipeline behind CONNECT while it is being
  *     authenticated
  * @param maxReadSize most bytes read from one socket at once
@@ -42,6 +46,7 @@ import java.time.Duration;
  * @param maxKeepAlive the longest keep-alive an MQTT 5 client is granted (Server Keep Alive)
  * @param topicAliasMaximum inbound topic aliases an MQTT 5 connection may define; 0 = none
  * @param invalidPayload what to do with a payload that is not valid ThingsBoard JSON
+ * @param downlink what the server holds and sends to devices ({@code fieldline.mqtt.downlink})
  * @param tls the MQTT-over-TLS listener ({@code fieldline.mqtt.tls})
  */
 public record MqttTransportConfig(
@@ -66,13 +71,37 @@ public record MqttTransportConfig(
     Duration outboundStallTimeout,
     int clientRpcRate,
     int clientRpcBurst,
+    int attributeRequestRate,
+    int attributeRequestBurst,
     int maxQueuedBeforeConnack,
     int maxReadSize,
     Duration sessionExpiry,
     Duration maxKeepAlive,
     int topicAliasMaximum,
     InvalidPayloadPolicy invalidPayload,
+    Downlink downlink,
     Tls tls) {
+
+  /**
+   * What the server sends to devices — shared-attribute pushes, attribute answers, server-side RPC
+   * requests — and how much of it one session may hold.
+   *
+   * @param maxQueued messages one session holds for its device: waiting to be sent, or sent at QoS
+   *     1 and not yet acknowledged (kept with a persistent session between connections)
+   * @param maxQueuedBytes payload and topic bytes of those messages
+   * @param maxInflight QoS 1 messages sent and not yet acknowledged (MQTT 5: at most the client's
+   *     Receive Maximum)
+   * @param retransmitInterval MQTT 3.1.1: time after which an unacknowledged QoS 1 message is sent
+   *     again (DUP) while the connection lasts
+   * @param maxPendingRpc server-side RPC requests one session tracks from being taken until they
+   *     end (answered, timed out, or delivered for one-way requests)
+   */
+  public record Downlink(
+      int maxQueued,
+      long maxQueuedBytes,
+      int maxInflight,
+      Duration retransmitInterval,
+      int maxPendingRpc) {}
 
   /**
    * The MQTT-over-TLS listener.
@@ -150,6 +179,8 @@ public record MqttTransportConfig(
     Duration outboundStallTimeout = r.positiveDuration("outbound-stall-timeout");
     int clientRpcRate = r.integer("client-rpc-rate", 0, 1_000_000);
     int clientRpcBurst = r.integer("client-rpc-burst", 1);
+    int attributeRequestRate = r.integer("attribute-request-rate", 0, 1_000_000);
+    int attributeRequestBurst = r.integer("attribute-request-burst", 1, 65535);
     int maxQueuedBeforeConnack = r.integer("max-queued-before-connack", 0);
     int maxReadSize = (int) r.bytes("max-read-size", 64, 1 << 20);
     Duration sessionExpiry = r.nonNegativeDuration("session-expiry");
@@ -162,6 +193,14 @@ public record MqttTransportConfig(
     // Each alias pins up to 1 KiB per connection (TopicAliases): bounded here, not by the client.
     int topicAliasMaximum = r.integer("topic-alias-maximum", 0, 1024);
     InvalidPayloadPolicy invalidPayload = r.oneOf("invalid-payload", InvalidPayloadPolicy.class);
+    Downlink downlink =
+        new Downlink(
+            r.integer("downlink.max-queued", 1, 65535),
+            r.bytes("downlink.max-queued-bytes", 1024, 1L << 30),
+            // MQTT packet ids are 16 bits: at most 65535 unacknowledged.
+            r.integer("downlink.max-inflight", 1, 65535),
+            r.positiveDuration("downlink.retransmit-interval"),
+            r.integer("downlink.max-pending-rpc", 1, 1_000_000));
     Tls tls =
         new Tls(
             r.integer("tls.port", 0, 65535),
@@ -198,12 +237,15 @@ public record MqttTransportConfig(
             outboundStallTimeout,
             clientRpcRate,
             clientRpcBurst,
+            attributeRequestRate,
+            attributeRequestBurst,
             maxQueuedBeforeConnack,
             maxReadSize,
             sessionExpiry,
             maxKeepAlive,
             topicAliasMaximum,
             invalidPayload,
+            downlink,
             tls));
   }
 
@@ -230,12 +272,15 @@ public record MqttTransportConfig(
         outboundStallTimeout,
         clientRpcRate,
         clientRpcBurst,
+        attributeRequestRate,
+        attributeRequestBurst,
         maxQueuedBeforeConnack,
         maxReadSize,
         sessionExpiry,
         maxKeepAlive,
         topicAliasMaximum,
         invalidPayload,
+        downlink,
         tls);
   }
 }

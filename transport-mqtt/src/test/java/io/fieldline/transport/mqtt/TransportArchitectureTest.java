@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
  * ARCHITECTURE.md: the transport knows only {@code common} and Netty; its feature packages form a
  * DAG. The packages are the message path: the root package (server, channel initializer, the
  * per-channel dispatcher) uses the features {@code connect}, {@code publish} and {@code subscribe},
- * which never use each other; all of them build on {@code session}, {@code ack} and {@code
- * pipeline}, which use no feature.
+ * which never use each other; all of them build on {@code session}, {@code ack}, {@code pipeline}
+ * and {@code downlink} (what is sent to the device), which use no feature.
  *
  * <p>Plain JUnit tests calling {@code check} rather than {@code @ArchTest} fields: with Surefire
  * 3.5.3 {@code @ArchTest} fields are silently not run (TNG/ArchUnit#1442), a test that cannot fail.
@@ -27,7 +27,7 @@ class TransportArchitectureTest {
 
   private static final String ROOT = "io.fieldline.transport.mqtt";
   private static final List<String> FEATURES = List.of("connect", "publish", "subscribe");
-  private static final List<String> SHARED = List.of("session", "ack", "pipeline");
+  private static final List<String> SHARED = List.of("session", "ack", "pipeline", "downlink");
 
   private static final JavaClasses CLASSES =
       new ClassFileImporter()

@@ -258,6 +258,7 @@ public final class ConnectHandshake {
             true,
             config.maxInflight(),
             config.topicAliasMaximum(),
+            properties.receiveMaximum(),
             properties.maximumPacketSize(),
             properties.problemInformation());
     return new Accepted(negotiated, expiry, keepAlive, connAck, presentedName);

@@ -5,24 +5,26 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The MQTT 5 CONNECT properties Fieldline acts on (MQTT 5 §3.1.2.11), read once and checked. The
- * others — Request Response Information, User Properties, the client's Topic Alias Maximum and
- * Receive Maximum (the server sends devices only QoS 0 answers and never aliases) — are accepted
- * and ignored. Immutable.
+ * others — Request Response Information, User Properties and the client's Topic Alias Maximum (the
+ * server never uses aliases) — are accepted and ignored. Immutable.
  *
  * @param sessionExpirySeconds how long the client asks its session to outlive the connection; 0
  *     when absent, {@code 0xFFFFFFFF} (never) as a large positive number
+ * @param receiveMaximum QoS 1/2 PUBLISHes the client accepts unacknowledged; 65535 when absent
  * @param maximumPacketSize the largest packet the client accepts; unlimited when absent
  * @param problemInformation whether the client accepts reason strings (absent = yes)
  * @param authenticationMethod the enhanced authentication asked for, or null
  */
 record ConnectProperties(
     long sessionExpirySeconds,
+    int receiveMaximum,
     long maximumPacketSize,
     boolean problemInformation,
     @Nullable String authenticationMethod) {
 
   /** What an MQTT 3.1.1 CONNECT amounts to. */
-  static final ConnectProperties NONE = new ConnectProperties(0, Long.MAX_VALUE, false, null);
+  static final ConnectProperties NONE =
+      new ConnectProperties(0, 65535, Long.MAX_VALUE, false, null);
 
   /**
    * Reads the properties of a CONNECT.
@@ -43,6 +45,7 @@ record ConnectProperties(
         properties.getProperty(MqttProperties.AUTHENTICATION_METHOD);
     return new ConnectProperties(
         expiry,
+        (int) Math.min(receiveMaximum, 65535),
         maximumPacketSize,
         problemInformation == 1,
         method == null ? null : String.valueOf(method.value()));

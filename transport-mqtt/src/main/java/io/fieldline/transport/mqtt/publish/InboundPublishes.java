@@ -5,6 +5,7 @@ import io.fieldline.common.Device;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.AckType;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.Slot;
+import io.fieldline.transport.mqtt.downlink.Downlink;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.MqttStrings;
@@ -70,14 +71,21 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
   // the Receive Maximum until PUBCOMP (§4.9), ids from earlier connections do not.
   private final Set<Integer> releasePending = new HashSet<>();
 
-  /** The PUBLISH path of {@code device}'s session, accepted on {@code connection}. */
+  /**
+   * The PUBLISH path of {@code device}'s session, accepted on {@code connection}; answers to the
+   * device go through {@code downlink}.
+   */
   public InboundPublishes(
-      SessionContext context, Connection connection, Device device, SessionState session) {
+      SessionContext context,
+      Connection connection,
+      Device device,
+      SessionState session,
+      Downlink downlink) {
     this.context = context;
     this.connection = connection;
     this.ctx = connection.ctx();
     this.session = session;
-    this.router = new PublishRouter(context, connection, device);
+    this.router = new PublishRouter(context, connection, device, session, downlink);
     this.negotiated = connection.negotiated();
     this.aliases = new TopicAliases(negotiated.topicAliasMaximum());
   }

@@ -7,12 +7,15 @@ import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.PayloadFormatException;
 import io.fieldline.transport.mqtt.MqttTransportConfig.InvalidPayloadPolicy;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.Slot;
+import io.fieldline.transport.mqtt.downlink.Downlink;
+import io.fieldline.transport.mqtt.downlink.ServerRpcs;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.LogSafe;
 import io.fieldline.transport.mqtt.session.Pause;
 import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.SessionContext;
+import io.fieldline.transport.mqtt.session.SessionState;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.mqtt.MqttMessageBuilders;
@@ -29,11 +32,13 @@ import org.slf4j.LoggerFactory;
  * Where one PUBLISH of the device API goes, by its {@link DeviceTopic}: telemetry and attributes
  * are parsed ({@code common}'s {@code PayloadParser}) and submitted to the device gateway;
  * client-side RPC requests are answered at once ({@link ClientRpc}), reading paced to {@code
- * client-rpc-rate} ({@link RequestPacer}); topics served by a later release are acknowledged
- * without storing anything. An invalid payload is dead-lettered (policy {@code dead-letter}) or
- * closes the connection (policy {@code close}); a PUBLISH to an unknown topic is always
- * dead-lettered and acknowledged. MQTT 5 acknowledgements of dead letters carry a reason code (0x99
- * payload format invalid, 0x90 topic name invalid).
+ * client-rpc-rate} ({@link RequestPacer}); attribute requests are read and answered through the
+ * session's downlink ({@link AttributeRequests}); answers to server-side RPC go to the request they
+ * answer ({@link ServerRpcs}). These three store nothing: they are acknowledged at once. An invalid
+ * payload is dead-lettered (policy {@code dead-letter}) or closes the connection (policy {@code
+ * close}); a PUBLISH to an unknown topic is always dead-lettered and acknowledged. MQTT 5
+ * acknowledgements of dead letters carry a reason code (0x99 payload format invalid, 0x90 topic
+ * name invalid).
  *
  * <p>The answer is the stage whose outcome decides the acknowledgement: {@link Ack#stored()} only
  * once the message (or its dead letter) is stored. The payload arrives as a {@code byte[]}: no
@@ -58,12 +63,21 @@ final class PublishRouter {
   private final Device device;
   private final ClientRpc rpc;
   private final RequestPacer rpcPacer;
+  private final AttributeRequests attributeRequests;
+  private final ServerRpcs serverRpcs;
 
-  PublishRouter(SessionContext context, Connection connection, Device device) {
+  PublishRouter(
+      SessionContext context,
+      Connection connection,
+      Device device,
+      SessionState session,
+      Downlink downlink) {
     this.context = context;
     this.connection = connection;
     this.device = device;
     this.rpc = new ClientRpc(context.config());
+    this.attributeRequests = new AttributeRequests(context, connection, device, session, downlink);
+    this.serverRpcs = downlink.rpcs();
     this.rpcPacer =
         new RequestPacer(
             context.config().clientRpcRate(), context.config().clientRpcBurst(), eventLoopNanos());
@@ -102,9 +116,14 @@ final class PublishRouter {
           answerRpc(topic, rpc.answer(payload));
           yield NOTHING_TO_STORE;
         }
-        // Server-side RPC and attribute requests come with a later release: acknowledged, counted,
-        // nothing stored (docs/mqtt-api.md).
-        case RPC_RESPONSE, ATTRIBUTES_REQUEST -> NOTHING_TO_STORE;
+        case RPC_RESPONSE -> {
+          serverRpcs.onResponse(topic.requestId(), payload);
+          yield NOTHING_TO_STORE;
+        }
+        case ATTRIBUTES_REQUEST -> {
+          attributeRequests.onRequest(topic.requestId(), payload);
+          yield NOTHING_TO_STORE;
+        }
         case UNKNOWN -> {
           slot.reasonCode(PublishReasons.TOPIC_NAME_INVALID);
           yield unknownTopic(topicName, payload, now);

@@ -200,6 +200,7 @@ public final class Connection implements SessionRegistry.Member {
       case STORAGE -> PauseCause.STORAGE;
       case OUTBOUND -> PauseCause.OUTBOUND;
       case RPC_RATE -> PauseCause.RPC_RATE;
+      case ATTRIBUTE_RATE, ATTRIBUTE_READS -> PauseCause.ATTRIBUTE_REQUESTS;
       case AUTH, FAILING -> null;
     };
   }
@@ -207,8 +208,9 @@ public final class Connection implements SessionRegistry.Member {
   /**
    * The socket's outbound buffer crossed a water mark ({@code outbound-high-water} up, {@code
    * outbound-low-water} down). Above it the client is not reading its answers: the socket is not
-   * read either (every write is an answer to something read, so the buffer stops growing), and
-   * unless the client catches up within {@code stallTimeout} the connection is closed.
+   * read either (answers are written only for what was read, and the downlink writes nothing while
+   * the socket is not writable, so the buffer stops growing), and unless the client catches up
+   * within {@code stallTimeout} the connection is closed.
    */
   public void onWritabilityChanged(boolean writable, Duration stallTimeout) {
     assert ctx.executor().inEventLoop();

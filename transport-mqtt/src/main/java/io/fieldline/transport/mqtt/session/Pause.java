@@ -21,6 +21,10 @@ public enum Pause {
   OUTBOUND,
   /** The client sent client-side RPC requests faster than {@code client-rpc-rate}. */
   RPC_RATE,
+  /** The client sent attribute requests faster than {@code attribute-request-rate}. */
+  ATTRIBUTE_RATE,
+  /** The client has {@code attribute-request-burst} attribute reads running. */
+  ATTRIBUTE_READS,
   /**
    * A write failed: the connection takes no new work and closes once earlier PUBLISHes are acked.
    */

@@ -5,6 +5,7 @@ import io.fieldline.common.SessionCloser;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One MQTT session per device on this node, and the state that CleanSession=0 sessions keep between
@@ -12,11 +13,14 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>A second CONNECT for the same device takes over: the older connection is closed (ThingsBoard's
  * one-session-per-device rule). The state of a persistent session ({@link SessionState}: granted
- * subscriptions and QoS 2 packet ids awaiting PUBREL) survives its connection for as long as the
- * connection asked (3.1.1: {@code session-expiry}; MQTT 5: its Session Expiry Interval, capped by
- * {@code session-expiry}); a reconnect within that time gets session-present = 1 (§3.2.2.2), which
- * is what makes clients retransmit their unacknowledged PUBLISHes. State is in memory: it does not
- * survive a restart of this node, and then clients simply see session-present = 0.
+ * subscriptions, QoS 2 packet ids awaiting PUBREL, QoS 1 messages for the device not yet
+ * acknowledged) survives its connection for as long as the connection asked (3.1.1: {@code
+ * session-expiry}; MQTT 5: its Session Expiry Interval, capped by {@code session-expiry}); a
+ * reconnect within that time gets session-present = 1 (§3.2.2.2), which is what makes clients
+ * retransmit their unacknowledged PUBLISHes, and the server its own. A session that ends (expired,
+ * replaced by a clean start) gives up what it held: its undelivered server-side RPCs are reported
+ * to their callbacks. State is in memory: it does not survive a restart of this node, and then
+ * clients simply see session-present = 0.
  *
  * <p>The registry is this node's {@link SessionCloser}: the cluster calls {@link #closeSession}
  * when a device's session was accepted on another node. It depends on nothing, so the composition
@@ -68,13 +72,14 @@ public final class SessionRegistry implements SessionCloser {
     }
     if (cleanStart) {
       // MQTT 3.1.1 §3.1.2.4, MQTT 5 §3.1.2.4: a clean start discards any previous session.
-      persistent.remove(device);
+      end(persistent.remove(device));
       if (!keep) {
-        return new Registration(new SessionState(), false);
+        return new Registration(new SessionState(false), false);
       }
     }
     long now = System.nanoTime();
     SessionState[] resumed = new SessionState[1];
+    SessionState[] expired = new SessionState[1];
     SessionState state =
         persistent.compute(
             device,
@@ -84,8 +89,10 @@ public final class SessionRegistry implements SessionCloser {
                 existing.keepWhileConnected();
                 return existing;
               }
-              return new SessionState();
+              expired[0] = existing;
+              return new SessionState(true);
             });
+    end(expired[0]);
     return new Registration(state, resumed[0] != null);
   }
 
@@ -100,12 +107,19 @@ public final class SessionRegistry implements SessionCloser {
       return;
     }
     if (expiry.isZero()) {
-      persistent.remove(device);
+      end(persistent.remove(device));
       return;
     }
     SessionState state = persistent.get(device);
     if (state != null) {
       state.expireAt(System.nanoTime() + saturatedNanos(expiry));
+    }
+  }
+
+  // Outside any map operation: ending a session reports its undelivered RPCs to their callbacks.
+  private static void end(@Nullable SessionState state) {
+    if (state != null) {
+      state.end();
     }
   }
 
@@ -149,12 +163,18 @@ public final class SessionRegistry implements SessionCloser {
     return true;
   }
 
-  /** Drops persistent sessions whose expiry has passed; called periodically. */
+  /** Ends persistent sessions whose expiry has passed; called periodically. */
   public int expire() {
     long now = System.nanoTime();
-    int before = persistent.size();
-    persistent.values().removeIf(state -> !state.isLiveAt(now));
-    return before - persistent.size();
+    int ended = 0;
+    for (Map.Entry<DeviceId, SessionState> entry : persistent.entrySet()) {
+      SessionState state = entry.getValue();
+      if (!state.isLiveAt(now) && persistent.remove(entry.getKey(), state)) {
+        state.end();
+        ended++;
+      }
+    }
+    return ended;
   }
 
   /** Devices with an open connection on this node. */

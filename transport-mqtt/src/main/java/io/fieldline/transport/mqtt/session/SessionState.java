@@ -10,8 +10,9 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The state of one device's MQTT session, shared by its successive connections: what a
  * CleanSession=0 session keeps for {@code session-expiry} after its connection closes (MQTT 3.1.1
- * §3.1.2.4). Created and resumed by {@link SessionRegistry}; read and changed by the publish and
- * subscribe paths of the connection that holds it.
+ * §3.1.2.4) — its subscriptions, the QoS 2 packet ids it received and has not seen released, and
+ * what it holds for the device on the way down ({@link DownlinkState}). Created, resumed and ended
+ * by {@link SessionRegistry}; read and changed by the paths of the connection that holds it.
  *
  * <p>Thread-safe: a connection's event loop changes it while the registry's expiry sweep (another
  * thread) reads its expiry; a later connection of the same device may run on another event loop.
@@ -21,8 +22,16 @@ public final class SessionState {
   private final Map<String, Integer> subscriptions = new ConcurrentHashMap<>();
   // In the order the ids were PUBREC'd, so the oldest is forgotten first. Guarded by itself.
   private final Set<Integer> awaitingRelease = Collections.synchronizedSet(new LinkedHashSet<>());
+  private final DownlinkState downlink;
   // Long.MAX_VALUE while a connection holds the session; set when it closes.
   private volatile long expiresAtNanos = Long.MAX_VALUE;
+
+  /**
+   * @param kept whether the session may outlive its connection (then the registry ends it)
+   */
+  SessionState(boolean kept) {
+    this.downlink = new DownlinkState(kept);
+  }
 
   /** Topic filter → granted QoS. */
   public Map<String, Integer> subscriptions() {
@@ -52,6 +61,16 @@ public final class SessionState {
       oldest.remove();
       return forgotten;
     }
+  }
+
+  /** What the session holds for its device on the way down. */
+  public DownlinkState downlink() {
+    return downlink;
+  }
+
+  /** The session is over: what it kept for its device is given up. */
+  void end() {
+    downlink.end();
   }
 
   boolean isLiveAt(long nowNanos) {

@@ -1,5 +1,7 @@
 package io.fieldline.transport.mqtt.subscribe;
 
+import io.fieldline.transport.mqtt.downlink.Downlink;
+import io.fieldline.transport.mqtt.downlink.DownlinkTopics;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.LogSafe;
@@ -24,7 +26,9 @@ import org.slf4j.LoggerFactory;
  * The SUBSCRIBE/UNSUBSCRIBE path of one connected session: each filter the device API allows
  * ({@link SubscriptionFilters}) is granted and kept in the session's state, so that a
  * CleanSession=0 session still has it after a reconnect; any other filter is refused in the SUBACK.
- * Nothing is delivered on these topics yet (docs/mqtt-api.md).
+ * The downlink reads the granted filters (and their QoS) when it decides what to send; a granted
+ * {@code v1/devices/me/rpc/request/+} is announced once the SUBACK is written, so that server-side
+ * RPC requests waiting for the device are offered again.
  *
  * <p>Confined to the channel's event loop.
  */
@@ -41,11 +45,13 @@ public final class Subscriptions {
 
   private final Connection connection;
   private final SessionState session;
+  private final Downlink downlink;
 
   /** The subscriptions of the session held by {@code connection}. */
-  public Subscriptions(Connection connection, SessionState session) {
+  public Subscriptions(Connection connection, SessionState session, Downlink downlink) {
     this.connection = connection;
     this.session = session;
+    this.downlink = downlink;
   }
 
   /**
@@ -69,6 +75,7 @@ public final class Subscriptions {
       }
     }
     int[] codes = new int[requested.size()];
+    boolean rpc = false;
     for (int i = 0; i < codes.length; i++) {
       MqttTopicSubscription subscription = requested.get(i);
       String filter = subscription.topicFilter();
@@ -76,6 +83,7 @@ public final class Subscriptions {
         MqttQoS qos = SubscriptionFilters.grantedQos(subscription.qualityOfService());
         session.subscriptions().put(filter, qos.value());
         codes[i] = qos.value();
+        rpc |= DownlinkTopics.RPC_REQUEST_FILTER.equals(filter);
       } else {
         LOG.debug("{} subscription refused: {}", connection.logPrefix(), LogSafe.text(filter));
         codes[i] =
@@ -94,6 +102,9 @@ public final class Subscriptions {
                 new MqttMessageIdAndPropertiesVariableHeader(
                     header.messageId(), MqttProperties.NO_PROPERTIES),
                 new MqttSubAckPayload(codes)));
+    if (rpc) {
+      downlink.rpcSubscribed();
+    }
   }
 
   /**

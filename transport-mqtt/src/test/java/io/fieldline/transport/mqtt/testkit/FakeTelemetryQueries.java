@@ -14,12 +14,31 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
-/** Attributes held in memory for transport tests; time series are always empty. Thread-safe. */
+/**
+ * Attributes held in memory for transport tests; time series are always empty. Attribute reads can
+ * be made to fail ({@link #failAttributes}), and every read is recorded ({@link #reads}).
+ * Thread-safe.
+ */
 public final class FakeTelemetryQueries implements TelemetryQueries {
+
+  /** One attribute read: the scope and the keys asked for (empty: all). */
+  public record Read(DeviceId device, AttributeScope scope, Optional<Set<String>> keys) {}
 
   private final Map<DeviceId, Map<AttributeScope, Map<String, AttributeKvEntry>>> attributes =
       new ConcurrentHashMap<>();
+  private final List<Read> reads = new CopyOnWriteArrayList<>();
+  private volatile RuntimeException failure;
+
+  /** From now on, attribute reads fail with {@code error} (null: they succeed again). */
+  public void failAttributes(RuntimeException error) {
+    failure = error;
+  }
+
+  public List<Read> reads() {
+    return reads;
+  }
 
   /** Stores an attribute value, replacing the key's previous value. */
   public void put(DeviceId device, AttributeScope scope, AttributeKvEntry entry) {
@@ -48,6 +67,11 @@ public final class FakeTelemetryQueries implements TelemetryQueries {
   @Override
   public CompletionStage<List<AttributeKvEntry>> attributes(
       DeviceId deviceId, AttributeScope scope, Optional<Set<String>> keys) {
+    reads.add(new Read(deviceId, scope, keys));
+    RuntimeException error = failure;
+    if (error != null) {
+      return CompletableFuture.failedFuture(error);
+    }
     Map<String, AttributeKvEntry> scoped =
         attributes.getOrDefault(deviceId, Map.of()).getOrDefault(scope, Map.of());
     return CompletableFuture.completedFuture(

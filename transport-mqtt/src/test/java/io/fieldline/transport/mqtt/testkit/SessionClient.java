@@ -61,13 +61,22 @@ public final class SessionClient {
 
   // ---- client → server
 
-  /** Encodes the packets and delivers them as one read, like a client pipelining them. */
+  /**
+   * Encodes the packets and delivers them as one read, like a client pipelining them. An MQTT 5
+   * CONNECT also switches the test's decoder to MQTT 5, as it switches the server's.
+   */
   public void send(MqttMessage... messages) {
     List<ByteBuf> encoded = new ArrayList<>();
     for (MqttMessage message : messages) {
       assertThat(encoder.writeOutbound(message)).isTrue();
       ByteBuf buf;
       while ((buf = encoder.readOutbound()) != null) {
+        if (message instanceof MqttConnectMessage connect
+            && connect.variableHeader().version() == MqttVersion.MQTT_5.protocolLevel()) {
+          // Netty's decoder learns the protocol version from the CONNECT it decodes.
+          decoder.writeInbound(buf.retainedDuplicate());
+          ReferenceCountUtil.release(decoder.readInbound());
+        }
         encoded.add(buf);
       }
     }
@@ -114,6 +123,18 @@ public final class SessionClient {
   public static MqttPublishMessage telemetry(int packetId) {
     return publish(
         TELEMETRY, MqttQoS.AT_LEAST_ONCE, packetId, "{\"temperature\":" + packetId + "}");
+  }
+
+  /** A PUBACK from the client for one of the server's QoS 1 messages. */
+  public static MqttMessage puback(int packetId) {
+    return new MqttMessage(
+        new MqttFixedHeader(MqttMessageType.PUBACK, false, MqttQoS.AT_MOST_ONCE, false, 2),
+        MqttMessageIdVariableHeader.from(packetId));
+  }
+
+  /** SUBSCRIBE to {@code filter} at {@code qos}. */
+  public static MqttMessage subscribe(int packetId, String filter, MqttQoS qos) {
+    return MqttMessageBuilders.subscribe().messageId(packetId).addSubscription(qos, filter).build();
   }
 
   public static MqttMessage pubrel(int packetId) {
@@ -195,7 +216,16 @@ public final class SessionClient {
       }
       case PUBLISH -> {
         MqttPublishMessage publish = (MqttPublishMessage) message;
-        yield "PUBLISH "
+        // QoS 1 shows its packet id (and DUP): "PUBLISH#3 dup topic payload".
+        String qos1 =
+            publish.fixedHeader().qosLevel() == MqttQoS.AT_MOST_ONCE
+                ? ""
+                : "#"
+                    + publish.variableHeader().packetId()
+                    + (publish.fixedHeader().isDup() ? " dup" : "");
+        yield "PUBLISH"
+            + qos1
+            + " "
             + publish.variableHeader().topicName()
             + " "
             + publish.payload().toString(StandardCharsets.UTF_8);

@@ -2,6 +2,7 @@ package io.fieldline.transport.mqtt.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fieldline.common.Device;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -31,6 +32,11 @@ public abstract class SessionHandlerTestBase {
     SessionClient client = fixture.open();
     clients.add(client);
     return client;
+  }
+
+  /** The device of {@link #TOKEN} in {@code fixture}. */
+  protected static Device device(SessionFixture fixture) {
+    return fixture.registry.findByToken(TOKEN).toCompletableFuture().join().orElseThrow();
   }
 
   protected SessionClient connected(SessionFixture fixture) {
