@@ -130,6 +130,7 @@ public final class FieldlineServer implements AutoCloseable {
             jwtSecret,
             storageTier.storage(),
             clusterTier.revocation(localRevocation),
+            events,
             devices,
             clusterTier,
             metrics,

@@ -1,6 +1,7 @@
 package io.fieldline.server;
 
 import io.fieldline.common.CredentialsRevocation;
+import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.rest.RestApi;
@@ -31,6 +32,7 @@ record HttpTier(ServerBinding binding) {
       String jwtSecret,
       CassandraStorage storage,
       CredentialsRevocation revocation,
+      DeviceEvents events,
       DeviceTier devices,
       ClusterTier cluster,
       PrometheusMeterRegistry metrics,
@@ -46,6 +48,9 @@ record HttpTier(ServerBinding binding) {
             storage.credentialsStore(),
             revocation,
             storage.queries(),
+            storage.telemetryStore(),
+            events,
+            config.payloadMaxStringValueLength(),
             storage.deadLetterQueries(),
             () -> storage.reachable().thenApply(up -> up && cluster.ready()),
             metrics,

@@ -5,6 +5,8 @@ import io.fieldline.common.DeadLetterQueries;
 import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.TelemetryQueries;
+import io.fieldline.common.TelemetryStore;
+import io.fieldline.common.events.DeviceEvents;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
@@ -42,6 +44,8 @@ public final class RestApi extends AllDirectives {
   private final DeviceRoutes devices;
   private final CredentialsRoutes credentials;
   private final TelemetryRoutes telemetry;
+  private final AttributeRoutes attributes;
+  private final RejectedRequests rejected;
   private final OpsRoutes ops;
   private final Cors cors;
   private final long maxBodyBytes;
@@ -54,6 +58,9 @@ public final class RestApi extends AllDirectives {
       DeviceCredentialsStore credentialsStore,
       CredentialsRevocation revocation,
       TelemetryQueries queries,
+      TelemetryStore store,
+      DeviceEvents events,
+      int maxStringValueLength,
       DeadLetterQueries deadLetters,
       Supplier<CompletionStage<Boolean>> readiness,
       PrometheusMeterRegistry prometheus,
@@ -66,11 +73,18 @@ public final class RestApi extends AllDirectives {
     this.maxBodyBytes = config.maxBodyBytes();
     this.devices = new DeviceRoutes(registry, revocation);
     this.credentials = new CredentialsRoutes(credentialsStore, revocation);
-    this.telemetry = new TelemetryRoutes(queries, deadLetters);
+    this.telemetry = new TelemetryRoutes(queries, store, registry, deadLetters);
+    this.attributes = new AttributeRoutes(registry, store, queries, events, maxStringValueLength);
+    this.rejected = new RejectedRequests(prometheus);
     this.ops = new OpsRoutes(readiness, prometheus);
   }
 
   public Route routes() {
+    return extractRequest(
+        request -> mapResponse(response -> rejected.observe(request, response), this::served));
+  }
+
+  private Route served() {
     return cors.wrap(
         () ->
             handleRejections(
@@ -87,6 +101,11 @@ public final class RestApi extends AllDirectives {
                 // through to the token check below and become a 401.
                 pathPrefix("auth", () -> handleRejections(JSON_REJECTIONS, auth::routes)),
                 auth.authenticated(
-                    user -> concat(credentials.routes(), devices.routes(), telemetry.routes()))));
+                    user ->
+                        concat(
+                            credentials.routes(),
+                            devices.routes(),
+                            telemetry.routes(),
+                            attributes.routes()))));
   }
 }
