@@ -45,6 +45,9 @@ import org.slf4j.LoggerFactory;
  * failing a change that is stored. Values are typed as ThingsBoard's REST API types them: numbers,
  * booleans, strings (a numeric-looking string stays a string: no type cast, unlike the device API)
  * and nested objects or arrays kept as JSON.
+ *
+ * <p>Immutable; each request runs on a Pekko HTTP dispatcher thread and continues on whichever
+ * thread completes its storage stage, where the event is published (listeners must not block).
  */
 final class AttributeRoutes extends AllDirectives {
 

@@ -19,8 +19,8 @@ import org.apache.pekko.http.javadsl.server.Route;
  * The whole HTTP surface: {@code /health/*} and {@code /metrics} (open), {@code /api/auth/*}
  * (credentials in the body), everything else under {@code /api} behind a bearer token. Shapes
  * follow ThingsBoard's REST API; see docs/rest-api.md. Around all of it: the CORS policy, request
- * bodies limited to {@link RestConfig#maxBodyBytes()} (413), and JSON error bodies for Pekko's own
- * rejections.
+ * bodies limited to {@link RestConfig#maxBodyBytes()} (413), JSON error bodies for Pekko's own
+ * rejections, and every 4xx answer counted and logged ({@link RejectedRequests}).
  */
 public final class RestApi extends AllDirectives {
 
