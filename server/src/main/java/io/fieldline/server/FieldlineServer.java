@@ -142,6 +142,7 @@ public final class FieldlineServer implements AutoCloseable {
             jwtSecret,
             storageTier.storage(),
             clusterTier.revocation(localRevocation),
+            events,
             devices,
             clusterTier,
             rpc,

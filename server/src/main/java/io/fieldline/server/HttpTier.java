@@ -1,6 +1,7 @@
 package io.fieldline.server;
 
 import io.fieldline.common.CredentialsRevocation;
+import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.rest.RestApi;
@@ -32,6 +33,7 @@ record HttpTier(ServerBinding binding) {
       String jwtSecret,
       CassandraStorage storage,
       CredentialsRevocation revocation,
+      DeviceEvents events,
       DeviceTier devices,
       ClusterTier cluster,
       RpcService rpc,
@@ -48,6 +50,9 @@ record HttpTier(ServerBinding binding) {
             storage.credentialsStore(),
             revocation,
             storage.queries(),
+            storage.telemetryStore(),
+            events,
+            config.payloadMaxStringValueLength(),
             storage.deadLetterQueries(),
             rpc,
             () -> storage.reachable().thenApply(up -> up && cluster.ready()),

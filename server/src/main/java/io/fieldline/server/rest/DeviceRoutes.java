@@ -8,9 +8,12 @@ import io.fieldline.common.Device;
 import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.DeviceUpdate;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -19,25 +22,23 @@ import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.PathMatchers;
 import org.apache.pekko.http.javadsl.server.Route;
-import org.apache.pekko.http.javadsl.unmarshalling.StringUnmarshallers;
 import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Device provisioning, ThingsBoard-shaped: {@code POST /api/device[?accessToken=]}, {@code
- * GET|DELETE /api/device/{id}}, {@code GET /api/tenant/devices?pageSize=&page=}, and Fieldline's
- * bulk call for load tests {@code POST /api/fieldline/devices/bulk}. Credentials are {@link
- * CredentialsRoutes}'. A delete answers once its credential is revoked on every node that could be
- * told ({@link CredentialsRevocation}), whatever its outcome (a failed one may have been applied).
+ * Device management, ThingsBoard-shaped: {@code POST /api/device[?accessToken=]} (create, or update
+ * when the body carries the device's {@code id}), {@code GET|DELETE /api/device/{id}}, {@code GET
+ * /api/tenant/devices?deviceName=} (look-up by name), {@code GET
+ * /api/tenant/devices?pageSize=&page=&textSearch=&sortProperty=&sortOrder=} (one page of the list,
+ * with its totals), and Fieldline's bulk call for load tests {@code POST
+ * /api/fieldline/devices/bulk}. Credentials are {@link CredentialsRoutes}'. A delete answers once
+ * its credential is revoked on every node that could be told ({@link CredentialsRevocation}),
+ * whatever its outcome (a failed one may have been applied).
  */
 final class DeviceRoutes extends AllDirectives {
 
-  /** Largest page and bulk size accepted. */
-  static final int MAX_PAGE = 1000;
-
+  /** Largest bulk size accepted. */
   static final int MAX_BULK = 50_000;
-
-  /** Most devices a listing may walk past to reach its page. */
-  static final int MAX_WALK = 100_000;
 
   private static final int BULK_PARALLELISM = 32;
 
@@ -62,7 +63,7 @@ final class DeviceRoutes extends AllDirectives {
                             token ->
                                 entity(
                                     Unmarshaller.entityToString(),
-                                    body -> reply(() -> create(body, token)))))),
+                                    body -> HttpJson.reply(() -> save(body, token)))))),
         pathPrefix(
             PathMatchers.segment("device").slash(PathMatchers.uuidSegment()),
             uuid -> {
@@ -70,27 +71,20 @@ final class DeviceRoutes extends AllDirectives {
               return pathEnd(
                   () ->
                       concat(
-                          get(() -> reply(viewOf(id, JsonViews::device))),
-                          delete(() -> reply(delete(id)))));
+                          get(() -> HttpJson.reply(() -> find(id))),
+                          delete(() -> HttpJson.reply(() -> delete(id)))));
             }),
         path(
             PathMatchers.segment("tenant").slash("devices"),
-            () ->
-                get(
-                    () ->
-                        parameter(
-                            StringUnmarshallers.INTEGER,
-                            "pageSize",
-                            pageSize ->
-                                parameterOptional(
-                                    StringUnmarshallers.INTEGER,
-                                    "page",
-                                    page -> reply(page(pageSize, page.orElse(0))))))),
+            () -> get(() -> parameterMap(params -> HttpJson.reply(() -> list(params))))),
         path(
             PathMatchers.segment("fieldline").slash("devices").slash("bulk"),
             () ->
                 post(
-                    () -> entity(Unmarshaller.entityToString(), body -> reply(() -> bulk(body))))));
+                    () ->
+                        entity(
+                            Unmarshaller.entityToString(),
+                            body -> HttpJson.reply(() -> bulk(body))))));
   }
 
   private CompletionStage<HttpResponse> delete(DeviceId id) {
@@ -103,74 +97,66 @@ final class DeviceRoutes extends AllDirectives {
                     : HttpJson.notFound("device"));
   }
 
-  /** 200 with {@code view} of the device, or 404 when there is no such device. */
-  private CompletionStage<HttpResponse> viewOf(DeviceId id, Function<Device, JsonNode> view) {
-    return registry
-        .findById(id)
-        .thenApply(
-            found ->
-                found
-                    .map(device -> HttpJson.ok(view.apply(device)))
-                    .orElseGet(() -> HttpJson.notFound("device")));
+  private CompletionStage<HttpResponse> find(DeviceId id) {
+    return registry.findById(id).thenApply(DeviceRoutes::deviceOr404);
   }
 
-  private Route reply(CompletionStage<HttpResponse> response) {
-    return completeWithFuture(response.exceptionally(HttpJson::failure));
+  private static HttpResponse deviceOr404(Optional<Device> found) {
+    return found
+        .map(device -> HttpJson.ok(JsonViews.device(device)))
+        .orElseGet(() -> HttpJson.notFound("device"));
   }
 
-  private Route reply(java.util.function.Supplier<CompletionStage<HttpResponse>> response) {
-    CompletionStage<HttpResponse> stage;
-    try {
-      stage = response.get();
-    } catch (RuntimeException e) {
-      stage = CompletableFuture.failedFuture(e);
-    }
-    return reply(stage);
-  }
-
-  private CompletionStage<HttpResponse> create(String body, Optional<String> accessToken) {
+  /**
+   * ThingsBoard's save: an update when the body has the device's {@code id}, else a create. An
+   * update replaces name, type, label and additional info with the body's (as ThingsBoard does: an
+   * absent label or additionalInfo becomes none, an absent type {@code "default"}).
+   */
+  private CompletionStage<HttpResponse> save(String body, Optional<String> accessToken) {
     JsonNode json = HttpJson.parseObject(body);
-    String name = RequestParams.name("device name", json.path("name").asText("").trim());
-    String type = json.path("type").asText("default");
-    type = type.isBlank() ? "default" : RequestParams.name("type", type);
+    DeviceFields fields = DeviceFields.of(json);
+    JsonNode id = json.path("id");
+    if (!id.isMissingNode() && !id.isNull()) {
+      return registry.update(fields.update(deviceId(id))).thenApply(DeviceRoutes::deviceOr404);
+    }
     Optional<String> token =
         accessToken.filter(t -> !t.isBlank()).map(t -> RequestParams.name("accessToken", t));
-    return registry
-        .create(name, type, token)
-        .thenApply(device -> HttpJson.ok(JsonViews.device(device)));
-  }
-
-  // ThingsBoard pages by number; the registry pages by name. Page N is reached by walking N pages,
-  // which is fine for an admin listing and documented in docs/rest-api.md.
-  private CompletionStage<HttpResponse> page(int pageSize, int page) {
-    if (pageSize < 1 || pageSize > MAX_PAGE || page < 0 || (long) page * pageSize > MAX_WALK) {
-      return CompletableFuture.completedFuture(
-          HttpJson.error(
-              400,
-              "pageSize must be 1.."
-                  + MAX_PAGE
-                  + ", page >= 0 and page * pageSize <= "
-                  + MAX_WALK));
+    CompletionStage<Device> created = registry.create(fields.name(), fields.type(), token);
+    if (fields.label() == null && fields.additionalInfoJson() == null) {
+      return created.thenApply(device -> HttpJson.ok(JsonViews.device(device)));
     }
-    return walk(pageSize, page, Optional.empty());
+    // The create port takes no label or additional info: set them on the new device right away.
+    return created
+        .thenCompose(device -> registry.update(fields.update(device.id())))
+        .thenApply(DeviceRoutes::deviceOr404);
   }
 
-  private CompletionStage<HttpResponse> walk(int pageSize, int remaining, Optional<String> after) {
+  /** ThingsBoard's entity id, {@code {"entityType":"DEVICE","id":"<uuid>"}}. */
+  private static DeviceId deviceId(JsonNode id) {
+    String type = id.path("entityType").asText("DEVICE");
+    JsonNode uuid = id.path("id");
+    if (!id.isObject() || !type.equals("DEVICE") || !uuid.isTextual()) {
+      throw new IllegalArgumentException(
+          "id must be {\"entityType\":\"DEVICE\",\"id\":\"<uuid>\"}");
+    }
+    try {
+      return new DeviceId(UUID.fromString(uuid.textValue()));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("id.id must be a UUID");
+    }
+  }
+
+  /** {@code ?deviceName=}: that device or 404; otherwise one page of the device list. */
+  private CompletionStage<HttpResponse> list(Map<String, String> params) {
+    String deviceName = params.get("deviceName");
+    if (deviceName != null) {
+      return registry
+          .findByName(RequestParams.name("deviceName", deviceName))
+          .thenApply(DeviceRoutes::deviceOr404);
+    }
     return registry
-        .list(pageSize + 1, after)
-        .thenCompose(
-            devices -> {
-              boolean hasNext = devices.size() > pageSize;
-              List<Device> pageDevices = devices.subList(0, Math.min(pageSize, devices.size()));
-              if (remaining == 0 || !hasNext) {
-                return CompletableFuture.completedFuture(
-                    remaining == 0
-                        ? HttpJson.ok(JsonViews.page(pageDevices, hasNext))
-                        : HttpJson.ok(JsonViews.page(List.of(), false)));
-              }
-              return walk(
-                  pageSize, remaining - 1, Optional.of(pageDevices.get(pageSize - 1).name()));
-            });
+        .page(RequestParams.devicePage(params))
+        .thenApply(page -> HttpJson.ok(JsonViews.devicePage(page)));
   }
 
   /**
@@ -271,5 +257,43 @@ final class DeviceRoutes extends AllDirectives {
               return CompletableFuture.<Device>failedFuture(cause);
             })
         .thenCompose(Function.identity());
+  }
+
+  /** The editable fields of a device in a request body, validated. */
+  private record DeviceFields(
+      String name, String type, @Nullable String label, @Nullable String additionalInfoJson) {
+
+    static DeviceFields of(JsonNode json) {
+      String name = RequestParams.name("device name", json.path("name").asText("").trim());
+      String type = json.path("type").asText("default");
+      type = type.isBlank() ? "default" : RequestParams.name("type", type);
+      return new DeviceFields(
+          name, type, label(json.path("label")), info(json.path("additionalInfo")));
+    }
+
+    DeviceUpdate update(DeviceId id) {
+      return new DeviceUpdate(id, name, type, label, additionalInfoJson);
+    }
+
+    // Absent, null, "" or blank: no label.
+    private static @Nullable String label(JsonNode label) {
+      if (label.isMissingNode() || label.isNull()) {
+        return null;
+      }
+      if (!label.isTextual()) {
+        throw new IllegalArgumentException("label must be a string");
+      }
+      return label.textValue().isBlank() ? null : RequestParams.name("label", label.textValue());
+    }
+
+    private static @Nullable String info(JsonNode info) {
+      if (info.isMissingNode() || info.isNull()) {
+        return null;
+      }
+      if (!info.isObject()) {
+        throw new IllegalArgumentException("additionalInfo must be a JSON object");
+      }
+      return RequestParams.prefix("additionalInfo", info.toString(), Integer.MAX_VALUE);
+    }
   }
 }

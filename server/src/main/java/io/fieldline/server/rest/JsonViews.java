@@ -1,5 +1,7 @@
 package io.fieldline.server.rest;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -7,14 +9,18 @@ import io.fieldline.common.AttributeKvEntry;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.KvEntry;
+import io.fieldline.common.PageData;
 import io.fieldline.common.TsKvEntry;
 import java.util.Collection;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /** ThingsBoard-shaped JSON for the REST API's responses. Stateless. */
 final class JsonViews {
+
+  /** ThingsBoard's {@code errorCode} for a 400 ({@code BAD_REQUEST_PARAMS}). */
+  static final int BAD_REQUEST_PARAMS = 31;
 
   static final ObjectMapper MAPPER = new ObjectMapper();
 
@@ -28,23 +34,37 @@ final class JsonViews {
     return node;
   }
 
+  /**
+   * ThingsBoard's device: {@code {"id":{..},"createdTime":..,"name":..,"type":..,"label":..,
+   * "additionalInfo":{..}}}, label and additional info null when the device has none.
+   */
   static ObjectNode device(Device device) {
     ObjectNode node = MAPPER.createObjectNode();
     node.set("id", deviceId(device.id()));
     node.put("createdTime", device.createdTime());
     node.put("name", device.name());
     node.put("type", device.type());
-    node.putNull("label");
+    node.put("label", device.label());
+    node.set("additionalInfo", jsonOrText(device.additionalInfoJson()));
     return node;
   }
 
-  /** ThingsBoard's page shape: {@code {"data":[...],"hasNext":..}}. */
-  static ObjectNode page(List<Device> devices, boolean hasNext) {
+  /** ThingsBoard's page: {@code {"data":[...],"totalPages":..,"totalElements":..,"hasNext":..}}. */
+  static ObjectNode devicePage(PageData<Device> page) {
     ObjectNode node = MAPPER.createObjectNode();
     ArrayNode data = node.putArray("data");
-    devices.forEach(device -> data.add(device(device)));
-    node.put("hasNext", hasNext);
+    page.data().forEach(device -> data.add(device(device)));
+    node.put("totalPages", page.totalPages());
+    node.put("totalElements", page.totalElements());
+    node.put("hasNext", page.hasNext());
     return node;
+  }
+
+  /** {@code ["a","b"]}: a list of keys. */
+  static ArrayNode strings(Collection<String> values) {
+    ArrayNode array = MAPPER.createArrayNode();
+    values.forEach(array::add);
+    return array;
   }
 
   /**
@@ -75,12 +95,30 @@ final class JsonViews {
     return array;
   }
 
+  /**
+   * ThingsBoard's error body: {@code {"status":..,"message":..,"errorCode":..,"timestamp":..}},
+   * with the {@code errorCode} ThingsBoard gives that status.
+   */
   static ObjectNode error(int status, String message) {
     ObjectNode node = MAPPER.createObjectNode();
     node.put("status", status);
     node.put("message", message);
+    node.put("errorCode", errorCode(status));
     node.put("timestamp", System.currentTimeMillis());
     return node;
+  }
+
+  // ThingsBoard's ThingsboardErrorCode numbers. It answers a taken device name with 400
+  // BAD_REQUEST_PARAMS; Fieldline answers 409 and keeps that code.
+  private static int errorCode(int status) {
+    return switch (status) {
+      case 400, 409, 413 -> BAD_REQUEST_PARAMS;
+      case 401 -> 10; // AUTHENTICATION
+      case 403 -> 20; // PERMISSION_DENIED
+      case 404 -> 32; // ITEM_NOT_FOUND
+      case 429 -> 33; // TOO_MANY_REQUESTS
+      default -> 2; // GENERAL
+    };
   }
 
   private static void putValue(ObjectNode node, String field, KvEntry kv, boolean strict) {
@@ -94,9 +132,24 @@ final class JsonViews {
       node.put(field, l.number());
     } else if (kv instanceof KvEntry.DoubleKv d) {
       node.put(field, d.number());
+    } else if (kv instanceof KvEntry.JsonKv json) {
+      // As JSON, the way ThingsBoard renders json_v values with strict types.
+      node.set(field, jsonOrText(json.json()));
     } else {
-      // Strings, and JSON kept as its text (as ThingsBoard returns json_v values).
       node.put(field, kv.valueAsString());
+    }
+  }
+
+  /** The JSON {@code text} holds; null for null; the text itself if it is not JSON. */
+  private static JsonNode jsonOrText(@Nullable String text) {
+    if (text == null) {
+      return MAPPER.nullNode();
+    }
+    try {
+      JsonNode json = MAPPER.readTree(text);
+      return json == null || json.isMissingNode() ? MAPPER.getNodeFactory().textNode(text) : json;
+    } catch (JsonProcessingException e) {
+      return MAPPER.getNodeFactory().textNode(text);
     }
   }
 }

@@ -1,11 +1,14 @@
 package io.fieldline.server.rest;
 
+import io.fieldline.common.DevicePageQuery;
 import io.fieldline.common.NameRules;
+import io.fieldline.common.SortOrder;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The validation rules of docs/rest-api.md for query parameters and names, applied before a value
@@ -20,11 +23,17 @@ final class RequestParams {
   /** Latest timestamp accepted: 9999-12-31T23:59:59.999Z, in epoch milliseconds. */
   static final long MAX_TS = 253_402_300_799_999L;
 
-  /** Most keys in one {@code keys} parameter. */
+  /** Most keys in one {@code keys} parameter (a URL is at most 2,048 characters anyway). */
   static final int MAX_KEYS = 100;
+
+  /** Most attributes in one save request. */
+  static final int MAX_ATTRIBUTES = 1000;
 
   /** Longest key, device name, type, access token or prefix, in characters. */
   static final int MAX_NAME_LENGTH = NameRules.MAX_LENGTH;
+
+  /** Largest {@code pageSize} of a device listing. */
+  static final int MAX_PAGE_SIZE = 1000;
 
   /** Largest {@code limit} of a history or dead-letter read. */
   static final int MAX_LIMIT = 10_000;
@@ -55,6 +64,19 @@ final class RequestParams {
       throw new IllegalArgumentException(name + " must be in " + min + ".." + max);
     }
     return parsed;
+  }
+
+  /** {@code true} or {@code false}, case-insensitive; {@code fallback} when absent. */
+  static boolean flag(Map<String, String> params, String name, boolean fallback) {
+    String value = params.get(name);
+    if (value == null) {
+      return fallback;
+    }
+    return switch (value.trim().toLowerCase(Locale.ROOT)) {
+      case "true" -> true;
+      case "false" -> false;
+      default -> throw new IllegalArgumentException(name + " must be true or false");
+    };
   }
 
   /** An enum constant named case-insensitively, or the listed choices as the error. */
@@ -89,6 +111,11 @@ final class RequestParams {
     return keys.isEmpty() ? Optional.empty() : Optional.of(keys);
   }
 
+  /** Like {@link #keys}, for a call that changes values: at least one key is required. */
+  static Set<String> requiredKeys(String param) {
+    return keys(param).orElseThrow(() -> new IllegalArgumentException("keys is required"));
+  }
+
   /**
    * A name: 1..{@link #MAX_NAME_LENGTH} characters, not blank, no control characters or unpaired
    * surrogates.
@@ -104,5 +131,50 @@ final class RequestParams {
       throw new IllegalArgumentException(what + " " + violation);
     }
     return value;
+  }
+
+  /**
+   * ThingsBoard's listing parameters: {@code pageSize} (required, 1..{@link #MAX_PAGE_SIZE}),
+   * {@code page} (from 0, default 0; {@code page × pageSize} at most {@link Integer#MAX_VALUE}),
+   * {@code textSearch} (a name), {@code sortProperty} ({@code name}, default; {@code createdTime},
+   * {@code type}, {@code label}) and {@code sortOrder} ({@code ASC}, default, or {@code DESC}).
+   * ThingsBoard's {@code type} filter is refused unless empty: listing all devices instead would be
+   * a wrong answer.
+   */
+  static DevicePageQuery devicePage(Map<String, String> params) {
+    int pageSize = (int) longIn(params, "pageSize", null, 1, MAX_PAGE_SIZE);
+    int page = (int) longIn(params, "page", 0L, 0, Integer.MAX_VALUE);
+    if ((long) page * pageSize > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("page * pageSize must be at most " + Integer.MAX_VALUE);
+    }
+    String type = params.get("type");
+    if (type != null && !type.isBlank()) {
+      throw new IllegalArgumentException("filtering the device list by type is not supported");
+    }
+    Optional<String> textSearch =
+        Optional.ofNullable(params.get("textSearch"))
+            .filter(text -> !text.isBlank())
+            .map(text -> name("textSearch", text));
+    return new DevicePageQuery(
+        pageSize,
+        page,
+        textSearch,
+        sortProperty(params.get("sortProperty")),
+        oneOf(params, "sortOrder", SortOrder.class, SortOrder.ASC));
+  }
+
+  private static DevicePageQuery.SortProperty sortProperty(@Nullable String value) {
+    if (value == null || value.isBlank()) {
+      return DevicePageQuery.SortProperty.NAME;
+    }
+    return switch (value.trim().toLowerCase(Locale.ROOT)) {
+      case "name" -> DevicePageQuery.SortProperty.NAME;
+      case "createdtime" -> DevicePageQuery.SortProperty.CREATED_TIME;
+      case "type" -> DevicePageQuery.SortProperty.TYPE;
+      case "label" -> DevicePageQuery.SortProperty.LABEL;
+      default ->
+          throw new IllegalArgumentException(
+              "sortProperty must be one of name, createdTime, type, label");
+    };
   }
 }

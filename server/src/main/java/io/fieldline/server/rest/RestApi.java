@@ -5,6 +5,8 @@ import io.fieldline.common.DeadLetterQueries;
 import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.TelemetryQueries;
+import io.fieldline.common.TelemetryStore;
+import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.server.rpc.RpcService;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.concurrent.CompletionStage;
@@ -18,8 +20,8 @@ import org.apache.pekko.http.javadsl.server.Route;
  * The whole HTTP surface: {@code /health/*} and {@code /metrics} (open), {@code /api/auth/*}
  * (credentials in the body), everything else under {@code /api} behind a bearer token. Shapes
  * follow ThingsBoard's REST API; see docs/rest-api.md. Around all of it: the CORS policy, request
- * bodies limited to {@link RestConfig#maxBodyBytes()} (413), and JSON error bodies for Pekko's own
- * rejections.
+ * bodies limited to {@link RestConfig#maxBodyBytes()} (413), JSON error bodies for Pekko's own
+ * rejections, and every 4xx answer counted and logged ({@link RejectedRequests}).
  */
 public final class RestApi extends AllDirectives {
 
@@ -43,6 +45,8 @@ public final class RestApi extends AllDirectives {
   private final DeviceRoutes devices;
   private final CredentialsRoutes credentials;
   private final TelemetryRoutes telemetry;
+  private final AttributeRoutes attributes;
+  private final RejectedRequests rejected;
   private final OpsRoutes ops;
   private final RpcRoutes rpc;
   private final Cors cors;
@@ -56,6 +60,9 @@ public final class RestApi extends AllDirectives {
       DeviceCredentialsStore credentialsStore,
       CredentialsRevocation revocation,
       TelemetryQueries queries,
+      TelemetryStore store,
+      DeviceEvents events,
+      int maxStringValueLength,
       DeadLetterQueries deadLetters,
       RpcService rpc,
       Supplier<CompletionStage<Boolean>> readiness,
@@ -69,12 +76,19 @@ public final class RestApi extends AllDirectives {
     this.maxBodyBytes = config.maxBodyBytes();
     this.devices = new DeviceRoutes(registry, revocation);
     this.credentials = new CredentialsRoutes(credentialsStore, revocation);
-    this.telemetry = new TelemetryRoutes(queries, deadLetters);
+    this.telemetry = new TelemetryRoutes(queries, store, registry, deadLetters);
+    this.attributes = new AttributeRoutes(registry, store, queries, events, maxStringValueLength);
+    this.rejected = new RejectedRequests(prometheus);
     this.ops = new OpsRoutes(readiness, prometheus);
     this.rpc = new RpcRoutes(rpc, registry);
   }
 
   public Route routes() {
+    return extractRequest(
+        request -> mapResponse(response -> rejected.observe(request, response), this::served));
+  }
+
+  private Route served() {
     return cors.wrap(
         () ->
             handleRejections(
@@ -96,6 +110,7 @@ public final class RestApi extends AllDirectives {
                             credentials.routes(),
                             devices.routes(),
                             telemetry.routes(),
+                            attributes.routes(),
                             rpc.routes()))));
   }
 }

@@ -7,13 +7,10 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.rpc.RpcStatus;
 import io.fieldline.common.rpc.ToDeviceRpc;
 import io.fieldline.server.rpc.RpcOutcome;
-import io.fieldline.server.rpc.RpcRejectedException;
 import io.fieldline.server.rpc.RpcService;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
@@ -77,13 +74,8 @@ final class RpcRoutes extends AllDirectives {
                 () -> {
                   ToDeviceRpc request =
                       RpcJson.request(body, device, oneway, rpc.config(), rpc.now());
-                  return registry
-                      .findById(device)
-                      .thenCompose(
-                          found ->
-                              found.isEmpty()
-                                  ? CompletableFuture.completedFuture(HttpJson.notFound("device"))
-                                  : start(request, timeoutStatus));
+                  return HttpJson.withDevice(
+                      registry, device, found -> start(request, timeoutStatus));
                 }));
   }
 
@@ -155,7 +147,8 @@ final class RpcRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> list(DeviceId device, Map<String, String> params) {
-    int pageSize = (int) RequestParams.longIn(params, "pageSize", null, 1, DeviceRoutes.MAX_PAGE);
+    int pageSize =
+        (int) RequestParams.longIn(params, "pageSize", null, 1, RequestParams.MAX_PAGE_SIZE);
     int page = (int) RequestParams.longIn(params, "page", 0L, 0, Integer.MAX_VALUE / pageSize);
     Optional<RpcStatus> status =
         params.containsKey("rpcStatus")
@@ -174,21 +167,7 @@ final class RpcRoutes extends AllDirectives {
             });
   }
 
-  private Route reply(Supplier<CompletionStage<HttpResponse>> response) {
-    CompletionStage<HttpResponse> stage;
-    try {
-      stage = response.get();
-    } catch (RuntimeException e) {
-      stage = CompletableFuture.failedFuture(e);
-    }
-    return completeWithFuture(stage.exceptionally(RpcRoutes::failure));
-  }
-
-  private static HttpResponse failure(Throwable error) {
-    Throwable cause =
-        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-    return cause instanceof RpcRejectedException
-        ? HttpJson.error(429, cause.getMessage())
-        : HttpJson.failure(cause);
+  private static Route reply(Supplier<CompletionStage<HttpResponse>> response) {
+    return HttpJson.reply(response);
   }
 }

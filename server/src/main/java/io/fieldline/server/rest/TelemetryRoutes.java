@@ -3,44 +3,53 @@ package io.fieldline.server.rest;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fieldline.common.Aggregation;
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeadLetterQueries;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.HistoryQuery;
 import io.fieldline.common.SortOrder;
 import io.fieldline.common.TelemetryQueries;
+import io.fieldline.common.TelemetryStore;
+import io.fieldline.common.TimestampRange;
 import io.fieldline.common.TsKvEntry;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Base64;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.function.Supplier;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.PathMatchers;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
- * ThingsBoard's read API for one device (under {@code /api/plugins/telemetry/DEVICE/{id}}): time
- * series keys, latest values, history with aggregation, attributes; and Fieldline's dead letters
- * ({@code /api/fieldline/deadletters/DEVICE/{id}}). Reads go straight to storage, through the read
- * ports of {@code io.fieldline.common}.
+ * ThingsBoard's time-series API for one device (under {@code /api/plugins/telemetry/DEVICE/{id}}):
+ * keys, latest values, history with aggregation, and deletes ({@code DELETE …/timeseries/delete});
+ * and Fieldline's dead letters ({@code /api/fieldline/deadletters/DEVICE/{id}}). Reads go straight
+ * to storage, through the read ports of {@code io.fieldline.common}. Any entity type other than
+ * {@code DEVICE} under {@code /api/plugins/telemetry}, and a device id that is not a UUID, answer
+ * 400 (attributes are {@link AttributeRoutes}').
  */
 final class TelemetryRoutes extends AllDirectives {
 
   private final TelemetryQueries queries;
+  private final TelemetryStore store;
+  private final DeviceRegistry registry;
   private final DeadLetterQueries deadLetters;
 
-  TelemetryRoutes(TelemetryQueries queries, DeadLetterQueries deadLetters) {
+  TelemetryRoutes(
+      TelemetryQueries queries,
+      TelemetryStore store,
+      DeviceRegistry registry,
+      DeadLetterQueries deadLetters) {
     this.queries = queries;
+    this.store = store;
+    this.registry = registry;
     this.deadLetters = deadLetters;
   }
 
@@ -53,6 +62,9 @@ final class TelemetryRoutes extends AllDirectives {
                 .slash("DEVICE")
                 .slash(PathMatchers.uuidSegment()),
             uuid -> telemetry(new DeviceId(uuid))),
+        pathPrefix(
+            PathMatchers.segment("plugins").slash("telemetry").slash(PathMatchers.segment()),
+            this::unsupportedEntity),
         path(
             PathMatchers.segment("fieldline")
                 .slash("deadletters")
@@ -61,60 +73,105 @@ final class TelemetryRoutes extends AllDirectives {
             uuid ->
                 get(
                     () ->
-                        parameterOptional(
-                            "limit",
-                            limit ->
-                                reply(
+                        parameterMap(
+                            params ->
+                                HttpJson.reply(
                                     () ->
                                         deadLetters(
                                             new DeviceId(uuid),
                                             (int)
                                                 RequestParams.longIn(
-                                                    limit
-                                                        .map(l -> Map.of("limit", l))
-                                                        .orElse(Map.of()),
-                                                    "limit",
-                                                    100L,
-                                                    1,
-                                                    1000)))))));
+                                                    params, "limit", 100L, 1, 1000)))))));
+  }
+
+  /**
+   * 400 for {@code /api/plugins/telemetry/{type}/...} with a type other than {@code DEVICE}, and
+   * for {@code DEVICE/{id}} with an id that is not a UUID; passes anything else on (ThingsBoard's
+   * device-only {@code /api/plugins/telemetry/{deviceId}/{scope}} is served by {@link
+   * AttributeRoutes}).
+   */
+  private Route unsupportedEntity(String type) {
+    if (isUuid(type)) {
+      return reject();
+    }
+    if (!type.equals("DEVICE")) {
+      return complete(
+          HttpJson.error(400, "entity type " + type + " is not supported: only DEVICE"));
+    }
+    return pathPrefix(
+        PathMatchers.segment(),
+        id -> isUuid(id) ? reject() : complete(HttpJson.error(400, "device id must be a UUID")));
+  }
+
+  private static boolean isUuid(String text) {
+    try {
+      // UUID.fromString accepts short forms like "1-1-1-1-1"; the path matcher does not.
+      return text.length() == 36 && UUID.fromString(text) != null;
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
   }
 
   private Route telemetry(DeviceId id) {
-    return get(
-        () ->
-            concat(
+    return concat(
+        get(
+            () ->
+                concat(
+                    path(
+                        PathMatchers.segment("keys").slash("timeseries"),
+                        () ->
+                            HttpJson.reply(
+                                () ->
+                                    queries
+                                        .keys(id)
+                                        .thenApply(keys -> HttpJson.ok(JsonViews.strings(keys))))),
+                    path(
+                        PathMatchers.segment("values").slash("timeseries"),
+                        () ->
+                            parameterMap(params -> HttpJson.reply(() -> timeseries(id, params)))))),
+        delete(
+            () ->
                 path(
-                    PathMatchers.segment("keys").slash("timeseries"),
-                    () ->
-                        reply(
-                            () ->
-                                queries
-                                    .keys(id)
-                                    .thenApply(
-                                        keys -> {
-                                          ArrayNode array = JsonViews.MAPPER.createArrayNode();
-                                          keys.forEach(array::add);
-                                          return HttpJson.ok(array);
-                                        }))),
-                path(
-                    PathMatchers.segment("values").slash("timeseries"),
-                    () -> parameterMap(params -> reply(() -> timeseries(id, params)))),
-                path(
-                    PathMatchers.segment("keys").slash("attributes"),
-                    () -> reply(() -> attributeKeys(id))),
-                path(
-                    PathMatchers.segment("values").slash("attributes"),
-                    () ->
-                        parameterMap(
-                            params -> reply(() -> attributes(id, Optional.empty(), params)))),
-                path(
-                    PathMatchers.segment("values")
-                        .slash("attributes")
-                        .slash(PathMatchers.segment()),
-                    scope ->
-                        parameterMap(
-                            params ->
-                                reply(() -> attributes(id, Optional.of(scope(scope)), params))))));
+                    PathMatchers.segment("timeseries").slash("delete"),
+                    () -> parameterMap(params -> HttpJson.reply(() -> delete(id, params))))));
+  }
+
+  /**
+   * ThingsBoard's delete: values of {@code keys} with {@code startTs <= ts < endTs}, or every value
+   * of them with {@code deleteAllDataForKeys=true}; a deleted latest value is replaced by the
+   * newest remaining one with {@code rewriteLatestIfDeleted=true}. ThingsBoard's {@code
+   * deleteLatest=false} (keep the latest value whatever its time) is not supported.
+   */
+  private CompletionStage<HttpResponse> delete(DeviceId id, Map<String, String> params) {
+    Set<String> keys = RequestParams.requiredKeys(params.get("keys"));
+    boolean all = RequestParams.flag(params, "deleteAllDataForKeys", false);
+    boolean rewrite = RequestParams.flag(params, "rewriteLatestIfDeleted", false);
+    if (!RequestParams.flag(params, "deleteLatest", true)) {
+      throw new IllegalArgumentException("deleteLatest=false is not supported");
+    }
+    long startTs;
+    long endTs;
+    if (all) {
+      startTs = TimestampRange.MIN;
+      endTs = TimestampRange.MAX;
+    } else {
+      if (!params.containsKey("startTs") || !params.containsKey("endTs")) {
+        throw new IllegalArgumentException(
+            "startTs and endTs are required unless deleteAllDataForKeys=true");
+      }
+      startTs = RequestParams.timestamp(params, "startTs", null);
+      endTs = RequestParams.timestamp(params, "endTs", null);
+      if (endTs < startTs) {
+        throw new IllegalArgumentException("endTs must not be before startTs");
+      }
+    }
+    return HttpJson.withDevice(
+        registry,
+        id,
+        device ->
+            store
+                .deleteTelemetry(id, keys, startTs, endTs, rewrite)
+                .thenApply(deleted -> HttpJson.okEmpty()));
   }
 
   private CompletionStage<HttpResponse> timeseries(DeviceId id, Map<String, String> params) {
@@ -160,40 +217,6 @@ final class TelemetryRoutes extends AllDirectives {
                         }));
   }
 
-  private CompletionStage<HttpResponse> attributes(
-      DeviceId id, Optional<AttributeScope> scope, Map<String, String> params) {
-    Optional<Set<String>> keys = RequestParams.keys(params.get("keys"));
-    List<AttributeScope> scopes =
-        scope.map(List::of).orElse(Arrays.asList(AttributeScope.values()));
-    List<CompletableFuture<List<AttributeKvEntry>>> reads = new ArrayList<>();
-    for (AttributeScope each : scopes) {
-      reads.add(queries.attributes(id, each, keys).toCompletableFuture());
-    }
-    return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0]))
-        .thenApply(
-            done -> {
-              List<AttributeKvEntry> all = new ArrayList<>();
-              reads.forEach(read -> all.addAll(read.join()));
-              return HttpJson.ok(JsonViews.attributes(all));
-            });
-  }
-
-  private CompletionStage<HttpResponse> attributeKeys(DeviceId id) {
-    List<CompletableFuture<List<AttributeKvEntry>>> reads = new ArrayList<>();
-    for (AttributeScope scope : AttributeScope.values()) {
-      reads.add(queries.attributes(id, scope, Optional.empty()).toCompletableFuture());
-    }
-    return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0]))
-        .thenApply(
-            done -> {
-              Set<String> keys = new java.util.TreeSet<>();
-              reads.forEach(read -> read.join().forEach(entry -> keys.add(entry.key())));
-              ArrayNode array = JsonViews.MAPPER.createArrayNode();
-              keys.forEach(array::add);
-              return HttpJson.ok(array);
-            });
-  }
-
   private CompletionStage<HttpResponse> deadLetters(DeviceId id, int limit) {
     return deadLetters
         .list(id, limit)
@@ -212,24 +235,5 @@ final class TelemetryRoutes extends AllDirectives {
               }
               return HttpJson.ok(array);
             });
-  }
-
-  private Route reply(Supplier<CompletionStage<HttpResponse>> response) {
-    CompletionStage<HttpResponse> stage;
-    try {
-      stage = response.get();
-    } catch (RuntimeException e) {
-      stage = CompletableFuture.failedFuture(e);
-    }
-    return completeWithFuture(stage.exceptionally(HttpJson::failure));
-  }
-
-  private static AttributeScope scope(String text) {
-    try {
-      return AttributeScope.valueOf(text.toUpperCase(Locale.ROOT));
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(
-          "scope must be one of CLIENT_SCOPE, SHARED_SCOPE, SERVER_SCOPE");
-    }
   }
 }

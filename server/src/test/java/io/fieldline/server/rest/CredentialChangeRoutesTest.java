@@ -12,26 +12,16 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.MqttBasicLogin;
 import io.fieldline.common.StoreException;
 import io.fieldline.common.StoredCredentials;
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.apache.pekko.http.javadsl.Http;
-import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.server.Directives;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.apache.pekko.http.javadsl.server.Route;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
 /**
  * A credential replacement and a device delete over HTTP against a store whose answer each test
@@ -39,44 +29,23 @@ import org.junit.jupiter.api.TestInstance;
  * may still have been applied. The routes are served by a real Pekko HTTP listener on 127.0.0.1
  * (port 0), without the bearer check in front of them ({@code AuthRoutesIT} covers that).
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class CredentialChangeRoutesTest {
+class CredentialChangeRoutesTest extends RoutesTestBase {
 
   private final DeviceId device = DeviceId.random();
   private final List<DeviceId> revoked = new CopyOnWriteArrayList<>();
-  private final HttpClient http = HttpClient.newHttpClient();
   private volatile CompletionStage<Optional<StoredCredentials>> replaceAnswer;
   private volatile CompletionStage<Boolean> deleteAnswer;
-  private ActorSystem<Void> system;
-  private ServerBinding binding;
 
-  @BeforeAll
-  void bind() {
-    system = ActorSystem.create(Behaviors.empty(), "credential-change-routes-test");
+  @Override
+  Route routes() {
     CredentialsRevocation revocation =
         id -> {
           revoked.add(id);
           return CompletableFuture.completedFuture(null);
         };
-    binding =
-        Http.get(system)
-            .newServerAt("127.0.0.1", 0)
-            .bind(
-                Directives.pathPrefix(
-                    "api",
-                    () ->
-                        Directives.concat(
-                            new CredentialsRoutes(new AnsweringStore(), revocation).routes(),
-                            new DeviceRoutes(new AnsweringRegistry(), revocation).routes())))
-            .toCompletableFuture()
-            .join();
-  }
-
-  @AfterAll
-  void unbind() {
-    binding.unbind().toCompletableFuture().join();
-    system.terminate();
-    system.getWhenTerminated().toCompletableFuture().join();
+    return Directives.concat(
+        new CredentialsRoutes(new AnsweringStore(), revocation).routes(),
+        new DeviceRoutes(new AnsweringRegistry(), revocation).routes());
   }
 
   @BeforeEach
@@ -90,18 +59,15 @@ class CredentialChangeRoutesTest {
   }
 
   private HttpResponse<String> replace() {
-    return send(
-        HttpRequest.newBuilder(uri("/api/device/credentials"))
-            .header("Content-Type", "application/json")
-            .POST(
-                HttpRequest.BodyPublishers.ofString(
-                    "{\"deviceId\":{\"entityType\":\"DEVICE\",\"id\":\""
-                        + device
-                        + "\"},\"credentialsType\":\"ACCESS_TOKEN\",\"credentialsId\":\"t-2\"}")));
+    return post(
+        "/api/device/credentials",
+        "{\"deviceId\":{\"entityType\":\"DEVICE\",\"id\":\""
+            + device
+            + "\"},\"credentialsType\":\"ACCESS_TOKEN\",\"credentialsId\":\"t-2\"}");
   }
 
   private HttpResponse<String> delete() {
-    return send(HttpRequest.newBuilder(uri("/api/device/" + device)).DELETE());
+    return delete("/api/device/" + device);
   }
 
   @Test
@@ -138,21 +104,6 @@ class CredentialChangeRoutesTest {
 
     assertThat(delete().statusCode()).isEqualTo(404);
     assertThat(revoked).containsExactly(device);
-  }
-
-  private URI uri(String path) {
-    return URI.create("http://127.0.0.1:" + binding.localAddress().getPort() + path);
-  }
-
-  private HttpResponse<String> send(HttpRequest.Builder request) {
-    try {
-      return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
   }
 
   /** Answers a replacement with {@link #replaceAnswer}; nothing else is called. */

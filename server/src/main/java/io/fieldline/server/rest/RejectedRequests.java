@@ -1,0 +1,101 @@
+package io.fieldline.server.rest;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Counts and logs every REST request answered with a client error, whichever route or Pekko
+ * rejection produced it: {@code fieldline.http.rejected{reason}}, and one log line per reason at
+ * most every 10 seconds (WARN for malformed input, INFO for the rest; a misbehaving script must not
+ * fill the disk). The line names the method, the path and the status, not the query or the body,
+ * which may hold a token. Thread-safe.
+ */
+final class RejectedRequests {
+
+  static final String REJECTED = "fieldline.http.rejected";
+
+  private static final Logger LOG = LoggerFactory.getLogger(RejectedRequests.class);
+  private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+  /** Why a request was refused; the {@code reason} tag. */
+  enum Reason {
+    BAD_REQUEST,
+    UNAUTHENTICATED,
+    NOT_FOUND,
+    METHOD_NOT_ALLOWED,
+    CONFLICT,
+    TOO_LARGE,
+    THROTTLED,
+    OTHER;
+
+    static Reason of(int status) {
+      return switch (status) {
+        case 400 -> BAD_REQUEST;
+        case 401 -> UNAUTHENTICATED;
+        case 404 -> NOT_FOUND;
+        case 405 -> METHOD_NOT_ALLOWED;
+        case 409 -> CONFLICT;
+        case 413, 414, 431 -> TOO_LARGE;
+        case 429 -> THROTTLED;
+        default -> OTHER;
+      };
+    }
+  }
+
+  private final Map<Reason, Counter> counters = new EnumMap<>(Reason.class);
+  private final Map<Reason, AtomicLong> nextLog = new EnumMap<>(Reason.class);
+
+  RejectedRequests(MeterRegistry registry) {
+    for (Reason reason : Reason.values()) {
+      counters.put(
+          reason,
+          Counter.builder(REJECTED)
+              .description("REST requests answered with a client error (4xx)")
+              .tag("reason", reason.name().toLowerCase(Locale.ROOT))
+              .register(registry));
+      nextLog.put(reason, new AtomicLong(System.nanoTime()));
+    }
+  }
+
+  /** Counts {@code response} if it is a 4xx; returns it unchanged. */
+  HttpResponse observe(HttpRequest request, HttpResponse response) {
+    int status = response.status().intValue();
+    if (status < 400 || status > 499) {
+      return response;
+    }
+    Reason reason = Reason.of(status);
+    counters.get(reason).increment();
+    AtomicLong next = nextLog.get(reason);
+    long now = System.nanoTime();
+    long due = next.get();
+    if (now - due >= 0 && next.compareAndSet(due, now + LOG_INTERVAL_NANOS)) {
+      String method = request.method().value();
+      String path = printable(request.getUri().path());
+      if (reason == Reason.BAD_REQUEST || reason == Reason.TOO_LARGE) {
+        LOG.warn("[http] {} {} answered {} (at most one line per 10 s)", method, path, status);
+      } else {
+        LOG.info("[http] {} {} answered {} (at most one line per 10 s)", method, path, status);
+      }
+    }
+    return response;
+  }
+
+  // A decoded path may hold control characters (a forged log line) and is up to 2 KiB long.
+  private static String printable(String path) {
+    StringBuilder out = new StringBuilder(Math.min(path.length(), 200));
+    for (int i = 0; i < path.length() && i < 200; i++) {
+      char c = path.charAt(i);
+      out.append(Character.isISOControl(c) ? '?' : c);
+    }
+    return path.length() > 200 ? out.append("...").toString() : out.toString();
+  }
+}

@@ -1,0 +1,122 @@
+package io.fieldline.server.rest;
+
+import io.fieldline.common.AttributeKvEntry;
+import io.fieldline.common.AttributeScope;
+import io.fieldline.common.DeviceId;
+import io.fieldline.common.HistoryQuery;
+import io.fieldline.common.KvEntry;
+import io.fieldline.common.TelemetryQueries;
+import io.fieldline.common.TelemetryStore;
+import io.fieldline.common.TsKvEntry;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * Attributes in maps, behind both ports the attribute and telemetry routes use. A test decides when
+ * changes complete ({@link #gate}: a change is applied and its stage completes when the gate does)
+ * and whether they fail ({@link #failure}); telemetry deletes are recorded, not applied.
+ */
+final class InMemoryValues implements TelemetryStore, TelemetryQueries {
+
+  /** A recorded {@link #deleteTelemetry} call. */
+  record TelemetryDelete(
+      DeviceId device, Set<String> keys, long startTs, long endTs, boolean rewriteLatest) {}
+
+  private final Map<DeviceId, Map<AttributeScope, ConcurrentSkipListMap<String, AttributeKvEntry>>>
+      attributes = new ConcurrentHashMap<>();
+  final List<TelemetryDelete> telemetryDeletes = new CopyOnWriteArrayList<>();
+  volatile CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
+  volatile RuntimeException failure;
+
+  void reset() {
+    attributes.clear();
+    telemetryDeletes.clear();
+    gate = CompletableFuture.completedFuture(null);
+    failure = null;
+  }
+
+  @Override
+  public CompletionStage<Void> writeAttributes(
+      DeviceId deviceId, AttributeScope scope, List<KvEntry> entries, long ts) {
+    return change(
+        () ->
+            entries.forEach(
+                kv -> scope(deviceId, scope).put(kv.key(), new AttributeKvEntry(ts, kv))));
+  }
+
+  @Override
+  public CompletionStage<Void> deleteAttributes(
+      DeviceId deviceId, AttributeScope scope, Set<String> keys) {
+    return change(() -> scope(deviceId, scope).keySet().removeAll(keys));
+  }
+
+  @Override
+  public CompletionStage<Void> deleteTelemetry(
+      DeviceId deviceId, Set<String> keys, long startTs, long endTs, boolean rewriteLatest) {
+    return change(
+        () ->
+            telemetryDeletes.add(
+                new TelemetryDelete(deviceId, Set.copyOf(keys), startTs, endTs, rewriteLatest)));
+  }
+
+  @Override
+  public CompletionStage<List<AttributeKvEntry>> attributes(
+      DeviceId deviceId, AttributeScope scope, Optional<Set<String>> keys) {
+    List<AttributeKvEntry> found = new ArrayList<>();
+    for (AttributeKvEntry entry : scope(deviceId, scope).values()) {
+      if (keys.isEmpty() || keys.get().contains(entry.key())) {
+        found.add(entry);
+      }
+    }
+    return CompletableFuture.completedFuture(found);
+  }
+
+  @Override
+  public CompletionStage<List<String>> keys(DeviceId deviceId) {
+    return CompletableFuture.completedFuture(List.of());
+  }
+
+  @Override
+  public CompletionStage<List<TsKvEntry>> latest(DeviceId deviceId, Optional<Set<String>> keys) {
+    return CompletableFuture.completedFuture(List.of());
+  }
+
+  @Override
+  public CompletionStage<Map<String, List<TsKvEntry>>> history(
+      DeviceId deviceId, HistoryQuery query) {
+    return CompletableFuture.completedFuture(Map.of());
+  }
+
+  @Override
+  public CompletionStage<Void> writeTelemetry(DeviceId deviceId, List<TsKvEntry> entries) {
+    throw new UnsupportedOperationException("writeTelemetry");
+  }
+
+  @Override
+  public CompletionStage<List<TsKvEntry>> readLatest(DeviceId deviceId) {
+    throw new UnsupportedOperationException("readLatest");
+  }
+
+  private CompletionStage<Void> change(Runnable apply) {
+    RuntimeException failing = failure;
+    if (failing != null) {
+      return CompletableFuture.failedFuture(failing);
+    }
+    return gate.thenRun(apply);
+  }
+
+  private ConcurrentSkipListMap<String, AttributeKvEntry> scope(
+      DeviceId device, AttributeScope scope) {
+    return attributes
+        .computeIfAbsent(device, d -> new ConcurrentHashMap<>())
+        .computeIfAbsent(scope, s -> new ConcurrentSkipListMap<>());
+  }
+}
