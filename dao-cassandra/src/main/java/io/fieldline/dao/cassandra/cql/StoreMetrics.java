@@ -66,7 +66,9 @@ public final class StoreMetrics {
   public enum Op {
     TELEMETRY,
     ATTRIBUTES,
-    DEAD_LETTER;
+    DEAD_LETTER,
+    /** Deletes of attributes and time-series values (REST). */
+    DELETE;
 
     /** The tag value: the lower-case name. */
     public String tag() {
