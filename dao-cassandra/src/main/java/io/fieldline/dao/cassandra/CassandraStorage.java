@@ -10,12 +10,14 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TelemetryStore;
+import io.fieldline.common.rpc.PersistentRpcStore;
 import io.fieldline.dao.cassandra.cql.CassandraSessionFactory;
 import io.fieldline.dao.cassandra.cql.StoreMetrics;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import io.fieldline.dao.cassandra.deadletter.CassandraDeadLetterStore;
 import io.fieldline.dao.cassandra.registry.CachingDeviceRegistry;
 import io.fieldline.dao.cassandra.registry.CassandraDeviceRegistry;
+import io.fieldline.dao.cassandra.rpc.CassandraRpcStore;
 import io.fieldline.dao.cassandra.schema.KeyIndexBackfill;
 import io.fieldline.dao.cassandra.schema.SchemaMigrator;
 import io.fieldline.dao.cassandra.telemetry.read.CassandraTelemetryQueries;
@@ -55,6 +57,7 @@ public final class CassandraStorage implements AutoCloseable {
   private final CassandraDeviceRegistry devices;
   private final CachingDeviceRegistry deviceCache;
   private final CassandraDeadLetterStore deadLetters;
+  private final CassandraRpcStore rpcStore;
   private final List<PressureGauge> pressure;
 
   private CassandraStorage(CqlSession session, CassandraConfig config, MeterRegistry registry) {
@@ -79,6 +82,7 @@ public final class CassandraStorage implements AutoCloseable {
       preload(deviceCache, devices, config.deviceCache().maxSize());
     }
     this.deadLetters = new CassandraDeadLetterStore(session, config, limiter, registry);
+    this.rpcStore = new CassandraRpcStore(session, config, limiter);
     List<PressureGauge> gauges = new ArrayList<>(telemetryStore.pressure());
     gauges.add(limiter.pressure());
     this.pressure = List.copyOf(gauges);
@@ -212,6 +216,11 @@ public final class CassandraStorage implements AutoCloseable {
   /** The dead letters read back, for the REST API. */
   public DeadLetterQueries deadLetterQueries() {
     return deadLetters;
+  }
+
+  /** Persistent server-side RPCs, kept for {@code rpc-ttl}. */
+  public PersistentRpcStore rpcStore() {
+    return rpcStore;
   }
 
   /**
