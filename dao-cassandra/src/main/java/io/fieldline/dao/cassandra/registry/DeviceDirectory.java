@@ -50,11 +50,12 @@ import org.slf4j.LoggerFactory;
  * scan instead. One catch-up runs at a time: a listing arriving while one runs waits for the next,
  * so a change completed on any node before a listing starts is in it.
  *
- * <p><b>Bounds.</b> A summary costs about 250 bytes of heap (the map entry, the record, its UUID,
- * its name and label; types are shared), plus 4 bytes per device for each sort order listed since
- * the last change (8 orders at most): about 25 MB per 100,000 devices. It is meant for fleets up to
- * about 250,000 devices (logged once when exceeded); a bigger fleet needs a search index. Sorting
- * costs O(n log n) after a change, a text search O(n) per listing.
+ * <p><b>Bounds.</b> A summary costs about 225 bytes of heap (measured: the map entry, the record,
+ * its UUID, a 20-character name, half of them a label; types are shared), plus 4 bytes per device
+ * for each sort order listed since the last change (8 orders at most): about 25 MB per 100,000
+ * devices. It is meant for fleets up to about {@value #LARGE_FLEET} devices (logged once when
+ * exceeded); a bigger fleet needs a search index. Sorting costs O(n log n) at the first listing in
+ * an order after a change, a text search O(n) per listing (docs/storage.md has the figures).
  *
  * <p>Thread-safe: summaries in a {@link ConcurrentHashMap} replaced whole by a full scan; the
  * catch-up state ({@code checkpoint}, {@code applied}) is touched only by the one catch-up running,
@@ -341,6 +342,7 @@ final class DeviceDirectory {
                 }
               }
               version.incrementAndGet();
+              warnIfLarge(current.size());
               devices.forEach(id -> onChanged.accept(new DeviceId(id)));
               return null;
             });
@@ -362,15 +364,19 @@ final class DeviceDirectory {
               // Changes made during the scan are read again by the next catch-up.
               applied.clear();
               checkpoint = started;
-              if (scanned.size() > LARGE_FLEET && warnedLarge.compareAndSet(false, true)) {
-                LOG.warn(
-                    "device directory: {} devices, above the {} it is meant for (about 250 bytes"
-                        + " of heap each, docs/storage.md)",
-                    scanned.size(),
-                    LARGE_FLEET);
-              }
+              warnIfLarge(scanned.size());
               return null;
             });
+  }
+
+  private void warnIfLarge(int size) {
+    if (size > LARGE_FLEET && warnedLarge.compareAndSet(false, true)) {
+      LOG.warn(
+          "device directory: {} devices, above the {} it is meant for (about 225 bytes of heap"
+              + " each on every node, docs/storage.md)",
+          size,
+          LARGE_FLEET);
+    }
   }
 
   private Summary summary(Device device) {
