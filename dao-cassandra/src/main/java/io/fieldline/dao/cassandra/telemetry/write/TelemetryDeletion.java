@@ -57,6 +57,12 @@ import java.util.concurrent.CompletionStage;
  */
 final class TelemetryDeletion {
 
+  /**
+   * The key's latest value as the readers see it now, with the write time of its {@code
+   * ts_kv_latest} row in table mode.
+   */
+  private record Latest(long ts, long writeTime) {}
+
   private final CqlSession session;
   private final TsPartitioning partitioning;
   private final boolean derived;
@@ -169,6 +175,9 @@ final class TelemetryDeletion {
                         return CompletableFuture.completedFuture(null);
                       }
                       Latest deleted = latest.get();
+                      if (!derived && !rewrite) {
+                        return replaceLatestRow(device, key, deleted, Optional.empty());
+                      }
                       return latestReader
                           .newestStored(device, key)
                           .thenCompose(
@@ -182,12 +191,6 @@ final class TelemetryDeletion {
                                           rewrite ? remaining : Optional.empty()));
                     }));
   }
-
-  /**
-   * The key's latest value as the readers see it now, with the write time of its {@code
-   * ts_kv_latest} row in table mode.
-   */
-  private record Latest(long ts, long writeTime) {}
 
   private CompletionStage<Optional<Latest>> latestBefore(DeviceId device, String key) {
     if (derived) {
