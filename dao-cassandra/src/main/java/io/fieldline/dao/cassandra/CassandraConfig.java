@@ -22,6 +22,7 @@ import java.util.regex.Pattern;
  * @param tsPartitioning time unit of {@code ts_kv} partitions
  * @param tsTtlSeconds TTL of time-series rows in seconds, 0 for none
  * @param deadLetterTtl how long dead letters are kept
+ * @param rpcTtl how long persistent server-side RPCs are kept, whatever their status
  * @param writeConsistency consistency level of data writes
  * @param maxInflight most write requests outstanding to Cassandra
  * @param maxQueued most write requests waiting for a slot
@@ -40,6 +41,7 @@ public record CassandraConfig(
     TsPartitioning tsPartitioning,
     int tsTtlSeconds,
     Duration deadLetterTtl,
+    Duration rpcTtl,
     DefaultConsistencyLevel writeConsistency,
     int maxInflight,
     int maxQueued,
@@ -106,6 +108,7 @@ public record CassandraConfig(
     Objects.requireNonNull(replication, "replication");
     Objects.requireNonNull(tsPartitioning, "tsPartitioning");
     Objects.requireNonNull(deadLetterTtl, "deadLetterTtl");
+    Objects.requireNonNull(rpcTtl, "rpcTtl");
     Objects.requireNonNull(writeConsistency, "writeConsistency");
     Objects.requireNonNull(deviceCache, "deviceCache");
     Objects.requireNonNull(coalesce, "coalesce");
@@ -136,6 +139,11 @@ public record CassandraConfig(
     r.check(
         deadLetterTtl.getSeconds() >= 1 && deadLetterTtl.getSeconds() <= MAX_TTL_SECONDS,
         "dead-letter-ttl",
+        "must be between 1 second and 20 years");
+    Duration rpcTtl = r.duration("rpc-ttl");
+    r.check(
+        rpcTtl.getSeconds() >= 1 && rpcTtl.getSeconds() <= MAX_TTL_SECONDS,
+        "rpc-ttl",
         "must be between 1 second and 20 years");
     DefaultConsistencyLevel writeConsistency =
         r.oneOf("write-consistency", DefaultConsistencyLevel.class);
@@ -171,6 +179,7 @@ public record CassandraConfig(
             partitioning,
             ttl,
             deadLetterTtl,
+            rpcTtl,
             writeConsistency,
             maxInflight,
             maxQueued,
@@ -202,6 +211,7 @@ public record CassandraConfig(
         tsPartitioning,
         seconds,
         deadLetterTtl,
+        rpcTtl,
         writeConsistency,
         maxInflight,
         maxQueued,

@@ -10,12 +10,14 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TelemetryStore;
+import io.fieldline.common.rpc.PersistentRpcStore;
 import io.fieldline.dao.cassandra.cql.CassandraSessionFactory;
 import io.fieldline.dao.cassandra.cql.StoreMetrics;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import io.fieldline.dao.cassandra.deadletter.CassandraDeadLetterStore;
 import io.fieldline.dao.cassandra.registry.CachingDeviceRegistry;
 import io.fieldline.dao.cassandra.registry.CassandraDeviceRegistry;
+import io.fieldline.dao.cassandra.rpc.CassandraRpcStore;
 import io.fieldline.dao.cassandra.schema.KeyIndexBackfill;
 import io.fieldline.dao.cassandra.schema.SchemaMigrator;
 import io.fieldline.dao.cassandra.telemetry.read.CassandraTelemetryQueries;
@@ -29,6 +31,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,6 +58,7 @@ public final class CassandraStorage implements AutoCloseable {
   private final CassandraDeviceRegistry devices;
   private final CachingDeviceRegistry deviceCache;
   private final CassandraDeadLetterStore deadLetters;
+  private final CassandraRpcStore rpcStore;
   private final List<PressureGauge> pressure;
 
   private CassandraStorage(CqlSession session, CassandraConfig config, MeterRegistry registry) {
@@ -75,29 +79,61 @@ public final class CassandraStorage implements AutoCloseable {
             StoreMetrics.DEVICES_UNREADABLE, devices, CassandraDeviceRegistry::unreadableRows)
         .description("reads of a devices row whose credential cannot be read (counted as absent)")
         .register(registry);
-    if (config.deviceCache().preload()) {
-      preload(deviceCache, devices, config.deviceCache().maxSize());
-    }
+    Gauge.builder(
+            StoreMetrics.DEVICE_DIRECTORY_SIZE, devices, CassandraDeviceRegistry::directorySize)
+        .description("devices in this node's device directory (the device listing)")
+        .register(registry);
+    FunctionCounter.builder(
+            StoreMetrics.DEVICE_DIRECTORY_SCANS,
+            devices,
+            CassandraDeviceRegistry::directoryFullScans)
+        .description("full scans of the devices table by this node's device directory")
+        .register(registry);
+    FunctionCounter.builder(
+            StoreMetrics.DEVICE_CHANGES_UNRECORDED,
+            devices,
+            CassandraDeviceRegistry::unrecordedChanges)
+        .description("device changes other nodes' directories could not be told of")
+        .register(registry);
+    // A device another node changed may be cached here with its old name or type.
+    devices.onDeviceChanged(deviceCache::forget);
+    loadDevices(
+        deviceCache,
+        devices,
+        config.deviceCache().preload() ? config.deviceCache().maxSize() * 9 / 10 : 0);
     this.deadLetters = new CassandraDeadLetterStore(session, config, limiter, registry);
+    this.rpcStore = new CassandraRpcStore(session, config, limiter);
     List<PressureGauge> gauges = new ArrayList<>(telemetryStore.pressure());
     gauges.add(limiter.pressure());
     this.pressure = List.copyOf(gauges);
   }
 
-  // An optimisation: a scan that fails (a cold or busy Cassandra) leaves the cache to fill itself
-  // on CONNECT, as it does without the preload. A tenth of the cache stays free for new devices.
-  private static void preload(
-      CachingDeviceRegistry cache, CassandraDeviceRegistry devices, int maxSize) {
+  // One scan of devices at start fills the device directory and, up to preloadLimit devices, the
+  // credential cache (a tenth of it stays free for new devices). A scan that fails (a cold or busy
+  // Cassandra) leaves the directory to the first listing and the cache to fill itself on CONNECT.
+  private static void loadDevices(
+      CachingDeviceRegistry cache, CassandraDeviceRegistry devices, int preloadLimit) {
     long started = System.nanoTime();
+    AtomicInteger preloaded = new AtomicInteger();
     try {
-      int preloaded = cache.preload(devices.scan(maxSize - maxSize / 10));
+      int listed =
+          devices.loadDirectory(
+              device -> {
+                // One device at a time, on the scan's thread.
+                if (preloaded.get() < preloadLimit) {
+                  preloaded.addAndGet(cache.preload(List.of(device)));
+                }
+              });
       LOG.info(
-          "device cache: {} devices preloaded in {} ms",
-          preloaded,
+          "devices: {} in the directory, {} preloaded in the credential cache, in {} ms",
+          listed,
+          preloaded.get(),
           (System.nanoTime() - started) / 1_000_000);
     } catch (RuntimeException e) {
       LOG.warn(
-          "device cache: preload failed, devices are looked up as they connect: {}", e.toString());
+          "devices: start-up scan failed, the directory loads at the first listing and devices"
+              + " are looked up as they connect: {}",
+          e.toString());
     }
   }
 
@@ -223,6 +259,11 @@ public final class CassandraStorage implements AutoCloseable {
   /** The dead letters read back, for the REST API. */
   public DeadLetterQueries deadLetterQueries() {
     return deadLetters;
+  }
+
+  /** Persistent server-side RPCs, kept for {@code rpc-ttl}. */
+  public PersistentRpcStore rpcStore() {
+    return rpcStore;
   }
 
   /**

@@ -29,6 +29,7 @@ class CassandraConfigTest {
     assertThat(c.tsPartitioning()).isEqualTo(TsPartitioning.MONTHS);
     assertThat(c.tsTtlSeconds()).isZero();
     assertThat(c.deadLetterTtl()).isEqualTo(Duration.ofDays(7));
+    assertThat(c.rpcTtl()).isEqualTo(Duration.ofDays(7));
     assertThat(c.writeConsistency()).isEqualTo(DefaultConsistencyLevel.LOCAL_QUORUM);
     assertThat(c.maxInflight()).isEqualTo(1024);
     assertThat(c.maxQueued()).isEqualTo(8192);
@@ -57,6 +58,7 @@ class CassandraConfigTest {
                     + " ts-partitioning = DAYS\n"
                     + " ts-ttl = 86400\n"
                     + " dead-letter-ttl = 1 day\n"
+                    + " rpc-ttl = 2 hours\n"
                     + " write-consistency = ONE\n"
                     + " max-inflight = 256\n"
                     + " max-queued = 0\n"
@@ -80,6 +82,7 @@ class CassandraConfigTest {
     assertThat(c.tsPartitioning()).isEqualTo(TsPartitioning.DAYS);
     assertThat(c.tsTtlSeconds()).isEqualTo(86_400);
     assertThat(c.deadLetterTtl()).isEqualTo(Duration.ofDays(1));
+    assertThat(c.rpcTtl()).isEqualTo(Duration.ofHours(2));
     assertThat(c.writeConsistency()).isEqualTo(DefaultConsistencyLevel.ONE);
     assertThat(c.maxInflight()).isEqualTo(256);
     assertThat(c.maxQueued()).isZero();
@@ -104,6 +107,7 @@ class CassandraConfigTest {
                 + " ts-partitioning = WEEKS\n"
                 + " ts-ttl = -1\n"
                 + " dead-letter-ttl = 0s\n"
+                + " rpc-ttl = 0s\n"
                 + " write-consistency = SERIAL\n"
                 + " max-inflight = 0\n"
                 + " max-queued = -1\n"
@@ -124,6 +128,7 @@ class CassandraConfigTest {
             "fieldline.cassandra.ts-partitioning",
             "fieldline.cassandra.ts-ttl",
             "fieldline.cassandra.dead-letter-ttl",
+            "fieldline.cassandra.rpc-ttl",
             "fieldline.cassandra.write-consistency",
             "fieldline.cassandra.max-inflight",
             "fieldline.cassandra.max-queued",

@@ -7,13 +7,17 @@ import com.typesafe.config.ConfigFactory;
 import io.fieldline.cassandra.embedded.EmbeddedCassandra;
 import io.fieldline.cassandra.embedded.SharedCassandra;
 import io.fieldline.common.Device;
+import io.fieldline.common.DevicePageQuery;
 import io.fieldline.common.KvEntry;
+import io.fieldline.common.PageData;
+import io.fieldline.common.SortOrder;
 import io.fieldline.common.TsKvEntry;
 import io.fieldline.dao.cassandra.cql.StoreMetrics;
 import io.fieldline.dao.cassandra.schema.SchemaMigrator;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -52,6 +56,9 @@ class CassandraStorageIT {
           .hasSize(2)
           .allSatisfy(gauge -> assertThat(gauge.level()).isZero());
       assertThat(registry.get(StoreMetrics.ROWS_WRITTEN).counter().count()).isEqualTo(1);
+      assertThat(registry.get(StoreMetrics.DEVICE_DIRECTORY_SCANS).functionCounter().count())
+          .as("one scan at start, none since")
+          .isEqualTo(1);
     }
 
     CassandraStorage again =
@@ -59,7 +66,7 @@ class CassandraStorageIT {
             root, CassandraConfig.from(root), registry, List.of(cassandra.cqlAddress()));
     try (again) {
       assertThat(new SchemaMigrator(again.session(), "it_cassandrastorageit").appliedVersions())
-          .containsExactlyInAnyOrder(1, 2, SchemaMigrator.latestVersion());
+          .containsExactlyInAnyOrder(1, 2, 3, SchemaMigrator.latestVersion());
       assertThat(
               new SchemaMigrator(again.session(), "it_cassandrastorageit")
                   .migrate(again.config().replication(), 60))
@@ -72,6 +79,23 @@ class CassandraStorageIT {
                   .get(60, TimeUnit.SECONDS))
           .extracting(Device::name)
           .containsExactly("d1");
+      // The start filled the device directory: the listing needs no scan of its own.
+      PageData<Device> listed =
+          again
+              .deviceRegistry()
+              .page(
+                  new DevicePageQuery(
+                      10, 0, Optional.empty(), DevicePageQuery.SortProperty.NAME, SortOrder.ASC))
+              .toCompletableFuture()
+              .get(60, TimeUnit.SECONDS);
+      assertThat(listed.data()).extracting(Device::name).containsExactly("d1");
+      assertThat(
+              again
+                  .rpcStore()
+                  .find(UUID.randomUUID())
+                  .toCompletableFuture()
+                  .get(60, TimeUnit.SECONDS))
+          .isEmpty();
     }
     assertThat(again.reachable().toCompletableFuture().get(10, TimeUnit.SECONDS))
         .as("not reachable once closed")

@@ -13,7 +13,9 @@ import com.datastax.oss.driver.api.core.servererrors.ReadTimeoutException;
 import com.datastax.oss.driver.api.core.servererrors.UnavailableException;
 import com.datastax.oss.driver.api.core.servererrors.WriteTimeoutException;
 import io.fieldline.common.StoreException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 
 /**
@@ -32,6 +34,23 @@ public final class StoreErrors {
     }
     StoreException.Kind kind = kindOf(cause);
     return new StoreException(kind, describe(kind) + ": " + cause, cause);
+  }
+
+  /**
+   * A stage that completes like {@code stage}, its failure {@linkplain #translate translated}: what
+   * a store hands out from a chain of driver stages.
+   */
+  public static <T> CompletionStage<T> translated(CompletionStage<T> stage) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    stage.whenComplete(
+        (value, error) -> {
+          if (error != null) {
+            result.completeExceptionally(translate(error));
+          } else {
+            result.complete(value);
+          }
+        });
+    return result;
   }
 
   /** The kind a driver failure maps to. */

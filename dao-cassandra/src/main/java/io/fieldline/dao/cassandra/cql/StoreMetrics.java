@@ -53,6 +53,20 @@ public final class StoreMetrics {
    */
   public static final String DEVICES_UNREADABLE = "fieldline.store.devices.unreadable";
 
+  /** Gauge: devices in this node's device directory, what the device listing sorts in memory. */
+  public static final String DEVICE_DIRECTORY_SIZE = "fieldline.store.devices.directory.size";
+
+  /** Counter: full scans of {@code devices} by the device directory (start, big catch-ups). */
+  public static final String DEVICE_DIRECTORY_SCANS = "fieldline.store.devices.directory.scans";
+
+  /**
+   * Counter: device creates, updates and deletes that could not be recorded in {@code
+   * device_changes}; other nodes' listings miss them until the device changes again or their
+   * directory is scanned again.
+   */
+  public static final String DEVICE_CHANGES_UNRECORDED =
+      "fieldline.store.devices.changes.unrecorded";
+
   /** Gauge: MQTT_BASIC password hashes and checks waiting for a bcrypt thread. */
   public static final String PASSWORD_CHECKS_QUEUED = "fieldline.store.password.checks.queued";
 
@@ -66,7 +80,9 @@ public final class StoreMetrics {
   public enum Op {
     TELEMETRY,
     ATTRIBUTES,
-    DEAD_LETTER;
+    DEAD_LETTER,
+    /** Deletes of attributes and time-series values (REST). */
+    DELETE;
 
     /** The tag value: the lower-case name. */
     public String tag() {

@@ -111,17 +111,6 @@ public final class WriteRunner {
 
   /** Runs a read through the limiter, translating its failure (reads are not counted). */
   public <T> CompletionStage<T> read(Supplier<CompletionStage<T>> read) {
-    CompletableFuture<T> result = new CompletableFuture<>();
-    limiter
-        .submit(read)
-        .whenComplete(
-            (value, error) -> {
-              if (error != null) {
-                result.completeExceptionally(StoreErrors.translate(error));
-              } else {
-                result.complete(value);
-              }
-            });
-    return result;
+    return StoreErrors.translated(limiter.submit(read));
   }
 }

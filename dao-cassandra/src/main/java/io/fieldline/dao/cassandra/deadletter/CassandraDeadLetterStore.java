@@ -20,7 +20,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -104,20 +103,11 @@ public final class CassandraDeadLetterStore implements DeadLetterStore, DeadLett
     if (limit < 1) {
       throw new IllegalArgumentException("limit must be >= 1");
     }
-    CompletableFuture<List<StoredDeadLetter>> result = new CompletableFuture<>();
-    AsyncRows.collect(
+    return StoreErrors.translated(
+        AsyncRows.collect(
             session.executeAsync(select.bind(deviceId.value(), limit)),
             row -> deadLetter(deviceId, row),
-            limit)
-        .whenComplete(
-            (rows, error) -> {
-              if (error != null) {
-                result.completeExceptionally(StoreErrors.translate(error));
-              } else {
-                result.complete(rows);
-              }
-            });
-    return result;
+            limit));
   }
 
   private static StoredDeadLetter deadLetter(DeviceId deviceId, Row row) {

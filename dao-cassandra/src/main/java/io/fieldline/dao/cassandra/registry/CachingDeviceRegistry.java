@@ -4,8 +4,11 @@ import io.fieldline.common.Device;
 import io.fieldline.common.DeviceCredentials;
 import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.DevicePageQuery;
 import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.DeviceUpdate;
 import io.fieldline.common.MqttBasicLogin;
+import io.fieldline.common.PageData;
 import io.fieldline.common.StoredCredentials;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import java.time.Duration;
@@ -37,12 +40,12 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>{@link #create} caches the new device under its token; {@link #preload} fills the token cache
  * at start. {@link #forget} drops every lookup of a device, and every cached unknown (the device's
- * new credential may be one of them); {@link #delete} and {@link #replaceCredentials} call it on
- * this node whatever their outcome (one that failed, a timeout say, may have been applied), and the
- * cluster calls it on the others ({@code CredentialsRevocation}). A lookup that was already running
- * when {@code forget} was called may have read the old credential: {@code forget} drops it from the
- * cache too, so its answer is never cached, and if it had not yet finished reading it is asked
- * again before it answers.
+ * new credential may be one of them); {@link #delete}, {@link #update} and {@link
+ * #replaceCredentials} call it on this node whatever their outcome (one that failed, a timeout say,
+ * may have been applied), and the cluster calls it on the others ({@code CredentialsRevocation}). A
+ * lookup that was already running when {@code forget} was called may have read the old credential:
+ * {@code forget} drops it from the cache too, so its answer is never cached, and if it had not yet
+ * finished reading it is asked again before it answers.
  *
  * <p>Never blocks. Thread-safe: a {@link ConcurrentHashMap} of shared futures.
  */
@@ -225,20 +228,22 @@ public final class CachingDeviceRegistry implements DeviceRegistry, DeviceCreden
   }
 
   @Override
-  public CompletionStage<java.util.Optional<io.fieldline.common.Device>> findByName(String name) {
-    throw new UnsupportedOperationException("findByName");
+  public CompletionStage<Optional<Device>> findByName(String name) {
+    return delegate.findByName(name);
+  }
+
+  /**
+   * {@inheritDoc} Forgets the device's cached lookups whatever the outcome (one that failed may
+   * have been applied): they hold its old name, type and label.
+   */
+  @Override
+  public CompletionStage<Optional<Device>> update(DeviceUpdate update) {
+    return delegate.update(update).whenComplete((updated, error) -> forget(update.id()));
   }
 
   @Override
-  public CompletionStage<java.util.Optional<io.fieldline.common.Device>> update(
-      io.fieldline.common.DeviceUpdate update) {
-    throw new UnsupportedOperationException("update");
-  }
-
-  @Override
-  public CompletionStage<io.fieldline.common.PageData<io.fieldline.common.Device>> page(
-      io.fieldline.common.DevicePageQuery query) {
-    throw new UnsupportedOperationException("page");
+  public CompletionStage<PageData<Device>> page(DevicePageQuery query) {
+    return delegate.page(query);
   }
 
   @Override

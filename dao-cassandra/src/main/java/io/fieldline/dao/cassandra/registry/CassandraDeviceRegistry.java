@@ -8,8 +8,11 @@ import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceCredentials;
 import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.DevicePageQuery;
 import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.DeviceUpdate;
 import io.fieldline.common.MqttBasicLogin;
+import io.fieldline.common.PageData;
 import io.fieldline.common.StoredCredentials;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.dao.cassandra.cql.AsyncRows;
@@ -24,6 +27,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
 
 /**
  * The Cassandra {@link DeviceRegistry} and {@link DeviceCredentialsStore}: {@code devices} by id
@@ -38,7 +42,11 @@ import java.util.concurrent.CompletionStage;
  * MQTT_BASIC login is tried under ThingsBoard's three forms in the contract's order, the first
  * whose password matches winning; passwords are checked by {@link PasswordHashing}, on its own
  * threads. Delete removes the row if unchanged since read, then releases its claims ({@link
- * DeviceDeletion}).
+ * DeviceDeletion}); update does the same for a new name ({@link DeviceUpdates}).
+ *
+ * <p>Creates, updates and deletes are recorded in {@code device_changes} ({@link DeviceChangeLog})
+ * before they complete; {@link #page} lists from this node's in-memory {@link DeviceDirectory},
+ * which reads that log to catch up with every node's changes before it answers.
  *
  * <p>Thread-safe; stages complete on driver I/O (or bcrypt) threads and fail with {@link
  * io.fieldline.common.StoreException}, {@link DeviceConflictException}, or {@link
@@ -63,6 +71,9 @@ public final class CassandraDeviceRegistry
   private final DeviceCreation creation;
   private final CredentialWrites writes;
   private final DeviceDeletion deletion;
+  private final DeviceUpdates updates;
+  private final DeviceChangeLog changeLog;
+  private final DeviceDirectory directory;
   private final PreparedStatement listFirst;
   private final PreparedStatement listAfter;
 
@@ -73,9 +84,13 @@ public final class CassandraDeviceRegistry
     this.table = new DeviceTable(session, ks);
     this.index = new CredentialIndex(session, ks);
     this.passwords = new PasswordHashing(config.passwordHashing());
-    this.creation = new DeviceCreation(session, ks, table, index);
+    DeviceNames names = new DeviceNames(session, ks);
+    this.creation = new DeviceCreation(table, index, names);
     this.writes = new CredentialWrites(table, index, passwords);
-    this.deletion = new DeviceDeletion(session, ks, table, index);
+    this.deletion = new DeviceDeletion(table, index, names);
+    this.updates = new DeviceUpdates(table, names);
+    this.changeLog = new DeviceChangeLog(session, ks);
+    this.directory = new DeviceDirectory(table, changeLog, System::currentTimeMillis);
     listFirst =
         session.prepare(
             "SELECT name, device_id FROM " + ks + ".device_by_name WHERE bucket = 0 LIMIT ?");
@@ -153,10 +168,37 @@ public final class CassandraDeviceRegistry
 
   /**
    * Every device, at most {@code limit}, in no particular order (a paged scan of {@code devices}).
-   * Blocks; for the start-up fill of the credential cache.
+   * Blocks.
    */
   public List<Device> scan(int limit) {
     return table.scan(limit).stream().map(DeviceRow::device).toList();
+  }
+
+  /**
+   * Fills this node's device directory (what {@link #page} lists from) with one paged scan of
+   * {@code devices}, handing each device to {@code each} too (the credential cache's preload), on a
+   * driver I/O thread. Blocks; once, at start, before any listing (without it the first listing
+   * scans).
+   *
+   * @return the devices in the directory
+   * @throws io.fieldline.common.StoreException when the scan fails
+   * @throws IllegalStateException when the directory was already filled
+   */
+  public int loadDirectory(Consumer<Device> each) {
+    try {
+      directory.load(each).toCompletableFuture().join();
+    } catch (CompletionException e) {
+      throw StoreErrors.translate(e);
+    }
+    return directory.size();
+  }
+
+  /**
+   * Tells {@code listener} of every device a listing's catch-up found changed, by any node (the
+   * credential cache forgets it: its cached lookups may hold the old name or type). Any thread.
+   */
+  public void onDeviceChanged(Consumer<DeviceId> listener) {
+    directory.onChanged(listener);
   }
 
   @Override
@@ -185,7 +227,8 @@ public final class CassandraDeviceRegistry
     if (token.isBlank() || token.length() > 255) {
       throw new IllegalArgumentException("access token must be 1..255 characters, not blank");
     }
-    return translated(creation.create(name, deviceType(type), CredentialColumns.token(token)));
+    return translated(
+        recorded(creation.create(name, deviceType(type), CredentialColumns.token(token))));
   }
 
   /**
@@ -199,9 +242,10 @@ public final class CassandraDeviceRegistry
       String name, String type, DeviceCredentials credentials) {
     checkName(name);
     return translated(
-        writes
-            .columns(credentials, null)
-            .thenCompose(columns -> creation.create(name, deviceType(type), columns)));
+        recorded(
+            writes
+                .columns(credentials, null)
+                .thenCompose(columns -> creation.create(name, deviceType(type), columns))));
   }
 
   @Override
@@ -255,25 +299,69 @@ public final class CassandraDeviceRegistry
   }
 
   @Override
-  public CompletionStage<java.util.Optional<io.fieldline.common.Device>> findByName(String name) {
-    throw new UnsupportedOperationException("findByName");
+  public CompletionStage<Optional<Device>> findByName(String name) {
+    return translated(updates.findByName(name));
   }
 
+  /**
+   * {@inheritDoc} See {@link DeviceUpdates}. A blank type becomes {@code "default"}, as on create.
+   *
+   * @throws IllegalArgumentException (synchronously) for a blank name, or one longer than 255
+   *     characters
+   */
   @Override
-  public CompletionStage<java.util.Optional<io.fieldline.common.Device>> update(
-      io.fieldline.common.DeviceUpdate update) {
-    throw new UnsupportedOperationException("update");
+  public CompletionStage<Optional<Device>> update(DeviceUpdate update) {
+    checkName(update.name());
+    DeviceUpdate normalised =
+        new DeviceUpdate(
+            update.id(),
+            update.name(),
+            deviceType(update.type()),
+            update.label(),
+            update.additionalInfoJson());
+    return translated(recorded(update.id(), updates.update(normalised)));
   }
 
+  /**
+   * {@inheritDoc} From this node's {@link DeviceDirectory}, after catching up with every node's
+   * changes; then the page's rows are read (so a device deleted meanwhile is left out).
+   */
   @Override
-  public CompletionStage<io.fieldline.common.PageData<io.fieldline.common.Device>> page(
-      io.fieldline.common.DevicePageQuery query) {
-    throw new UnsupportedOperationException("page");
+  public CompletionStage<PageData<Device>> page(DevicePageQuery query) {
+    return translated(directory.page(query));
   }
 
   @Override
   public CompletionStage<Boolean> delete(DeviceId id) {
-    return translated(deletion.delete(id.value()));
+    return translated(recorded(id, deletion.delete(id.value())));
+  }
+
+  // A create is recorded once it succeeded (a failed one has no id to record; if it was applied
+  // after all, the create retried finishes it and is recorded then).
+  private CompletionStage<Device> recorded(CompletionStage<Device> create) {
+    return create.thenCompose(device -> changeLog.record(device.id()).thenApply(done -> device));
+  }
+
+  // Recorded whatever the outcome: one that failed (a timeout) may have been applied.
+  private <T> CompletionStage<T> recorded(DeviceId id, CompletionStage<T> change) {
+    return change
+        .handle((value, error) -> changeLog.record(id).thenCompose(done -> change))
+        .thenCompose(outcome -> outcome);
+  }
+
+  /** Devices in this node's directory (a gauge). */
+  public int directorySize() {
+    return directory.size();
+  }
+
+  /** Full scans of {@code devices} by this node's directory (a counter). */
+  public long directoryFullScans() {
+    return directory.fullScans();
+  }
+
+  /** Device changes this node could not record in the change log (a counter). */
+  public long unrecordedChanges() {
+    return changeLog.unrecorded();
   }
 
   /** Reads of a {@code devices} row whose credential could not be read, so: no device. */

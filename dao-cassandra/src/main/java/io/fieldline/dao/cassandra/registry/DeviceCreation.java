@@ -1,14 +1,10 @@
 package io.fieldline.dao.cassandra.registry;
 
-import com.datastax.oss.driver.api.core.CqlSession;
-import com.datastax.oss.driver.api.core.cql.BoundStatement;
-import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import io.fieldline.common.CredentialsType;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
 import io.fieldline.dao.cassandra.registry.DeviceTable.DeviceRow;
-import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -29,45 +25,30 @@ import java.util.concurrent.CompletionStage;
  */
 final class DeviceCreation {
 
-  private final CqlSession session;
   private final DeviceTable table;
   private final CredentialIndex index;
-  private final PreparedStatement reserveName;
-  private final PreparedStatement releaseName;
+  private final DeviceNames names;
 
-  /** Prepares the statements; blocks. */
-  DeviceCreation(CqlSession session, String keyspace, DeviceTable table, CredentialIndex index) {
-    this.session = session;
+  DeviceCreation(DeviceTable table, CredentialIndex index, DeviceNames names) {
     this.table = table;
     this.index = index;
-    reserveName =
-        session.prepare(
-            "INSERT INTO "
-                + keyspace
-                + ".device_by_name (bucket, name, device_id) VALUES (0, ?, ?) IF NOT EXISTS");
-    releaseName =
-        session.prepare(
-            "DELETE FROM "
-                + keyspace
-                + ".device_by_name WHERE bucket = 0 AND name = ? IF device_id = ?");
+    this.names = names;
   }
 
   /** Creates the device; fails with {@link DeviceConflictException} on a taken name or key. */
   CompletionStage<Device> create(String name, String type, CredentialColumns credentials) {
     long createdTime = System.currentTimeMillis();
     UUID fresh = DeviceId.random().value();
-    return session
-        .executeAsync(byName(reserveName, name, fresh))
+    return names
+        .reserve(name, fresh)
         .thenCompose(
-            rs -> {
-              if (rs.wasApplied()) {
+            owner -> {
+              if (owner.equals(fresh)) {
                 return CompletableFuture.completedFuture(fresh);
               }
               // The name is taken. If its owner has no devices row, an earlier create died
               // half-way (a timed-out lightweight transaction may still have been applied):
               // finish that one instead of leaving the name blocked forever.
-              UUID owner =
-                  Objects.requireNonNull(Objects.requireNonNull(rs.one()).getUuid("device_id"));
               return table
                   .load(owner)
                   .thenApply(
@@ -85,8 +66,8 @@ final class DeviceCreation {
                     .thenCompose(
                         owner -> {
                           if (!owner.equals(id)) {
-                            return session
-                                .executeAsync(byName(releaseName, name, id))
+                            return names
+                                .release(name, id)
                                 .thenApply(
                                     released -> {
                                       throw new DeviceConflictException(taken(credentials.type()));
@@ -132,9 +113,5 @@ final class DeviceCreation {
               throw new DeviceConflictException(
                   "device name '" + row.device().name() + "' is taken");
             });
-  }
-
-  private static BoundStatement byName(PreparedStatement statement, String name, UUID deviceId) {
-    return statement.boundStatementBuilder().setString(0, name).setUuid(1, deviceId).build();
   }
 }

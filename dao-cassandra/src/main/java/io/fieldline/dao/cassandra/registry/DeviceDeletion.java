@@ -1,7 +1,5 @@
 package io.fieldline.dao.cassandra.registry;
 
-import com.datastax.oss.driver.api.core.CqlSession;
-import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import io.fieldline.common.DeviceConflictException;
 import io.fieldline.dao.cassandra.registry.DeviceTable.DeviceRow;
 import java.util.UUID;
@@ -29,21 +27,14 @@ final class DeviceDeletion {
 
   static final int MAX_ATTEMPTS = 5;
 
-  private final CqlSession session;
   private final DeviceTable table;
   private final CredentialIndex index;
-  private final PreparedStatement releaseName;
+  private final DeviceNames names;
 
-  /** Prepares the statements; blocks. */
-  DeviceDeletion(CqlSession session, String keyspace, DeviceTable table, CredentialIndex index) {
-    this.session = session;
+  DeviceDeletion(DeviceTable table, CredentialIndex index, DeviceNames names) {
     this.table = table;
     this.index = index;
-    releaseName =
-        session.prepare(
-            "DELETE FROM "
-                + keyspace
-                + ".device_by_name WHERE bucket = 0 AND name = ? IF device_id = ?");
+    this.names = names;
   }
 
   /** Deletes the device; false when there is no such device. */
@@ -87,16 +78,7 @@ final class DeviceDeletion {
     UUID id = deleted.device().id().value();
     CompletableFuture<Void> claim =
         index.release(deleted.credentials().key(), id).toCompletableFuture();
-    CompletableFuture<Void> name =
-        session
-            .executeAsync(
-                releaseName
-                    .boundStatementBuilder()
-                    .setString(0, deleted.device().name())
-                    .setUuid(1, id)
-                    .build())
-            .thenApply(rs -> (Void) null)
-            .toCompletableFuture();
+    CompletableFuture<Void> name = names.release(deleted.device().name(), id).toCompletableFuture();
     return CompletableFuture.allOf(claim, name);
   }
 }

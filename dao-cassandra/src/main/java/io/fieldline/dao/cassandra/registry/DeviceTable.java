@@ -8,6 +8,7 @@ import com.datastax.oss.driver.api.core.cql.Row;
 import io.fieldline.common.CredentialsType;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
+import io.fieldline.dao.cassandra.cql.AsyncRows;
 import io.fieldline.dao.cassandra.cql.StoreMetrics;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,6 +17,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,10 +29,11 @@ import org.slf4j.LoggerFactory;
  * for its type): one such row must not fail the lookups of others or the start-up scan. Those are
  * counted ({@link #unreadableRows}) and the first one is logged.
  *
- * <p>A credential is replaced, and a row deleted, by a lightweight transaction conditioned on the
- * row as it was read (name, token, key and password hash), so a replacement never resurrects a
- * deleted device, two concurrent replacements cannot both win, and a delete never removes a row
- * whose credential changed since it was read. Thread-safe; stages complete on driver I/O threads.
+ * <p>A credential is replaced, a row updated (name, type, label, additional info) and a row
+ * deleted, by a lightweight transaction conditioned on the row as it was read (name, token, key and
+ * password hash), so a replacement never resurrects a deleted device, two concurrent replacements
+ * cannot both win, and a delete never removes a row whose credential changed since it was read.
+ * Thread-safe; stages complete on driver I/O threads.
  */
 final class DeviceTable {
 
@@ -40,11 +43,19 @@ final class DeviceTable {
   private static final Logger LOG = LoggerFactory.getLogger(DeviceTable.class);
 
   private static final String COLUMNS =
-      "id, name, type, created_time, credentials_type, access_token, credentials_key,"
-          + " mqtt_client_id, mqtt_user_name, mqtt_password_hash, certificate_pem";
+      "id, name, type, created_time, label, additional_info, credentials_type, access_token,"
+          + " credentials_key, mqtt_client_id, mqtt_user_name, mqtt_password_hash,"
+          + " certificate_pem";
   private static final String MARKERS =
-      ":id, :name, :type, :created_time, :credentials_type, :access_token, :credentials_key,"
-          + " :mqtt_client_id, :mqtt_user_name, :mqtt_password_hash, :certificate_pem";
+      ":id, :name, :type, :created_time, :label, :additional_info, :credentials_type,"
+          + " :access_token, :credentials_key, :mqtt_client_id, :mqtt_user_name,"
+          + " :mqtt_password_hash, :certificate_pem";
+  // The columns conditions compare with the row as read (see wasConditions).
+  private static final String WAS_CONDITIONS =
+      " IF name = :was_name AND access_token = :was_access_token"
+          + " AND credentials_key = :was_credentials_key"
+          + " AND mqtt_password_hash = :was_mqtt_password_hash";
+  private static final int SCAN_PAGE = 5_000;
 
   private final CqlSession session;
   private final PreparedStatement selectById;
@@ -53,6 +64,7 @@ final class DeviceTable {
   private final PreparedStatement insertIfAbsent;
   private final PreparedStatement replaceCredentials;
   private final PreparedStatement deleteIfUnchanged;
+  private final PreparedStatement updateIfUnchanged;
   private final AtomicLong unreadable = new AtomicLong();
 
   /** Prepares the statements; blocks. */
@@ -74,16 +86,17 @@ final class DeviceTable {
                 + " access_token = :access_token, credentials_key = :credentials_key,"
                 + " mqtt_client_id = :mqtt_client_id, mqtt_user_name = :mqtt_user_name,"
                 + " mqtt_password_hash = :mqtt_password_hash, certificate_pem = :certificate_pem"
-                + " WHERE id = :id IF name = :was_name AND access_token = :was_access_token"
-                + " AND credentials_key = :was_credentials_key"
-                + " AND mqtt_password_hash = :was_mqtt_password_hash");
+                + " WHERE id = :id"
+                + WAS_CONDITIONS);
     deleteIfUnchanged =
+        session.prepare("DELETE FROM " + keyspace + ".devices WHERE id = :id" + WAS_CONDITIONS);
+    updateIfUnchanged =
         session.prepare(
-            "DELETE FROM "
+            "UPDATE "
                 + keyspace
-                + ".devices WHERE id = :id IF name = :was_name AND access_token = :was_access_token"
-                + " AND credentials_key = :was_credentials_key"
-                + " AND mqtt_password_hash = :was_mqtt_password_hash");
+                + ".devices SET name = :name, type = :type, label = :label,"
+                + " additional_info = :additional_info WHERE id = :id"
+                + WAS_CONDITIONS);
   }
 
   CompletionStage<Optional<DeviceRow>> load(UUID id) {
@@ -95,13 +108,43 @@ final class DeviceTable {
   /** Every device, at most {@code limit}, in no particular order. Blocks (start-up only). */
   List<DeviceRow> scan(int limit) {
     List<DeviceRow> rows = new ArrayList<>();
-    for (Row row : session.execute(scanAll.bind().setPageSize(5_000))) {
+    for (Row row : session.execute(scanAll.bind().setPageSize(SCAN_PAGE))) {
       if (rows.size() >= limit) {
         break;
       }
       row(row).ifPresent(rows::add);
     }
     return rows;
+  }
+
+  /**
+   * Hands every device to {@code each}, in no particular order, page by page (the next page is
+   * fetched once the current one is consumed). {@code each} runs on driver I/O threads, one call at
+   * a time.
+   */
+  CompletionStage<Void> scanAsync(Consumer<Device> each) {
+    return AsyncRows.forEach(
+        session.executeAsync(scanAll.bind().setPageSize(SCAN_PAGE)),
+        row -> row(row).ifPresent(found -> each.accept(found.device())));
+  }
+
+  /**
+   * Gives the device of {@code current} the name, type, label and additional info of {@code next}
+   * if its row is still {@code current}.
+   *
+   * @return whether it was applied (false: the device was deleted, renamed or its credential
+   *     changed since it was read)
+   */
+  CompletionStage<Boolean> updateIfUnchanged(DeviceRow current, Device next) {
+    BoundStatement statement =
+        wasConditions(updateIfUnchanged.boundStatementBuilder(), current)
+            .setUuid("id", current.device().id().value())
+            .setString("name", next.name())
+            .setString("type", next.type())
+            .setString("label", next.label())
+            .setString("additional_info", next.additionalInfoJson())
+            .build();
+    return session.executeAsync(statement).thenApply(rs -> rs.wasApplied());
   }
 
   /** Writes a new device's row (idempotent: the same values every time). */
@@ -167,13 +210,22 @@ final class DeviceTable {
     return session.executeAsync(statement).thenApply(rs -> rs.wasApplied());
   }
 
+  // Label and additional info are left unset when null: a new row needs no tombstones.
   private static BoundStatementBuilder bindRow(PreparedStatement statement, DeviceRow row) {
     Device device = row.device();
-    return bindCredentials(statement.boundStatementBuilder(), row.credentials())
-        .setUuid("id", device.id().value())
-        .setString("name", device.name())
-        .setString("type", device.type())
-        .setLong("created_time", device.createdTime());
+    BoundStatementBuilder builder =
+        bindCredentials(statement.boundStatementBuilder(), row.credentials())
+            .setUuid("id", device.id().value())
+            .setString("name", device.name())
+            .setString("type", device.type())
+            .setLong("created_time", device.createdTime());
+    if (device.label() != null) {
+      builder.setString("label", device.label());
+    }
+    if (device.additionalInfoJson() != null) {
+      builder.setString("additional_info", device.additionalInfoJson());
+    }
+    return builder;
   }
 
   // Every credential column is bound, nulls included: a replacement clears the other types'.
@@ -225,7 +277,14 @@ final class DeviceTable {
     }
     return Optional.of(
         new DeviceRow(
-            new Device(new DeviceId(id), name, type, token, row.getLong("created_time")),
+            new Device(
+                new DeviceId(id),
+                name,
+                type,
+                token,
+                row.getLong("created_time"),
+                row.getString("label"),
+                row.getString("additional_info")),
             credentials));
   }
 }

@@ -71,5 +71,32 @@ final class Migrations {
                   // MQTT_BASIC and X.509 credentials by key (device_by_token keeps the tokens):
                   // one row per credential, reserved with IF NOT EXISTS like names and tokens.
                   "CREATE TABLE IF NOT EXISTS %1$s.device_by_credentials ("
-                      + " credentials_key text PRIMARY KEY, device_id uuid)")));
+                      + " credentials_key text PRIMARY KEY, device_id uuid)")),
+          new Migration(
+              4,
+              "device label and additional info, device change log, persistent RPCs,"
+                  + " cleared latest values",
+              List.of(
+                  "ALTER TABLE %1$s.devices ADD IF NOT EXISTS (label text, additional_info text)",
+                  // What each node's device directory reads to catch up with the others: one
+                  // row per create, update or delete, in hourly partitions read from the last
+                  // checkpoint on (usually one small slice of the current hour). Kept a day: a
+                  // node whose checkpoint is older reloads the whole directory instead.
+                  "CREATE TABLE IF NOT EXISTS %1$s.device_changes ("
+                      + " hour bigint, changed timeuuid, device_id uuid,"
+                      + " PRIMARY KEY ((hour), changed)) WITH default_time_to_live = 86400",
+                  // Persistent server-side RPCs: one partition per device (listing, pending),
+                  // statuses moved by lightweight transactions; rows expire after rpc-ttl.
+                  "CREATE TABLE IF NOT EXISTS %1$s.rpc_requests ("
+                      + " device_id uuid, id uuid, created_time bigint, method text, params text,"
+                      + " oneway boolean, timeout_ms bigint, expiration_time bigint, retries int,"
+                      + " additional_info text, status text, response text,"
+                      + " PRIMARY KEY (device_id, id))",
+                  // A request's device by its id alone (REST reads and deletes by id).
+                  "CREATE TABLE IF NOT EXISTS %1$s.rpc_by_id (id uuid PRIMARY KEY, device_id uuid)",
+                  // Derived latest values (ts-ttl = 0) of keys whose latest value was deleted:
+                  // key -> timestamp at or below which rows are no longer latest values. A static
+                  // column, so the index read that finds each key's newest bucket returns it too.
+                  "ALTER TABLE %1$s.ts_kv_keys ADD IF NOT EXISTS latest_cleared map<text, bigint>"
+                      + " static")));
 }

@@ -7,13 +7,18 @@ import io.fieldline.common.Device;
 import io.fieldline.common.DeviceCredentials;
 import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.DevicePageQuery;
 import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.DeviceUpdate;
 import io.fieldline.common.MqttBasicLogin;
+import io.fieldline.common.PageData;
+import io.fieldline.common.SortOrder;
 import io.fieldline.common.StoreException;
 import io.fieldline.common.StoredCredentials;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -132,20 +137,41 @@ class CachingDeviceRegistryTest {
     }
 
     @Override
-    public CompletionStage<java.util.Optional<io.fieldline.common.Device>> findByName(String name) {
-      throw new UnsupportedOperationException("findByName");
+    public CompletionStage<Optional<Device>> findByName(String name) {
+      return CompletableFuture.completedFuture(
+          byId.values().stream().filter(d -> d.name().equals(name)).findFirst());
     }
 
     @Override
-    public CompletionStage<java.util.Optional<io.fieldline.common.Device>> update(
-        io.fieldline.common.DeviceUpdate update) {
-      throw new UnsupportedOperationException("update");
+    public CompletionStage<Optional<Device>> update(DeviceUpdate update) {
+      Device old = byId.get(update.id());
+      if (old == null) {
+        return written(Optional.empty());
+      }
+      Device updated =
+          new Device(
+              old.id(),
+              update.name(),
+              update.type(),
+              old.accessToken(),
+              old.createdTime(),
+              update.label(),
+              update.additionalInfoJson());
+      byId.put(updated.id(), updated);
+      if (updated.accessToken() != null) {
+        byToken.put(updated.accessToken(), updated);
+      }
+      return written(Optional.of(updated));
     }
 
+    // Name order only: enough for a decorator that passes listings through.
     @Override
-    public CompletionStage<io.fieldline.common.PageData<io.fieldline.common.Device>> page(
-        io.fieldline.common.DevicePageQuery query) {
-      throw new UnsupportedOperationException("page");
+    public CompletionStage<PageData<Device>> page(DevicePageQuery query) {
+      List<Device> all = byId.values().stream().sorted(Comparator.comparing(Device::name)).toList();
+      int from = Math.min(all.size(), query.page() * query.pageSize());
+      List<Device> data = all.subList(from, Math.min(all.size(), from + query.pageSize()));
+      return CompletableFuture.completedFuture(
+          PageData.of(data, all.size(), query.pageSize(), query.page()));
     }
 
     @Override
@@ -486,6 +512,54 @@ class CachingDeviceRegistryTest {
     assertThat(cache.delete(device.id()).toCompletableFuture()).isCompletedExceptionally();
 
     assertThat(find("tok")).as("the delete was applied after all").isEmpty();
+  }
+
+  @Test
+  void should_serve_the_updated_device_when_looked_up_after_an_update() {
+    Device device = backend.create("d", "t", Optional.of("tok")).toCompletableFuture().join();
+    assertThat(find("tok")).contains(device);
+
+    Optional<Device> updated =
+        cache
+            .update(new DeviceUpdate(device.id(), "d2", "t2", "label", "{}"))
+            .toCompletableFuture()
+            .join();
+
+    assertThat(updated).isPresent();
+    assertThat(find("tok")).isEqualTo(updated);
+    assertThat(find("tok").orElseThrow().name()).isEqualTo("d2");
+  }
+
+  @Test
+  void should_forget_the_device_when_an_update_fails_with_an_unknown_outcome() {
+    Device device = backend.create("d", "t", Optional.of("tok")).toCompletableFuture().join();
+    assertThat(find("tok")).contains(device);
+    backend.writeFailure = new StoreException(StoreException.Kind.TIMEOUT, "timed out");
+
+    assertThat(
+            cache
+                .update(new DeviceUpdate(device.id(), "d2", "t", null, null))
+                .toCompletableFuture())
+        .isCompletedExceptionally();
+
+    assertThat(find("tok").orElseThrow().name()).as("applied after all").isEqualTo("d2");
+  }
+
+  @Test
+  void should_pass_name_look_ups_and_listings_through() {
+    backend.create("b", "t", Optional.of("tok-b")).toCompletableFuture().join();
+    Device a = backend.create("a", "t", Optional.of("tok-a")).toCompletableFuture().join();
+
+    assertThat(cache.findByName("a").toCompletableFuture().join()).contains(a);
+    PageData<Device> page =
+        cache
+            .page(
+                new DevicePageQuery(
+                    1, 0, Optional.empty(), DevicePageQuery.SortProperty.NAME, SortOrder.ASC))
+            .toCompletableFuture()
+            .join();
+    assertThat(page.data()).containsExactly(a);
+    assertThat(page.totalElements()).isEqualTo(2);
   }
 
   @Test

@@ -53,7 +53,7 @@ class CassandraCredentialsIT extends CassandraTestBase {
     table = new DeviceTable(session, keyspace);
     CredentialIndex index = new CredentialIndex(session, keyspace);
     writes = new CredentialWrites(table, index, passwords);
-    deletion = new DeviceDeletion(session, keyspace, table, index);
+    deletion = new DeviceDeletion(table, index, new DeviceNames(session, keyspace));
   }
 
   @AfterAll

@@ -7,8 +7,11 @@ import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceCredentials;
 import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.DevicePageQuery;
 import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.DeviceUpdate;
 import io.fieldline.common.MqttBasicLogin;
+import io.fieldline.common.PageData;
 import io.fieldline.common.StoredCredentials;
 import io.fieldline.dao.cassandra.CassandraTestBase;
 import java.util.ArrayList;
@@ -161,6 +164,116 @@ class CassandraDeviceRegistryIT extends CassandraTestBase {
   }
 
   @Test
+  void should_rename_keeping_id_creation_time_and_token_and_release_the_old_name() {
+    Device device = create("pump-1", Optional.of("token-a"));
+
+    Optional<Device> updated =
+        await(
+            registry.update(
+                new DeviceUpdate(device.id(), "pump-2", "valve", "Main", "{\"floor\":2}")));
+
+    Device expected =
+        new Device(
+            device.id(),
+            "pump-2",
+            "valve",
+            "token-a",
+            device.createdTime(),
+            "Main",
+            "{\"floor\":2}");
+    assertThat(updated).contains(expected);
+    assertThat(await(registry.findById(device.id()))).contains(expected);
+    assertThat(await(registry.findByToken("token-a"))).contains(expected);
+    assertThat(await(registry.findByName("pump-2"))).contains(expected);
+    assertThat(await(registry.findByName("pump-1"))).isEmpty();
+    assertThat(create("pump-1", Optional.of("token-b")).name()).isEqualTo("pump-1");
+  }
+
+  @Test
+  void should_change_label_type_and_info_without_touching_the_name() {
+    Device device = create("pump-1", Optional.of("token-a"));
+    await(registry.update(new DeviceUpdate(device.id(), "pump-1", "sensor", "A", "{}")));
+
+    Optional<Device> updated =
+        await(registry.update(new DeviceUpdate(device.id(), "pump-1", " ", null, null)));
+
+    assertThat(updated.orElseThrow().label()).isNull();
+    assertThat(updated.orElseThrow().additionalInfoJson()).isNull();
+    assertThat(updated.orElseThrow().type()).as("blank type, as on create").isEqualTo("default");
+    assertThat(await(registry.findByName("pump-1"))).isEqualTo(updated);
+  }
+
+  @Test
+  void should_fail_with_conflict_and_change_nothing_when_renamed_to_another_devices_name() {
+    Device first = create("pump-1", Optional.of("token-a"));
+    Device second = create("pump-2", Optional.of("token-b"));
+
+    Throwable failure =
+        failureOf(registry.update(new DeviceUpdate(first.id(), "pump-2", "sensor", "x", null)));
+
+    assertThat(failure).isInstanceOf(DeviceConflictException.class);
+    assertThat(await(registry.findById(first.id()))).contains(first);
+    assertThat(await(registry.findByName("pump-2"))).contains(second);
+    assertThat(await(registry.findByName("pump-1"))).contains(first);
+  }
+
+  @Test
+  void should_let_exactly_one_of_two_devices_take_a_free_name_when_renamed_at_once() {
+    Device first = create("pump-1", Optional.empty());
+    Device second = create("pump-2", Optional.empty());
+
+    CompletionStage<Optional<Device>> a =
+        registry.update(new DeviceUpdate(first.id(), "pump-9", "sensor", null, null));
+    CompletionStage<Optional<Device>> b =
+        registry.update(new DeviceUpdate(second.id(), "pump-9", "sensor", null, null));
+    List<Boolean> succeeded = new ArrayList<>();
+    for (CompletionStage<Optional<Device>> rename : List.of(a, b)) {
+      succeeded.add(rename.handle((ok, error) -> error == null).toCompletableFuture().join());
+    }
+
+    assertThat(succeeded).containsExactlyInAnyOrder(true, false);
+    Device winner = await(registry.findByName("pump-9")).orElseThrow();
+    Device loser = winner.id().equals(first.id()) ? second : first;
+    assertThat(await(registry.findById(loser.id()))).contains(loser);
+  }
+
+  @Test
+  void should_take_back_a_name_it_still_claims_when_renamed_to_it() {
+    Device device = create("pump-1", Optional.empty());
+    // What a rename that died after reserving its new name leaves: a claim its row does not have.
+    session.execute(
+        "INSERT INTO " + keyspace + ".device_by_name (bucket, name, device_id) VALUES (0, ?, ?)",
+        "pump-7",
+        device.id().value());
+    assertThat(await(registry.findByName("pump-7"))).as("the row decides").isEmpty();
+
+    Optional<Device> updated =
+        await(registry.update(new DeviceUpdate(device.id(), "pump-7", "sensor", null, null)));
+
+    assertThat(updated.orElseThrow().name()).isEqualTo("pump-7");
+    assertThat(await(registry.findByName("pump-7"))).isEqualTo(updated);
+  }
+
+  @Test
+  void should_answer_empty_when_updating_a_device_that_does_not_exist() {
+    assertThat(
+            await(registry.update(new DeviceUpdate(DeviceId.random(), "ghost", "t", null, null))))
+        .isEmpty();
+    assertThat(await(registry.findByName("ghost"))).isEmpty();
+  }
+
+  @Test
+  void should_not_serve_the_old_device_from_the_cache_after_an_update() {
+    Device device = create("pump-1", Optional.of("token-a"));
+    CachingDeviceRegistry cache = new CachingDeviceRegistry(registry, config.deviceCache());
+    assertThat(await(cache.findByToken("token-a"))).contains(device);
+
+    await(cache.update(new DeviceUpdate(device.id(), "pump-2", "valve", "L", null)));
+
+    assertThat(await(cache.findByToken("token-a")).orElseThrow().name()).isEqualTo("pump-2");
+  }
+
+  @Test
   void should_serve_repeat_lookups_without_cassandra_when_cached() {
     Device device = create("pump-1", Optional.of("token-a"));
     CountingRegistry counting = new CountingRegistry(registry);
@@ -239,20 +352,18 @@ class CassandraDeviceRegistryIT extends CassandraTestBase {
     }
 
     @Override
-    public CompletionStage<java.util.Optional<io.fieldline.common.Device>> findByName(String name) {
-      throw new UnsupportedOperationException("findByName");
+    public CompletionStage<Optional<Device>> findByName(String name) {
+      return delegate.findByName(name);
     }
 
     @Override
-    public CompletionStage<java.util.Optional<io.fieldline.common.Device>> update(
-        io.fieldline.common.DeviceUpdate update) {
-      throw new UnsupportedOperationException("update");
+    public CompletionStage<Optional<Device>> update(DeviceUpdate update) {
+      return delegate.update(update);
     }
 
     @Override
-    public CompletionStage<io.fieldline.common.PageData<io.fieldline.common.Device>> page(
-        io.fieldline.common.DevicePageQuery query) {
-      throw new UnsupportedOperationException("page");
+    public CompletionStage<PageData<Device>> page(DevicePageQuery query) {
+      return delegate.page(query);
     }
 
     @Override

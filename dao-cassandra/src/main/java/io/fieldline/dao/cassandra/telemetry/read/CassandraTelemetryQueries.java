@@ -92,12 +92,12 @@ public final class CassandraTelemetryQueries implements TelemetryQueries {
 
   @Override
   public CompletionStage<List<String>> keys(DeviceId deviceId) {
-    return translated(latestReader.keys(deviceId));
+    return StoreErrors.translated(latestReader.keys(deviceId));
   }
 
   @Override
   public CompletionStage<List<TsKvEntry>> latest(DeviceId deviceId, Optional<Set<String>> keys) {
-    return translated(latestReader.latest(deviceId, keys));
+    return StoreErrors.translated(latestReader.latest(deviceId, keys));
   }
 
   @Override
@@ -108,7 +108,7 @@ public final class CassandraTelemetryQueries implements TelemetryQueries {
     }
     UUID device = deviceId.value();
     CompletionStage<List<Long>> parts = partitions(device, query);
-    return translated(
+    return StoreErrors.translated(
         parts.thenCompose(
             partsDesc -> {
               List<Long> walk = new ArrayList<>(partsDesc);
@@ -149,7 +149,7 @@ public final class CassandraTelemetryQueries implements TelemetryQueries {
   public CompletionStage<List<AttributeKvEntry>> attributes(
       DeviceId deviceId, AttributeScope scope, Optional<Set<String>> keys) {
     UUID device = deviceId.value();
-    return translated(
+    return StoreErrors.translated(
         AsyncRows.collect(
                 session.executeAsync(
                     keys.isPresent()
@@ -231,18 +231,5 @@ public final class CassandraTelemetryQueries implements TelemetryQueries {
   private static @Nullable AttributeKvEntry attributeRow(Row row) {
     KvEntry kv = ValueColumns.read(row, 2, Objects.requireNonNull(row.getString(0)), true);
     return kv == null ? null : new AttributeKvEntry(row.getLong(1), kv);
-  }
-
-  private static <T> CompletionStage<T> translated(CompletionStage<T> stage) {
-    CompletableFuture<T> result = new CompletableFuture<>();
-    stage.whenComplete(
-        (value, error) -> {
-          if (error != null) {
-            result.completeExceptionally(StoreErrors.translate(error));
-          } else {
-            result.complete(value);
-          }
-        });
-    return result;
   }
 }

@@ -10,6 +10,7 @@ import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.TsKvEntry;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.dao.cassandra.TsPartitioning;
+import io.fieldline.dao.cassandra.cql.StoreErrors;
 import io.fieldline.dao.cassandra.cql.StoreMetrics;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import io.fieldline.dao.cassandra.cql.WriteRunner;
@@ -45,7 +46,8 @@ import org.jspecify.annotations.Nullable;
  * every batch does. Every statement is prepared at construction, idempotent (retransmissions
  * overwrite the same rows) and runs with {@code write-consistency} through the shared {@link
  * WriteLimiter}. {@link #readLatest} (a device actor's first ask for its latest values) takes
- * limiter slots too.
+ * limiter slots too. Deletes of attributes and of time-series ranges are {@link
+ * TelemetryDeletion}'s.
  *
  * <p>Thread-safe; called on the device actors' threads, never blocking them. Stages complete on
  * driver I/O threads, with {@link StoreException} on failure.
@@ -61,6 +63,7 @@ public final class CassandraTelemetryStore implements TelemetryStore {
   private final TelemetryInserts inserts;
   private final SeenIndexRows seenIndexRows;
   private final LatestValuesReader latestReader;
+  private final TelemetryDeletion deletion;
 
   /**
    * Prepares the statements; blocks, so call at startup and not on a driver or event-loop thread.
@@ -93,6 +96,14 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     this.inserts = new TelemetryInserts(session, config.keyspace());
     this.seenIndexRows = new SeenIndexRows(config.partitionsCacheSize());
     this.latestReader = new LatestValuesReader(session, config);
+    this.deletion =
+        new TelemetryDeletion(
+            session,
+            config,
+            new WriteRunner(session, limiter, metrics, "telemetry deletes"),
+            inserts,
+            seenIndexRows,
+            latestReader);
   }
 
   @Override
@@ -195,23 +206,22 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     }
   }
 
-  /** Reads the latest value of every key of the device, sorted by key. */
   @Override
   public CompletionStage<Void> deleteAttributes(
-      DeviceId deviceId, io.fieldline.common.AttributeScope scope, java.util.Set<String> keys) {
-    throw new UnsupportedOperationException("deleteAttributes");
+      DeviceId deviceId, AttributeScope scope, Set<String> keys) {
+    return deletion.attributes(deviceId, scope, keys);
   }
 
+  /** {@inheritDoc} See {@link TelemetryDeletion} for how, and what it costs. */
   @Override
   public CompletionStage<Void> deleteTelemetry(
-      DeviceId deviceId,
-      java.util.Set<String> keys,
-      long startTs,
-      long endTs,
-      boolean rewriteLatest) {
-    throw new UnsupportedOperationException("deleteTelemetry");
+      DeviceId deviceId, Set<String> keys, long startTs, long endTs, boolean rewriteLatest) {
+    // Its reads fail with the driver's exceptions, its writes with StoreException.
+    return StoreErrors.translated(
+        deletion.telemetry(deviceId, keys, startTs, endTs, rewriteLatest));
   }
 
+  /** Reads the latest value of every key of the device, sorted by key. */
   @Override
   public CompletionStage<List<TsKvEntry>> readLatest(DeviceId deviceId) {
     return runner.read(() -> latestReader.latest(deviceId, Optional.empty()));

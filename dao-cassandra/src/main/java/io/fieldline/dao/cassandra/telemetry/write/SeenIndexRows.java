@@ -57,6 +57,15 @@ final class SeenIndexRows {
     }
   }
 
+  /** Forgets {@code rows} (their index rows were deleted), so they are written again if needed. */
+  void removeAll(Collection<IndexRow> rows) {
+    synchronized (seen) {
+      for (IndexRow row : rows) {
+        seen.remove(row);
+      }
+    }
+  }
+
   /** Forgets every row, so each is written again by the next message that needs it. */
   void clear() {
     synchronized (seen) {

@@ -154,15 +154,23 @@ final class TelemetryInserts {
    * @throws ArithmeticException for a timestamp beyond Cassandra's write times
    */
   SizedStatement latest(UUID deviceId, TsKvEntry newest) {
+    return latestAt(deviceId, newest, writeTimestamp(newest.ts()));
+  }
+
+  /**
+   * The {@code ts_kv_latest} upsert of {@code value} written at {@code writeTimeMicros}: a delete
+   * puts an older value back in place of a deleted newer one, above the deleted one's write time.
+   */
+  SizedStatement latestAt(UUID deviceId, TsKvEntry value, long writeTimeMicros) {
     BoundStatementBuilder bound =
         latest
             .statement()
             .boundStatementBuilder()
             .setUuid(latest.deviceId(), deviceId)
-            .setString(latest.key(), newest.key())
-            .setLong(latest.ts(), newest.ts())
-            .setLong(latest.timestamp(), writeTimestamp(newest.ts()));
-    return sized(newest.kv(), latest.values().bind(bound, newest.kv()));
+            .setString(latest.key(), value.key())
+            .setLong(latest.ts(), value.ts())
+            .setLong(latest.timestamp(), writeTimeMicros);
+    return sized(value.kv(), latest.values().bind(bound, value.kv()));
   }
 
   /**
