@@ -219,17 +219,6 @@ public final class CassandraStorage implements AutoCloseable {
     return queries;
   }
 
-  /** Persistent server-side RPC requests. TEMPORARY stub until the Cassandra store lands. */
-  public io.fieldline.common.rpc.PersistentRpcStore rpcStore() {
-    return (io.fieldline.common.rpc.PersistentRpcStore)
-        java.lang.reflect.Proxy.newProxyInstance(
-            getClass().getClassLoader(),
-            new Class<?>[] {io.fieldline.common.rpc.PersistentRpcStore.class},
-            (proxy, method, args) ->
-                java.util.concurrent.CompletableFuture.failedFuture(
-                    new UnsupportedOperationException("rpcStore")));
-  }
-
   /** Devices and their credential lookups, with the credential cache in front (CONNECT). */
   public DeviceRegistry deviceRegistry() {
     return deviceCache;
