@@ -46,12 +46,14 @@ final class RpcJson {
     }
     JsonNode params = json.get("params");
     String paramsJson = params == null || params.isNull() ? "{}" : params.toString();
-    long timeout = positiveLong(json, "timeout", config.defaultTimeout().toMillis());
-    if (timeout > config.maxTimeout().toMillis()) {
-      throw new IllegalArgumentException(
-          "\"timeout\" must be at most " + config.maxTimeout().toMillis() + " ms");
-    }
     boolean persistent = json.path("persistent").asBoolean(false);
+    // A lightweight call holds its HTTP request open for its timeout; a persistent request's
+    // timeout is its wait for an answer after each delivery, bounded by its life.
+    long maxTimeout = (persistent ? config.maxPersistentTtl() : config.maxTimeout()).toMillis();
+    long timeout = positiveLong(json, "timeout", config.defaultTimeout().toMillis());
+    if (timeout > maxTimeout) {
+      throw new IllegalArgumentException("\"timeout\" must be at most " + maxTimeout + " ms");
+    }
     long expirationTime = positiveLong(json, "expirationTime", now + timeout);
     long furthest = now + (persistent ? config.maxPersistentTtl() : config.maxTimeout()).toMillis();
     if (expirationTime <= now || expirationTime > furthest) {

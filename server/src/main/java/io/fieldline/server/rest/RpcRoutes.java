@@ -8,9 +8,11 @@ import io.fieldline.common.rpc.RpcStatus;
 import io.fieldline.common.rpc.ToDeviceRpc;
 import io.fieldline.server.rpc.RpcOutcome;
 import io.fieldline.server.rpc.RpcService;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
@@ -41,6 +43,9 @@ final class RpcRoutes extends AllDirectives {
   private static final int TIMEOUT_V2 = 504;
   private static final int TIMEOUT_LEGACY = 408;
 
+  /** Room after a call's deadline for its answer to be written before Pekko's own timeout. */
+  private static final Duration ANSWER_MARGIN = Duration.ofSeconds(5);
+
   private final RpcService rpc;
   private final DeviceRegistry registry;
 
@@ -69,14 +74,26 @@ final class RpcRoutes extends AllDirectives {
   private Route call(DeviceId device, boolean oneway, int timeoutStatus) {
     return entity(
         Unmarshaller.entityToString(),
-        body ->
-            reply(
-                () -> {
-                  ToDeviceRpc request =
-                      RpcJson.request(body, device, oneway, rpc.config(), rpc.now());
-                  return HttpJson.withDevice(
-                      registry, device, found -> start(request, timeoutStatus));
-                }));
+        body -> {
+          long now = rpc.now();
+          ToDeviceRpc request;
+          try {
+            request = RpcJson.request(body, device, oneway, rpc.config(), now);
+          } catch (IllegalArgumentException e) {
+            return reply(() -> CompletableFuture.failedFuture(e));
+          }
+          // The HTTP request lives as long as the call may wait, past the server's default.
+          Duration wait =
+              Duration.ofMillis(request.persistent() ? 0 : request.expirationTime() - now)
+                  .plus(ANSWER_MARGIN);
+          return withRequestTimeout(
+              wait,
+              () ->
+                  reply(
+                      () ->
+                          HttpJson.withDevice(
+                              registry, device, found -> start(request, timeoutStatus))));
+        });
   }
 
   private CompletionStage<HttpResponse> start(ToDeviceRpc request, int timeoutStatus) {

@@ -15,9 +15,14 @@ import org.jspecify.annotations.Nullable;
  * expirationTime}), which answers {@link RpcOutcome.TimedOut} on time whatever else happens. A
  * one-way call ends when the request is delivered, a two-way call when the device answers.
  *
+ * <p>Each offer is an {@link Attempt} with its own callback: a session's report is read against the
+ * offer it answers, so a late "given up" from an earlier offer cannot undo a later one, and a
+ * session that gives the request up before the offer's count of takers arrives (its report can
+ * overtake the count across nodes) is subtracted from that count.
+ *
  * <p>Thread-safe: sessions report from their event loops, on this node or through the cluster.
  */
-final class LightweightCall implements RpcCallback {
+final class LightweightCall {
 
   private enum State {
     /** No session has it: waiting for one to subscribe. */
@@ -33,6 +38,8 @@ final class LightweightCall implements RpcCallback {
   private final DeviceEvents events;
   private final CompletableFuture<RpcOutcome> outcome = new CompletableFuture<>();
   private State state = State.WAITING;
+  private int attempts;
+  private int givenUpWhileOffering;
   private boolean offerAgain;
   private @Nullable ScheduledFuture<?> deadline;
 
@@ -55,6 +62,7 @@ final class LightweightCall implements RpcCallback {
 
   /** Offers the request to the device's sessions, unless one has it or an offer is under way. */
   void offer() {
+    Attempt attempt;
     synchronized (this) {
       if (state == State.OFFERING) {
         // A session subscribed while the publish runs: it may have missed this offer.
@@ -66,56 +74,25 @@ final class LightweightCall implements RpcCallback {
       }
       state = State.OFFERING;
       offerAgain = false;
+      givenUpWhileOffering = 0;
+      attempt = new Attempt(++attempts);
     }
     events
-        .publish(new DeviceEvent.RpcRequested(rpc.deviceId(), rpc, this))
-        .thenAccept(this::offered);
+        .publish(new DeviceEvent.RpcRequested(rpc.deviceId(), rpc, attempt))
+        .thenAccept(takers -> offered(attempt, takers));
   }
 
-  private void offered(int takers) {
+  private void offered(Attempt attempt, int takers) {
     boolean again;
     synchronized (this) {
-      if (state != State.OFFERING) {
+      if (state != State.OFFERING || attempt.number != attempts) {
         return;
       }
-      state = takers > 0 ? State.TAKEN : State.WAITING;
+      state = takers > givenUpWhileOffering ? State.TAKEN : State.WAITING;
       again = state == State.WAITING && offerAgain;
     }
     if (again) {
       offer();
-    }
-  }
-
-  @Override
-  public void sent() {
-    synchronized (this) {
-      if (state == State.WAITING || state == State.OFFERING) {
-        state = State.TAKEN;
-      }
-    }
-  }
-
-  @Override
-  public void delivered() {
-    sent();
-    if (rpc.oneway()) {
-      finish(new RpcOutcome.Delivered());
-    }
-  }
-
-  @Override
-  public void responded(String body) {
-    if (!rpc.oneway()) {
-      finish(new RpcOutcome.Responded(body));
-    }
-  }
-
-  // Not offered again at once: the session that gave it up may take it again and give it up again
-  // (a request too large for the client). The next session to subscribe gets it.
-  @Override
-  public synchronized void undelivered(String reason) {
-    if (state == State.TAKEN) {
-      state = State.WAITING;
     }
   }
 
@@ -134,5 +111,58 @@ final class LightweightCall implements RpcCallback {
     }
     outcome.complete(result);
     return true;
+  }
+
+  /** The callback of one offer. */
+  private final class Attempt implements RpcCallback {
+
+    private final int number;
+
+    Attempt(int number) {
+      this.number = number;
+    }
+
+    // A session has it, whatever the offer's count said (a peer that answered the count late was
+    // counted as none).
+    @Override
+    public void sent() {
+      synchronized (LightweightCall.this) {
+        if (number == attempts && state == State.WAITING) {
+          state = State.TAKEN;
+        }
+      }
+    }
+
+    @Override
+    public void delivered() {
+      sent();
+      if (rpc.oneway()) {
+        finish(new RpcOutcome.Delivered());
+      }
+    }
+
+    // The device's answer counts whichever offer carried the request to it.
+    @Override
+    public void responded(String body) {
+      if (!rpc.oneway()) {
+        finish(new RpcOutcome.Responded(body));
+      }
+    }
+
+    // Not offered again at once: the session that gave it up may take it again and give it up
+    // again (a request too large for the client). The next session to subscribe gets it.
+    @Override
+    public void undelivered(String reason) {
+      synchronized (LightweightCall.this) {
+        if (number != attempts) {
+          return;
+        }
+        if (state == State.OFFERING) {
+          givenUpWhileOffering++;
+        } else if (state == State.TAKEN) {
+          state = State.WAITING;
+        }
+      }
+    }
   }
 }

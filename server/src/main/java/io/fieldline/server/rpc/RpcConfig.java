@@ -8,8 +8,9 @@ import java.time.Duration;
  * Server-side RPC settings ({@code fieldline.rpc}, documented in the server's reference.conf).
  *
  * @param defaultTimeout a request's {@code timeout} when the caller gives none
- * @param maxTimeout the longest {@code timeout} (and the furthest {@code expirationTime} of a
- *     lightweight request) accepted; larger answers 400
+ * @param maxTimeout the longest wait of a lightweight call ({@code timeout}, and how far ahead its
+ *     {@code expirationTime} may be); more answers 400. Its HTTP request stays open that long, so
+ *     it must stay 5 s under Pekko's {@code idle-timeout}
  * @param maxPending lightweight calls waiting on this node at once; more answer 429
  * @param maxPendingPerDevice lightweight calls waiting for one device on this node; more answer 429
  * @param maxPersistentTtl the furthest a persistent request's {@code expirationTime} may be
@@ -20,6 +21,8 @@ public record RpcConfig(
     int maxPending,
     int maxPendingPerDevice,
     Duration maxPersistentTtl) {
+
+  private static final String IDLE_TIMEOUT = "pekko.http.server.idle-timeout";
 
   /** Reads {@code fieldline.rpc}. */
   public static RpcConfig from(Config root) {
@@ -38,6 +41,15 @@ public record RpcConfig(
         maxTimeout.compareTo(defaultTimeout) >= 0,
         "max-timeout",
         "must be at least default-timeout");
+    // A lightweight call holds its HTTP connection silent until it answers: Pekko closes a
+    // connection idle longer than its idle-timeout.
+    if (root.hasPath(IDLE_TIMEOUT) && !"infinite".equals(root.getString(IDLE_TIMEOUT))) {
+      Duration idle = root.getDuration(IDLE_TIMEOUT);
+      rpc.check(
+          maxTimeout.plusSeconds(5).compareTo(idle) <= 0,
+          "max-timeout",
+          "plus 5 s must be at most " + IDLE_TIMEOUT + " (" + idle + ")");
+    }
     rpc.check(
         maxPersistentTtl.compareTo(maxTimeout) >= 0,
         "max-persistent-ttl",

@@ -20,6 +20,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -52,7 +53,7 @@ import org.slf4j.LoggerFactory;
 public final class RpcService implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(RpcService.class);
-  private static final Set<RpcStatus> NOT_DELIVERED = EnumSet.of(RpcStatus.QUEUED, RpcStatus.SENT);
+  private static final Set<RpcStatus> QUEUED = EnumSet.of(RpcStatus.QUEUED);
 
   private final DeviceEvents events;
   private final PersistentRpcStore store;
@@ -65,6 +66,7 @@ public final class RpcService implements AutoCloseable {
       new ConcurrentHashMap<>();
   private final ConcurrentHashMap<UUID, PersistentDelivery> inFlight = new ConcurrentHashMap<>();
   private final AtomicInteger pending = new AtomicInteger();
+  private volatile boolean closed;
   private final MeterRegistry metrics;
   private final Counter rejected;
 
@@ -125,6 +127,9 @@ public final class RpcService implements AutoCloseable {
     if (rpc.persistent()) {
       throw new IllegalArgumentException("a persistent request is submitted, not called");
     }
+    if (closed) {
+      return CompletableFuture.completedFuture(new RpcOutcome.Stopped());
+    }
     if (pending.incrementAndGet() > config.maxPending()) {
       pending.decrementAndGet();
       rejected.increment();
@@ -153,10 +158,16 @@ public final class RpcService implements AutoCloseable {
                   + config.maxPendingPerDevice()
                   + ")"));
     }
-    long wait = Math.max(0, rpc.expirationTime() - now());
-    call.deadline(
-        timer.schedule(() -> call.finish(new RpcOutcome.TimedOut()), wait, TimeUnit.MILLISECONDS));
     call.outcome().whenComplete((outcome, error) -> forget(call, outcome));
+    long wait = Math.max(0, rpc.expirationTime() - now());
+    try {
+      call.deadline(
+          timer.schedule(
+              () -> call.finish(new RpcOutcome.TimedOut()), wait, TimeUnit.MILLISECONDS));
+    } catch (RejectedExecutionException stopping) {
+      call.finish(new RpcOutcome.Stopped());
+      return call.outcome();
+    }
     call.offer();
     return call.outcome();
   }
@@ -245,18 +256,13 @@ public final class RpcService implements AutoCloseable {
   }
 
   private void offerPersistent(ToDeviceRpc rpc) {
-    PersistentDelivery delivery = new PersistentDelivery(rpc, store, timer, this::ended);
-    if (inFlight.putIfAbsent(rpc.id(), delivery) != null) {
-      return; // a session of this node's offer has it already
+    if (closed) {
+      return;
     }
-    events
-        .publish(new DeviceEvent.RpcRequested(rpc.deviceId(), rpc, delivery))
-        .thenAccept(
-            takers -> {
-              if (takers == 0) {
-                delivery.notTaken();
-              }
-            });
+    PersistentDelivery delivery = new PersistentDelivery(rpc, store, timer, this::ended);
+    if (inFlight.putIfAbsent(rpc.id(), delivery) == null) {
+      delivery.offer(events);
+    }
   }
 
   private void ended(PersistentDelivery delivery, @Nullable ToDeviceRpc retry) {
@@ -294,9 +300,21 @@ public final class RpcService implements AutoCloseable {
               for (StoredRpc rpc : stored) {
                 ToDeviceRpc request = rpc.request();
                 if (request.expirationTime() <= now) {
-                  store.transition(
-                      device, request.id(), NOT_DELIVERED, RpcStatus.EXPIRED, null, null);
-                } else if (!inFlight.containsKey(request.id())) {
+                  // A request sent just before its expiration may still be answered: only one
+                  // that never left is over (find() settles the others).
+                  if (rpc.status() == RpcStatus.QUEUED) {
+                    store.transition(device, request.id(), QUEUED, RpcStatus.EXPIRED, null, null);
+                  }
+                  continue;
+                }
+                // SENT too: a request left SENT by a node that stopped is sent again (at least
+                // once). One this node tracks is offered again only if nobody took it.
+                PersistentDelivery tracked = inFlight.get(request.id());
+                if (tracked != null && tracked.subscribedAgain()) {
+                  tracked.replace();
+                  tracked = null;
+                }
+                if (tracked == null) {
                   offerPersistent(request);
                 }
               }
@@ -306,6 +324,7 @@ public final class RpcService implements AutoCloseable {
   /** Ends every waiting lightweight call ({@link RpcOutcome.Stopped}) and stops the timers. */
   @Override
   public void close() {
+    closed = true;
     subscription.close();
     List<LightweightCall> all = waiting.values().stream().flatMap(Set::stream).toList();
     all.forEach(call -> call.finish(new RpcOutcome.Stopped()));

@@ -6,15 +6,20 @@ import static org.awaitility.Awaitility.await;
 
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.events.DeviceEvent;
+import io.fieldline.common.events.DeviceEventListener;
+import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.common.rpc.RpcCallback;
 import io.fieldline.common.rpc.RpcStatus;
 import io.fieldline.common.rpc.ToDeviceRpc;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -37,8 +42,13 @@ class RpcServiceTest {
   private RpcService service = service(device -> true, 100, 10);
 
   private RpcService service(Predicate<DeviceId> owns, int maxPending, int maxPerDevice) {
+    return service(events, owns, maxPending, maxPerDevice);
+  }
+
+  private RpcService service(
+      DeviceEvents offers, Predicate<DeviceId> owns, int maxPending, int maxPerDevice) {
     return new RpcService(
-        events,
+        offers,
         events,
         store,
         owns,
@@ -278,5 +288,127 @@ class RpcServiceTest {
                 service.find(shortLived.id()).toCompletableFuture().get().orElseThrow().status()
                     == RpcStatus.EXPIRED);
     assertThat(store.get(shortLived.id()).orElseThrow().status()).isEqualTo(RpcStatus.EXPIRED);
+  }
+
+  /**
+   * The event path of a cluster whose count of takers comes back late: events reach this node's
+   * listeners at once, the counts only when {@link #answer} is called, as when a session on another
+   * node reports faster than that node's count arrives.
+   */
+  private final class LateCounts implements DeviceEvents {
+    final Deque<Runnable> counts = new ArrayDeque<>();
+
+    @Override
+    public synchronized CompletionStage<Integer> publish(DeviceEvent event) {
+      int takers = events.deliver(event);
+      CompletableFuture<Integer> count = new CompletableFuture<>();
+      counts.add(() -> count.complete(takers));
+      return count;
+    }
+
+    @Override
+    public Subscription subscribe(DeviceId device, DeviceEventListener listener) {
+      return events.subscribe(device, listener);
+    }
+
+    void answer() {
+      Runnable next;
+      synchronized (this) {
+        next = counts.poll();
+      }
+      next.run();
+    }
+  }
+
+  @Test
+  void aSessionThatGivesTheRequestUpBeforeTheCountArrivesDoesNotHoldIt() throws Exception {
+    LateCounts late = new LateCounts();
+    service.close();
+    service = service(late, device -> true, 100, 10);
+    Session first = connect();
+    CompletableFuture<RpcOutcome> outcome =
+        service.call(rpc(false, false, 5_000, 0)).toCompletableFuture();
+    first.last().undelivered("closed");
+    first.accepting = false;
+    late.answer(); // one taker, who has given it up already
+
+    Session second = connect();
+    events.publish(new DeviceEvent.RpcSubscribed(DEVICE));
+    late.answer();
+
+    assertThat(second.taken).hasSize(1);
+    second.last().responded("{}");
+    assertThat(outcome.get(1, TimeUnit.SECONDS)).isEqualTo(new RpcOutcome.Responded("{}"));
+  }
+
+  @Test
+  void aLateReportFromAnEarlierOfferDoesNotUndoTheCurrentOne() {
+    Session first = connect();
+    CompletableFuture<RpcOutcome> outcome =
+        service.call(rpc(false, false, 5_000, 0)).toCompletableFuture();
+    RpcCallback firstOffer = first.last();
+    firstOffer.undelivered("closed");
+    first.accepting = false;
+    Session second = connect();
+    events.publish(new DeviceEvent.RpcSubscribed(DEVICE));
+    assertThat(second.taken).hasSize(1);
+
+    firstOffer.undelivered("closed, reported again");
+    Session third = connect();
+    events.publish(new DeviceEvent.RpcSubscribed(DEVICE));
+
+    assertThat(third.taken).isEmpty();
+    assertThat(outcome).isNotDone();
+  }
+
+  @Test
+  void aPersistentRequestOfferedWhileTheDeviceSubscribesIsOfferedAgain() throws Exception {
+    LateCounts late = new LateCounts();
+    service.close();
+    service = service(late, device -> true, 100, 10);
+    UUID id =
+        service.submit(rpc(true, true, 5_000, 0)).toCompletableFuture().get(1, TimeUnit.SECONDS);
+    // The offer found nobody; before its count is back, the device subscribes.
+    Session session = connect();
+    events.publish(new DeviceEvent.RpcSubscribed(DEVICE));
+    late.answer();
+    late.answer();
+
+    await().atMost(Duration.ofSeconds(2)).until(() -> session.taken.size() == 1);
+    session.last().delivered();
+    await()
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> store.get(id).orElseThrow().status() == RpcStatus.SUCCESSFUL);
+  }
+
+  @Test
+  void aReportAfterTheOfferWasCountedAsNobodysStillMovesTheRequest() throws Exception {
+    LateCounts late = new LateCounts();
+    service.close();
+    service = service(late, device -> true, 100, 10);
+    Session session = connect();
+    UUID id =
+        service.submit(rpc(false, true, 5_000, 0)).toCompletableFuture().get(1, TimeUnit.SECONDS);
+    RpcCallback offer = session.last();
+    // The peer's count timed out: counted as nobody.
+    late.counts.clear();
+    offer.sent();
+    offer.responded("{\"late\":true}");
+
+    await()
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> store.get(id).orElseThrow().status() == RpcStatus.SUCCESSFUL);
+    assertThat(store.get(id).orElseThrow().responseJson()).isEqualTo("{\"late\":true}");
+  }
+
+  @Test
+  void callsAfterCloseAreAnsweredStopped() throws Exception {
+    service.close();
+    assertThat(
+            service
+                .call(rpc(false, false, 5_000, 0))
+                .toCompletableFuture()
+                .get(1, TimeUnit.SECONDS))
+        .isEqualTo(new RpcOutcome.Stopped());
   }
 }
