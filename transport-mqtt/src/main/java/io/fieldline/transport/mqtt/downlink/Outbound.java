@@ -103,14 +103,14 @@ public final class Outbound {
 
   /**
    * Queues messages an earlier connection of the session left (oldest first) ahead of everything
-   * else: those it had sent are written again with their packet id and DUP (MQTT 3.1.1 §4.4, MQTT 5
-   * §4.4).
+   * else: those whose PUBLISH reached the socket are written again with their packet id and DUP
+   * (MQTT 3.1.1 §4.4, MQTT 5 §4.4); those whose write failed go out as if for the first time.
    */
   void adopt(List<DownlinkMessage> messages) {
     assert ctx.executor().inEventLoop();
     for (int i = messages.size() - 1; i >= 0; i--) {
       DownlinkMessage message = messages.get(i);
-      if (message.sentBefore() && inUse(message.packetId())) {
+      if (message.packetId() != 0 && inUse(message.packetId())) {
         // Only when a takeover raced its predecessor's close: sent again as a new message.
         message.packetId(0);
       }
@@ -200,7 +200,7 @@ public final class Outbound {
     }
     RpcDelivery rpc = message.rpc();
     if (rpc != null
-        && !message.sentBefore()
+        && !message.written()
         && rpc.rpc().expirationTime() > 0
         && System.currentTimeMillis() > rpc.rpc().expirationTime()) {
       state.giveUp(message, DownlinkOutcome.EXPIRED, "the request expired before it was sent");
@@ -210,22 +210,34 @@ public final class Outbound {
   }
 
   private void write(DownlinkMessage message) {
-    boolean dup = message.sentBefore();
+    // DUP only for the same packet id again: a message given a new id (see adopt) is a new one.
+    boolean dup = message.written() && message.packetId() != 0;
     if (message.qos() == 1) {
-      if (!dup) {
+      if (message.packetId() == 0) {
         message.packetId(freePacketId());
       }
       inflight.put(message.packetId(), message);
       message.lastSentNanos(now());
       scheduleRetransmit();
     }
-    ChannelFuture written = ctx.write(publish(message, dup));
+    ChannelFuture future = ctx.write(publish(message, dup));
     metrics.downlink(dup ? DownlinkOutcome.RETRANSMITTED : DownlinkOutcome.SENT);
     if (message.qos() == 0) {
       state.release(message); // its bytes are Netty's now, bounded by the water marks
     }
-    if (message.rpc() != null && !dup) {
-      written.addListener(done -> rpcs.onWritten(message, done.isSuccess()));
+    if (!message.written()) {
+      future.addListener(done -> written(message, done.isSuccess()));
+    }
+  }
+
+  // Until a write succeeds, each is the first: a QoS 1 message whose write failed stays in flight,
+  // for the session's next connection, and is reported sent only when a write reaches the socket.
+  private void written(DownlinkMessage message, boolean success) {
+    if (success) {
+      message.markWritten();
+    }
+    if (message.rpc() != null) {
+      rpcs.onWritten(message, success);
     }
   }
 

@@ -52,24 +52,25 @@ public final class ServerRpcs {
   }
 
   /**
-   * The device answered on {@code v1/devices/me/rpc/response/{requestId}}. An answer to no pending
-   * two-way request (unknown, timed out, one-way) is counted and logged; the PUBLISH is
-   * acknowledged either way.
+   * The device answered on {@code v1/devices/me/rpc/response/{requestId}}. An answer to a pending
+   * one-way request proves its delivery (its PUBACK may still be on the way, or lost with an
+   * earlier connection); an answer to nothing pending (unknown, timed out, answered already) is
+   * counted and logged. The PUBLISH is acknowledged either way.
    */
   public void onResponse(String requestId, byte[] payload) {
     assert ctx.executor().inEventLoop();
     RpcDelivery rpc = parse(requestId);
+    if (rpc != null && rpc.rpc().oneway()) {
+      delivered(rpc); // a one-way request is answered only if it arrived
+      return;
+    }
     if (rpc != null) {
-      if (rpc.rpc().oneway()) {
-        delivered(rpc); // a one-way request is answered only if it arrived
-      } else {
-        cancelTimeout(rpc.requestId());
-        delivered(rpc);
-        if (rpc.settle()) {
-          rpc.callback().responded(new String(payload, StandardCharsets.UTF_8));
-          metrics.rpc(RpcOutcome.RESPONDED);
-          return;
-        }
+      cancelTimeout(rpc.requestId());
+      delivered(rpc);
+      if (rpc.settle()) {
+        rpc.callback().responded(new String(payload, StandardCharsets.UTF_8));
+        metrics.rpc(RpcOutcome.RESPONDED);
+        return;
       }
     }
     metrics.rpc(RpcOutcome.UNKNOWN_RESPONSE);

@@ -18,9 +18,11 @@ public final class DownlinkMessage {
   private final int qos;
   private final @Nullable RpcDelivery rpc;
   private final int heldBytes;
-  // 0 until first sent at QoS 1; then kept for every retransmission (MQTT 3.1.1 §4.4).
+  // 0 until first written at QoS 1; then kept for every retransmission (MQTT 3.1.1 §4.4).
   private int packetId;
   private long lastSentNanos;
+  // Set by the write listener, which may run after the message moved to a newer connection.
+  private volatile boolean written;
 
   /**
    * @param qos 0 or 1: the server never sends QoS 2
@@ -57,7 +59,7 @@ public final class DownlinkMessage {
     return heldBytes;
   }
 
-  /** The packet id it was sent with at QoS 1, 0 if it was never sent. */
+  /** The packet id it is written with at QoS 1, 0 until its first write. */
   public int packetId() {
     return packetId;
   }
@@ -66,9 +68,17 @@ public final class DownlinkMessage {
     packetId = id;
   }
 
-  /** Whether it was sent before at QoS 1: a new write is a retransmission (DUP). */
-  public boolean sentBefore() {
-    return packetId != 0;
+  /**
+   * Whether a write of it reached the socket. Having a packet id is not enough: a write that failed
+   * (the connection died in that flush) never reached the device, so the next one is its first — no
+   * DUP, and it is reported sent then.
+   */
+  public boolean written() {
+    return written;
+  }
+
+  public void markWritten() {
+    written = true;
   }
 
   public long lastSentNanos() {

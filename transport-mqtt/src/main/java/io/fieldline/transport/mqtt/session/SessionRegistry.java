@@ -18,9 +18,11 @@ import org.jspecify.annotations.Nullable;
  * session-expiry}; MQTT 5: its Session Expiry Interval, capped by {@code session-expiry}); a
  * reconnect within that time gets session-present = 1 (§3.2.2.2), which is what makes clients
  * retransmit their unacknowledged PUBLISHes, and the server its own. A session that ends (expired,
- * replaced by a clean start) gives up what it held: its undelivered server-side RPCs are reported
- * to their callbacks. State is in memory: it does not survive a restart of this node, and then
- * clients simply see session-present = 0.
+ * replaced by a clean start, taken over by another node) gives up what it held: its undelivered
+ * server-side RPCs are reported to their callbacks. State is in memory: it does not survive a
+ * restart of this node, and then clients simply see session-present = 0. Nor does it follow the
+ * device to another node: when the device connects there, the session here ends ({@link
+ * #closeSession}).
  *
  * <p>The registry is this node's {@link SessionCloser}: the cluster calls {@link #closeSession}
  * when a device's session was accepted on another node. It depends on nothing, so the composition
@@ -135,10 +137,17 @@ public final class SessionRegistry implements SessionCloser {
    * Closes this node's session of {@code device}, if any, because it connected elsewhere in the
    * cluster. Any thread; the close itself happens on the connection's event loop.
    *
-   * @return whether a session was open (and is now closing)
+   * <p>A kept session ends too, connected or not: the device's session lives on the other node now,
+   * and what this one kept of it is stale. Its requests not yet delivered are reported undelivered
+   * now (those of a connected session as its connection closes), so that the RPC service can offer
+   * them where the device is, instead of at the session's expiry, long after their callers gave up.
+   * The device's next connection to this node gets a new session (session-present = 0).
+   *
+   * @return whether a connection was open (and is now closing)
    */
   @Override
   public boolean closeSession(DeviceId device) {
+    end(persistent.remove(device));
     Member connection = active.get(device);
     if (connection == null) {
       return false;

@@ -109,6 +109,24 @@ class SessionServerRpcTest extends SessionHandlerTestBase {
   }
 
   @Test
+  void should_take_an_answer_to_a_one_way_request_before_its_puback_as_its_delivery() {
+    SessionFixture fixture = fixture();
+    DeviceId device = device(fixture).id();
+    SessionClient client = subscribed(fixture, MqttQoS.AT_LEAST_ONCE);
+    RecordingRpcCallback callback = new RecordingRpcCallback();
+    offer(fixture, rpc(device, true, 10_000), callback);
+    client.received();
+
+    assertThat(answer(client, "1", 3, "{}")).isEqualTo("PUBACK 3");
+
+    assertThat(callback.calls()).containsExactly("sent", "delivered");
+    assertThat(fixture.count("fieldline.mqtt.rpc", "outcome", "delivered")).isEqualTo(1);
+    assertThat(fixture.count("fieldline.mqtt.rpc", "outcome", "unknown_response")).isZero();
+    client.send(puback(1));
+    assertThat(callback.calls()).containsExactly("sent", "delivered");
+  }
+
+  @Test
   void should_forget_an_unanswered_two_way_request_after_its_timeout() {
     SessionFixture fixture = fixture();
     DeviceId device = device(fixture).id();

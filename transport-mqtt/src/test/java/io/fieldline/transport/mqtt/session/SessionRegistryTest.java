@@ -187,6 +187,27 @@ class SessionRegistryTest {
   }
 
   @Test
+  void should_end_a_kept_session_when_the_cluster_says_its_device_connected_elsewhere() {
+    SessionRegistry registry = new SessionRegistry();
+    CountingConnection connected = new CountingConnection();
+    registry.register(device, false, true, connected);
+    DeviceId away = DeviceId.random();
+    CountingConnection gone = new CountingConnection();
+    registry.register(away, false, true, gone);
+    registry.unregister(away, Duration.ofHours(1), gone);
+
+    assertThat(registry.closeSession(device)).isTrue();
+    registry.unregister(device, Duration.ofHours(1), connected); // its close, on its event loop
+    assertThat(registry.closeSession(away)).isFalse();
+
+    assertThat(registry.persistentSessions()).isZero();
+    assertThat(registry.register(device, false, true, new CountingConnection()).sessionPresent())
+        .isFalse();
+    assertThat(registry.register(away, false, true, new CountingConnection()).sessionPresent())
+        .isFalse();
+  }
+
+  @Test
   void should_report_no_session_when_the_cluster_asks_for_a_device_not_connected_here() {
     SessionRegistry registry = new SessionRegistry();
     CountingConnection local = new CountingConnection();
