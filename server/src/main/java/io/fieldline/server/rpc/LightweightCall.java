@@ -34,8 +34,17 @@ final class LightweightCall {
     DONE
   }
 
+  /**
+   * How many times a request given up by a session is offered again at once, without waiting for a
+   * subscription: the device may already be subscribed elsewhere (it moved to another node, whose
+   * subscription overtook this report). Bounded, as a session may give the same request up every
+   * time (too large for its client).
+   */
+  static final int IMMEDIATE_REOFFERS = 2;
+
   private final ToDeviceRpc rpc;
   private final DeviceEvents events;
+  private int immediateReoffers = IMMEDIATE_REOFFERS;
   private final CompletableFuture<RpcOutcome> outcome = new CompletableFuture<>();
   private State state = State.WAITING;
   private int attempts;
@@ -149,19 +158,24 @@ final class LightweightCall {
       }
     }
 
-    // Not offered again at once: the session that gave it up may take it again and give it up
-    // again (a request too large for the client). The next session to subscribe gets it.
+    // Offered again at once a bounded number of times, then left for the next subscription.
     @Override
     public void undelivered(String reason) {
+      boolean again;
       synchronized (LightweightCall.this) {
         if (number != attempts) {
           return;
         }
+        again = false;
         if (state == State.OFFERING) {
           givenUpWhileOffering++;
         } else if (state == State.TAKEN) {
           state = State.WAITING;
+          again = immediateReoffers-- > 0;
         }
+      }
+      if (again) {
+        offer();
       }
     }
   }

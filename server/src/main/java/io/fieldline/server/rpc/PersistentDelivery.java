@@ -62,11 +62,16 @@ final class PersistentDelivery implements RpcCallback {
 
   /** What the delivery tells its service. */
   interface Owner {
-    /** The attempt is over; {@code retry} is the request to offer again at once, if any. */
+    /**
+     * The attempt is over; {@code retry} is the request to offer again at once, if any: the same
+     * request after a session gave it up (one re-offer fewer left), or a new one with one retry
+     * fewer after a timeout.
+     */
     void ended(PersistentDelivery delivery, @Nullable ToDeviceRpc retry);
   }
 
   private final ToDeviceRpc rpc;
+  private final int reoffers;
   private final PersistentRpcStore store;
   private final ScheduledExecutorService timer;
   private final Owner owner;
@@ -76,9 +81,18 @@ final class PersistentDelivery implements RpcCallback {
   private @Nullable ScheduledFuture<?> clock;
   private CompletionStage<?> lastMove = CompletableFuture.completedFuture(null);
 
+  /**
+   * @param reoffers how many more times a request given up by a session is offered again at once
+   *     (see {@link LightweightCall#IMMEDIATE_REOFFERS})
+   */
   PersistentDelivery(
-      ToDeviceRpc rpc, PersistentRpcStore store, ScheduledExecutorService timer, Owner owner) {
+      ToDeviceRpc rpc,
+      int reoffers,
+      PersistentRpcStore store,
+      ScheduledExecutorService timer,
+      Owner owner) {
     this.rpc = rpc;
+    this.reoffers = reoffers;
     this.store = store;
     this.timer = timer;
     this.owner = owner;
@@ -86,6 +100,10 @@ final class PersistentDelivery implements RpcCallback {
 
   ToDeviceRpc rpc() {
     return rpc;
+  }
+
+  int reoffers() {
+    return reoffers;
   }
 
   /** Publishes the offer and starts watching for silence. */
@@ -156,10 +174,12 @@ final class PersistentDelivery implements RpcCallback {
     }
   }
 
+  // Offered again at once (within its budget) once the request is back to QUEUED, so that the
+  // next attempt's moves come after this one's.
   @Override
   public void undelivered(String reason) {
-    move(SENT, RpcStatus.QUEUED, null, null);
-    end(null);
+    move(SENT, RpcStatus.QUEUED, null, null)
+        .whenComplete((moved, error) -> end(reoffers > 0 ? rpc : null));
   }
 
   // The answer's clock starts at the first sent/delivered, replacing the silence watch.

@@ -256,10 +256,14 @@ public final class RpcService implements AutoCloseable {
   }
 
   private void offerPersistent(ToDeviceRpc rpc) {
+    offerPersistent(rpc, LightweightCall.IMMEDIATE_REOFFERS);
+  }
+
+  private void offerPersistent(ToDeviceRpc rpc, int reoffers) {
     if (closed) {
       return;
     }
-    PersistentDelivery delivery = new PersistentDelivery(rpc, store, timer, this::ended);
+    PersistentDelivery delivery = new PersistentDelivery(rpc, reoffers, store, timer, this::ended);
     if (inFlight.putIfAbsent(rpc.id(), delivery) == null) {
       delivery.offer(events);
     }
@@ -267,7 +271,9 @@ public final class RpcService implements AutoCloseable {
 
   private void ended(PersistentDelivery delivery, @Nullable ToDeviceRpc retry) {
     inFlight.remove(delivery.rpc().id(), delivery);
-    if (retry != null) {
+    if (retry == delivery.rpc()) {
+      offerPersistent(retry, delivery.reoffers() - 1);
+    } else if (retry != null) {
       offerPersistent(retry);
     }
   }

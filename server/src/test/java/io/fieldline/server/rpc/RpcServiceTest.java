@@ -166,12 +166,40 @@ class RpcServiceTest {
   }
 
   @Test
-  void aRequestGivenUpBeforeDeliveryWaitsForTheNextSubscription() throws Exception {
+  void aRequestGivenUpIsOfferedAgainAtOnceToASessionSubscribedElsewhere() throws Exception {
     Session first = connect();
     CompletableFuture<RpcOutcome> outcome =
         service.call(rpc(false, false, 5_000, 0)).toCompletableFuture();
-    first.last().undelivered("session closed");
     first.accepting = false;
+    Session second = connect(); // the device moved: its new session subscribed first
+
+    first.last().undelivered("the device connected elsewhere");
+
+    assertThat(second.taken).hasSize(1);
+    second.last().responded("{}");
+    assertThat(outcome.get(1, TimeUnit.SECONDS)).isEqualTo(new RpcOutcome.Responded("{}"));
+  }
+
+  @Test
+  void aSessionThatAlwaysGivesTheRequestUpGetsItABoundedNumberOfTimes() {
+    Session refusing = connect();
+    CompletableFuture<RpcOutcome> outcome =
+        service.call(rpc(false, false, 5_000, 0)).toCompletableFuture();
+    for (int i = 0; i < 5 && i < refusing.taken.size(); i++) {
+      refusing.taken.get(i).callback().undelivered("too large for the client");
+    }
+
+    assertThat(refusing.taken).hasSize(1 + LightweightCall.IMMEDIATE_REOFFERS);
+    assertThat(outcome).isNotDone();
+  }
+
+  @Test
+  void aRequestGivenUpWaitsForTheNextSubscriptionWhenNobodyElseHasTheDevice() throws Exception {
+    Session first = connect();
+    CompletableFuture<RpcOutcome> outcome =
+        service.call(rpc(false, false, 5_000, 0)).toCompletableFuture();
+    first.accepting = false;
+    first.last().undelivered("session closed");
     assertThat(first.taken).hasSize(1);
 
     Session second = connect();
@@ -328,8 +356,8 @@ class RpcServiceTest {
     Session first = connect();
     CompletableFuture<RpcOutcome> outcome =
         service.call(rpc(false, false, 5_000, 0)).toCompletableFuture();
-    first.last().undelivered("closed");
     first.accepting = false;
+    first.last().undelivered("closed");
     late.answer(); // one taker, who has given it up already
 
     Session second = connect();
@@ -347,8 +375,8 @@ class RpcServiceTest {
     CompletableFuture<RpcOutcome> outcome =
         service.call(rpc(false, false, 5_000, 0)).toCompletableFuture();
     RpcCallback firstOffer = first.last();
-    firstOffer.undelivered("closed");
     first.accepting = false;
+    firstOffer.undelivered("closed");
     Session second = connect();
     events.publish(new DeviceEvent.RpcSubscribed(DEVICE));
     assertThat(second.taken).hasSize(1);
