@@ -24,7 +24,8 @@ import java.time.Duration;
  * @param maxPendingTakeovers takeover notices in flight, all peers together (and, separately,
  *     revocation notices)
  * @param eventTimeout deadline of one device event, or RPC progress report, sent to a peer
- * @param maxInflightEventsPerPeer device events and RPC progress reports in flight to one peer
+ * @param maxInflightEventsPerPeer device events in flight to one peer, and separately RPC progress
+ *     reports
  * @param maxPendingRpcCalls RPC callers on this node that other nodes may report progress to
  * @param sessionTimeout ZooKeeper session timeout
  * @param connectionTimeout ZooKeeper connection timeout and start-up wait

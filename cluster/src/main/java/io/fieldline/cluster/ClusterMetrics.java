@@ -145,8 +145,9 @@ public final class ClusterMetrics {
     /** No answer within {@code event-timeout}: counted as no listener. */
     TIMEOUT,
     /**
-     * Not sent: {@code max-inflight-events-per-peer} messages were in flight to the peer, or (a
-     * progress report) the caller's node is no longer a member.
+     * Not sent: {@code max-inflight-events-per-peer} messages of its kind (events, or progress
+     * reports) were in flight to the peer, or (a progress report) the caller's node is no longer a
+     * member.
      */
     DROPPED
   }

@@ -13,6 +13,7 @@ import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,17 +33,23 @@ import org.slf4j.LoggerFactory;
  * there. The peer handles them one at a time in arrival order, so the events of a device published
  * here reach its listeners there in the order they were published.
  *
- * <p>Bounds and deadlines: at most {@code maxInflight} messages are unanswered; one more is not
- * sent and ends at once as {@code DROPPED}. A message is written at once: gRPC buffers what the
- * connection cannot take yet, which the bound keeps to {@code maxInflight} small messages (unlike
- * {@code forward.PeerStream}, whose telemetry batches wait for {@code isReady()}). Each message has
- * its own deadline ({@code event-timeout}); without a receipt by then it ends as {@code TIMEOUT}.
- * The call itself has no deadline: it lives as long as the peer, and HTTP/2 keep-alive notices a
- * dead one.
+ * <p>Bounds and deadlines: at most {@code maxInflight} device events, and separately at most {@code
+ * maxInflight} progress reports, are unanswered; one more is not sent and ends at once as {@code
+ * DROPPED}. The reports have their own allowance so that a burst of events (shared attribute
+ * pushes) cannot crowd out the answer to an RPC. A message is written at once: gRPC buffers what
+ * the connection cannot take yet, which the bounds keep to {@code 2 * maxInflight} small messages
+ * (unlike {@code forward.PeerStream}, whose telemetry batches wait for {@code isReady()}). Each
+ * message has its own deadline ({@code event-timeout}); without a receipt by then it ends as {@code
+ * TIMEOUT}. The call itself has no deadline: it lives as long as the peer, and HTTP/2 keep-alive
+ * notices a dead one.
  *
- * <p>Failure: when the call fails or the peer ends it, every message on it ends as {@code FAILED}
- * (the peer may or may not have handled it) and the next message opens a new call. A message ends
- * once: the pending map decides who completes it. Nothing is retried.
+ * <p>Failure: when the call fails or the peer ends it, the peer may or may not have handled the
+ * messages on it. Events end as {@code FAILED}: sent again, one could reach a session twice.
+ * Progress reports are sent once more, on a new call, in their order and before any later message
+ * (a device's answer must not be lost to a connection reset; the peer's callers ignore a duplicate
+ * step), with a new deadline; a report whose second call breaks too ends as {@code FAILED}. The
+ * next message opens a new call if none did. A message ends once: the pending map decides who
+ * completes it.
  *
  * <p>Thread-safe: {@link #send} runs on any thread (a REST thread, a session's event loop),
  * receipts on the gRPC executor, deadlines on the timer; the state is guarded by one lock, and
@@ -74,7 +81,8 @@ final class EventStream {
   private final Object lock = new Object();
   private @Nullable Call call;
   private long nextSeq;
-  private int inflight;
+  private int events; // device events unanswered
+  private int reports; // progress reports unanswered
   private boolean closed;
 
   EventStream(
@@ -114,42 +122,69 @@ final class EventStream {
       if (closed) {
         return CompletableFuture.completedFuture(Receipt.FAILED);
       }
-      if (inflight >= maxInflight) {
+      if ((envelope.hasProgress() ? reports : events) >= maxInflight) {
         return CompletableFuture.completedFuture(Receipt.DROPPED);
       }
-      Call current = call;
-      if (current == null) {
-        current = new Call();
-        call = current;
-        stub.exchange(current); // calls beforeStart(), which sets current.requests
-      }
-      if (current.broken) {
-        // With a direct executor a call to a dead channel fails inside stub.exchange().
-        return CompletableFuture.completedFuture(Receipt.FAILED);
-      }
-      long seq = nextSeq++;
-      pending = new Pending(current, seq);
-      current.pending.put(seq, pending);
-      inflight++;
-      metrics.eventsInflight(1);
-      try {
-        current.requests().onNext(envelope.setSeq(seq).build());
-      } catch (RuntimeException e) {
-        // The call ended in between (its onError is on its way): this message did not leave.
-        current.pending.remove(seq);
-        inflight--;
-        metrics.eventsInflight(-1);
-        LOG.debug("{} not sent: {}", logPrefix, e.toString());
-        return CompletableFuture.completedFuture(Receipt.FAILED);
-      }
+      pending = write(envelope, false, new CompletableFuture<>());
     }
+    if (pending == null) {
+      return CompletableFuture.completedFuture(Receipt.FAILED);
+    }
+    startDeadline(pending);
+    return pending.future;
+  }
+
+  /**
+   * Writes a message on the current call, opening one if there is none; under the lock.
+   *
+   * @return null if it did not leave
+   */
+  private @Nullable Pending write(
+      EventEnvelope.Builder envelope, boolean resent, CompletableFuture<Receipt> future) {
+    Call current = call;
+    if (current == null) {
+      current = new Call();
+      call = current;
+      stub.exchange(current); // calls beforeStart(), which sets current.requests
+    }
+    if (current.broken) {
+      // With a direct executor a call to a dead channel fails inside stub.exchange().
+      return null;
+    }
+    EventEnvelope message = envelope.setSeq(nextSeq++).build();
+    Pending pending = new Pending(current, message, resent, future);
+    current.pending.put(message.getSeq(), pending);
+    count(pending, 1);
+    try {
+      current.requests().onNext(message);
+    } catch (RuntimeException e) {
+      // The call ended in between (its onError is on its way): this message did not leave.
+      if (current.pending.remove(message.getSeq()) != null) {
+        count(pending, -1);
+      }
+      LOG.debug("{} not sent: {}", logPrefix, e.toString());
+      return null;
+    }
+    return pending;
+  }
+
+  /** Counts a message in or out of its kind's allowance; under the lock. */
+  private void count(Pending pending, int delta) {
+    if (pending.message.hasProgress()) {
+      reports += delta;
+    } else {
+      events += delta;
+    }
+    metrics.eventsInflight(delta);
+  }
+
+  private void startDeadline(Pending pending) {
     try {
       pending.deadline =
           timer.schedule(() -> expire(pending), timeout.toNanos(), TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException e) {
       expire(pending); // shutting down
     }
-    return pending.future;
   }
 
   /** Stops sending and half-closes the call; receipts still in flight may arrive. */
@@ -172,12 +207,12 @@ final class EventStream {
 
   int inflight() {
     synchronized (lock) {
-      return inflight;
+      return events + reports;
     }
   }
 
   private void expire(Pending pending) {
-    if (remove(pending.call, pending.seq) != null) {
+    if (remove(pending.call, pending.message.getSeq()) != null) {
       pending.end(Receipt.TIMEOUT);
     }
   }
@@ -186,8 +221,7 @@ final class EventStream {
     synchronized (lock) {
       Pending pending = from.pending.remove(seq);
       if (pending != null) {
-        inflight--;
-        metrics.eventsInflight(-1);
+        count(pending, -1);
       }
       return pending;
     }
@@ -201,18 +235,39 @@ final class EventStream {
   }
 
   private void onBroken(Call from, String why) {
-    List<Pending> failed;
+    List<Pending> unanswered;
+    List<Pending> failed = new ArrayList<>();
+    List<Pending> resent = new ArrayList<>();
     synchronized (lock) {
       from.broken = true;
-      failed = new ArrayList<>(from.pending.values());
+      unanswered = new ArrayList<>(from.pending.values());
+      unanswered.sort(Comparator.comparingLong(pending -> pending.message.getSeq()));
       from.pending.clear();
-      inflight -= failed.size();
-      metrics.eventsInflight(-failed.size());
+      unanswered.forEach(pending -> count(pending, -1));
       if (call == from) {
         call = null; // the next message opens a new call
       }
+      // Under the lock, so no later message overtakes them.
+      for (Pending pending : unanswered) {
+        boolean resend = !closed && !pending.resent && pending.message.hasProgress();
+        Pending again = resend ? write(pending.message.toBuilder(), true, pending.future) : null;
+        if (again == null) {
+          failed.add(pending);
+        } else {
+          resent.add(again);
+        }
+      }
     }
-    LOG.debug("{} stream ended ({}); {} message(s) unanswered", logPrefix, why, failed.size());
+    LOG.debug(
+        "{} stream ended ({}); {} message(s) unanswered, {} report(s) sent again",
+        logPrefix,
+        why,
+        unanswered.size(),
+        resent.size());
+    for (Pending pending : unanswered) {
+      pending.cancelDeadline();
+    }
+    resent.forEach(this::startDeadline);
     for (Pending pending : failed) {
       pending.end(Receipt.FAILED);
     }
@@ -221,20 +276,27 @@ final class EventStream {
   /** One message sent and not yet answered. */
   private static final class Pending {
     final Call call;
-    final long seq;
-    final CompletableFuture<Receipt> future = new CompletableFuture<>();
+    final EventEnvelope message;
+    final boolean resent; // a progress report sent once more, after its first call broke
+    final CompletableFuture<Receipt> future; // a report sent again keeps its first sending's
     volatile @Nullable ScheduledFuture<?> deadline;
 
-    Pending(Call call, long seq) {
+    Pending(Call call, EventEnvelope message, boolean resent, CompletableFuture<Receipt> future) {
       this.call = call;
-      this.seq = seq;
+      this.message = message;
+      this.resent = resent;
+      this.future = future;
     }
 
-    void end(Receipt receipt) {
+    void cancelDeadline() {
       ScheduledFuture<?> scheduled = deadline;
       if (scheduled != null) {
         scheduled.cancel(false);
       }
+    }
+
+    void end(Receipt receipt) {
+      cancelDeadline();
       future.complete(receipt);
     }
   }

@@ -76,7 +76,8 @@ public final class GrpcDeviceEvents implements DeviceEvents, AutoCloseable {
    * @param members the current members by node id (this node among them or not)
    * @param local this node's listeners; the transport subscribes its sessions there or here
    * @param timeout deadline of one event or progress report ({@code event-timeout})
-   * @param maxInflightPerPeer messages unanswered on one peer's stream; more are dropped
+   * @param maxInflightPerPeer events unanswered on one peer's stream, and separately progress
+   *     reports; more are dropped
    * @param maxPendingCalls RPC callers here waiting for reports ({@code max-pending-rpc-calls})
    * @param timer runs the deadlines
    */

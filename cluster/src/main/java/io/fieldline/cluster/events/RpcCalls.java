@@ -34,12 +34,18 @@ import org.slf4j.LoggerFactory;
  *   <li>the RPC is settled: the device responded, or a one-way RPC was delivered;
  *   <li>every peer answered the event and the listeners that took it there (if any) all gave it up
  *       ({@code undelivered}): nobody is left to report;
- *   <li>its deadline, the RPC's {@code timeoutMillis} plus {@code event-timeout} after it was
- *       registered: the caller has timed the call out by then (a session takes an RPC at once, so
- *       its answer is due within the timeout), and a later report would only be ignored.
+ *   <li>its deadline: the time left until the RPC's {@code expirationTime}, plus its {@code
+ *       timeoutMillis}, plus {@code event-timeout}. No caller waits longer: a lightweight caller
+ *       gives up at the {@code expirationTime}; a session does not send a request after it, and a
+ *       persistent caller waits for the answer {@code timeoutMillis} after {@code sent}. The margin
+ *       is for the reports' trip. A later report would only be ignored.
  * </ul>
  *
  * A report for a call that is not (or no longer) here is dropped and counted: its caller is gone.
+ * Each publish of an RPC has its own entry, also when the caller offers the same request again (a
+ * session subscribed): each session reports to the offer it took. An offer nobody took is forgotten
+ * at once; one that a peer may have taken (the peer did not answer) waits for its deadline, within
+ * the bound.
  *
  * <p>Bound: at most {@code max} entries; {@link #register} refuses beyond it, and the RPC is then
  * offered to this node's listeners only. Call ids start at a random value, so a node restarted
@@ -63,7 +69,7 @@ final class RpcCalls {
 
   /**
    * @param max most entries ({@code max-pending-rpc-calls})
-   * @param margin added to each RPC's timeout for the report's trip ({@code event-timeout})
+   * @param margin added to each call's lifetime for the reports' trip ({@code event-timeout})
    * @param timer runs the deadlines
    */
   RpcCalls(
@@ -87,9 +93,11 @@ final class RpcCalls {
       return OptionalLong.empty();
     }
     metrics.rpcCallsPending(1);
-    Call call = new Call(nextId.getAndIncrement(), event.rpc(), event.callback());
+    ToDeviceRpc rpc = event.rpc();
+    Call call = new Call(nextId.getAndIncrement(), rpc, event.callback());
     calls.put(call.id, call);
-    long lifetime = event.rpc().timeoutMillis() + margin.toMillis();
+    long untilExpiry = Math.max(rpc.expirationTime() - System.currentTimeMillis(), 0);
+    long lifetime = untilExpiry + rpc.timeoutMillis() + margin.toMillis();
     try {
       call.expiry = timer.schedule(() -> remove(call), lifetime, TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {

@@ -23,6 +23,7 @@ import io.fieldline.common.rpc.ToDeviceRpc;
 import io.grpc.BindableService;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
+import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.StreamObserver;
@@ -40,6 +41,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -54,7 +57,8 @@ class GrpcDeviceEventsTest {
   private static final Duration TIMEOUT = Duration.ofSeconds(5);
 
   /** One node under test. */
-  private record Node(LocalDeviceEvents local, GrpcDeviceEvents events, ClusterMetrics metrics) {}
+  private record Node(
+      String id, LocalDeviceEvents local, GrpcDeviceEvents events, ClusterMetrics metrics) {}
 
   private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
   private final ExecutorService executor = Executors.newFixedThreadPool(4);
@@ -93,7 +97,7 @@ class GrpcDeviceEventsTest {
     closing.add(events);
     closing.add(channels);
     serve(id, events.service());
-    return new Node(local, events, metrics);
+    return new Node(id, local, events, metrics);
   }
 
   private void serve(String id, BindableService service) throws IOException {
@@ -145,6 +149,12 @@ class GrpcDeviceEventsTest {
   }
 
   private static DeviceEvent.RpcRequested rpc(long timeoutMillis, RpcCallback callback) {
+    return rpc(timeoutMillis, 60_000, false, callback);
+  }
+
+  /** A two-way RPC that expires {@code expiresInMillis} from now. */
+  private static DeviceEvent.RpcRequested rpc(
+      long timeoutMillis, long expiresInMillis, boolean persistent, RpcCallback callback) {
     ToDeviceRpc rpc =
         new ToDeviceRpc(
             UUID.randomUUID(),
@@ -152,12 +162,42 @@ class GrpcDeviceEventsTest {
             "setGpio",
             "{\"pin\":4,\"value\":1}",
             false,
-            false,
+            persistent,
             timeoutMillis,
-            System.currentTimeMillis() + 60_000,
+            System.currentTimeMillis() + expiresInMillis,
             0,
             null);
     return new DeviceEvent.RpcRequested(DEVICE, rpc, callback);
+  }
+
+  /** Subscribes a listener on {@code node} that takes every RPC; returns their callbacks. */
+  private static List<RpcCallback> takeRpcs(Node node) {
+    List<RpcCallback> taken = new CopyOnWriteArrayList<>();
+    node.local()
+        .subscribe(
+            DEVICE,
+            event -> event instanceof DeviceEvent.RpcRequested r && taken.add(r.callback()));
+    return taken;
+  }
+
+  /**
+   * Offers {@code request} to {@code node} as the member {@code origin} would (origin may be a fake
+   * member that is not a {@link GrpcDeviceEvents}); returns the callback a listener there took.
+   */
+  private RpcCallback offerFrom(String origin, Node node, DeviceEvent.RpcRequested request) {
+    List<RpcCallback> taken = takeRpcs(node);
+    ManagedChannel channel =
+        InProcessChannelBuilder.forName(members.get(node.id()).grpc()).executor(executor).build();
+    closing.add(channel::shutdownNow);
+    DeviceEventsGrpc.newStub(channel)
+        .exchange(new Recorder<>())
+        .onNext(
+            EventEnvelope.newBuilder()
+                .setSeq(1)
+                .setEvent(EventCodec.event(request, origin, 42))
+                .build());
+    await().atMost(TIMEOUT).until(() -> taken.size() == 1);
+    return taken.get(0);
   }
 
   private static int publish(Node node, DeviceEvent event) {
@@ -262,11 +302,7 @@ class GrpcDeviceEventsTest {
   void should_forget_the_call_when_every_node_that_took_it_gave_it_up() throws IOException {
     Node a = node("a");
     Node b = node("b");
-    List<RpcCallback> remote = new CopyOnWriteArrayList<>();
-    b.local()
-        .subscribe(
-            DEVICE,
-            event -> event instanceof DeviceEvent.RpcRequested r && remote.add(r.callback()));
+    List<RpcCallback> remote = takeRpcs(b);
     RecordingCallback caller = new RecordingCallback();
 
     assertThat(publish(a, rpc(60_000, caller))).isEqualTo(1);
@@ -277,11 +313,12 @@ class GrpcDeviceEventsTest {
   }
 
   @Test
-  void should_forget_the_call_after_its_timeout_when_nobody_reports() throws IOException {
+  void should_forget_the_call_after_its_expiration_and_timeout_when_nobody_reports()
+      throws IOException {
     Node a = node("a", Duration.ofMillis(100), 100, 100);
     silent("mute");
 
-    a.events().publish(rpc(1_000, new RecordingCallback()));
+    a.events().publish(rpc(500, 500, false, new RecordingCallback()));
 
     assertThat(a.events().pendingCalls()).isEqualTo(1);
     await().atMost(TIMEOUT).until(() -> a.events().pendingCalls() == 0);
@@ -355,11 +392,7 @@ class GrpcDeviceEventsTest {
   void should_drop_the_report_when_the_callers_node_left() throws IOException {
     Node a = node("a");
     Node b = node("b");
-    List<RpcCallback> remote = new CopyOnWriteArrayList<>();
-    b.local()
-        .subscribe(
-            DEVICE,
-            event -> event instanceof DeviceEvent.RpcRequested r && remote.add(r.callback()));
+    List<RpcCallback> remote = takeRpcs(b);
     publish(a, rpc(60_000, new RecordingCallback()));
 
     members.remove("a");
@@ -384,5 +417,158 @@ class GrpcDeviceEventsTest {
     assertThat(receipts.get(0).getSeq()).isEqualTo(7);
     assertThat(receipts.get(0).getTaken()).isZero();
     assertThat(b.metrics().eventsReceived(EventReceiveOutcome.MALFORMED)).isEqualTo(1);
+  }
+
+  /**
+   * Node "b" takes an RPC published on "a" (event-timeout 100 ms, RPC timeout 200 ms, expiring in 5
+   * s); {@code session} runs 600 ms later, past timeout plus event-timeout. Returns the caller's
+   * steps once it heard something, or once "a" dropped a report.
+   */
+  private List<String> stepsOfALateSession(boolean persistent, Consumer<RpcCallback> session)
+      throws IOException {
+    Node a = node("a", Duration.ofMillis(100), 100, 100);
+    Node b = node("b");
+    List<RpcCallback> remote = takeRpcs(b);
+    RecordingCallback caller = new RecordingCallback();
+    assertThat(publish(a, rpc(200, 5_000, persistent, caller))).isEqualTo(1);
+
+    timer.schedule(() -> session.accept(remote.get(0)), 600, TimeUnit.MILLISECONDS);
+
+    await()
+        .atMost(TIMEOUT)
+        .until(
+            () ->
+                caller.steps.stream().anyMatch(step -> step.startsWith("responded"))
+                    || a.metrics().progressReportsReceived(ProgressReceiveOutcome.UNKNOWN_CALL)
+                        > 0);
+    return caller.steps;
+  }
+
+  @Test
+  void should_pass_the_answer_to_a_lightweight_caller_that_waits_past_the_rpc_timeout()
+      throws IOException {
+    // A lightweight caller waits until the request's expirationTime, not its timeout.
+    List<String> steps = stepsOfALateSession(false, session -> session.responded("{\"ok\":true}"));
+
+    assertThat(steps).containsExactly("responded:{\"ok\":true}");
+  }
+
+  @Test
+  void should_pass_the_answer_of_a_persistent_rpc_sent_long_after_it_was_taken()
+      throws IOException {
+    // The answer is due within the timeout after sent(), which may wait behind a full QoS 1 window.
+    List<String> steps =
+        stepsOfALateSession(
+            true,
+            session -> {
+              session.sent();
+              session.responded("{}");
+            });
+
+    assertThat(steps).containsExactly("sent", "responded:{}");
+  }
+
+  @Test
+  void should_report_to_the_offer_a_session_took_when_an_rpc_is_offered_again() throws IOException {
+    Node a = node("a", Duration.ofMillis(200), 100, 100);
+    Node b = node("b");
+    silent("mute");
+    RecordingCallback caller = new RecordingCallback();
+    DeviceEvent.RpcRequested request = rpc(10_000, caller);
+    assertThat(publish(a, request)).as("nobody listens yet").isZero();
+    assertThat(a.events().pendingCalls()).as("the mute node may have taken it").isEqualTo(1);
+
+    List<RpcCallback> remote = takeRpcs(b);
+    assertThat(publish(a, request)).as("offered again, same callback").isEqualTo(1);
+    assertThat(a.events().pendingCalls()).isEqualTo(2);
+    remote.get(0).responded("{}");
+
+    await().atMost(TIMEOUT).until(() -> a.events().pendingCalls() == 1);
+    assertThat(caller.steps).containsExactly("responded:{}");
+  }
+
+  @Test
+  void should_send_a_progress_report_when_events_fill_the_stream_to_the_callers_node()
+      throws IOException {
+    List<EventEnvelope> onA = silent("a");
+    Node b = node("b", TIMEOUT, 2, 100);
+    RpcCallback remote = offerFrom("a", b, rpc(10_000, new RecordingCallback()));
+    b.events().publish(attribute(1));
+    b.events().publish(attribute(2));
+    assertThat(b.events().inflight("a")).as("a never answers").isEqualTo(2);
+
+    remote.responded("{}");
+
+    assertThat(b.metrics().progressReportsSent(EventSendOutcome.DROPPED)).isZero();
+    assertThat(b.events().inflight("a")).isEqualTo(3);
+    await().atMost(TIMEOUT).until(() -> onA.stream().anyMatch(EventEnvelope::hasProgress));
+  }
+
+  /**
+   * Serves member "a": its first {@code breaking} streams fail on their first message, unanswered;
+   * later streams answer every message. Returns every message it was sent.
+   */
+  private List<EventEnvelope> breakingStreams(int breaking) throws IOException {
+    List<EventEnvelope> received = new CopyOnWriteArrayList<>();
+    AtomicInteger streams = new AtomicInteger();
+    serve(
+        "a",
+        new DeviceEventsGrpc.DeviceEventsImplBase() {
+          @Override
+          public StreamObserver<EventEnvelope> exchange(StreamObserver<EventReceipt> receipts) {
+            boolean breaks = streams.getAndIncrement() < breaking;
+            return new StreamObserver<>() {
+              @Override
+              public void onNext(EventEnvelope envelope) {
+                received.add(envelope);
+                if (breaks) {
+                  receipts.onError(Status.UNAVAILABLE.asRuntimeException());
+                } else {
+                  receipts.onNext(
+                      EventReceipt.newBuilder().setSeq(envelope.getSeq()).setTaken(1).build());
+                }
+              }
+
+              @Override
+              public void onError(Throwable error) {}
+
+              @Override
+              public void onCompleted() {}
+            };
+          }
+        });
+    return received;
+  }
+
+  @Test
+  void should_send_a_progress_report_again_on_a_new_stream_when_the_stream_breaks_unanswered()
+      throws IOException {
+    List<EventEnvelope> onA = breakingStreams(1);
+    Node b = node("b");
+    RpcCallback remote = offerFrom("a", b, rpc(10_000, new RecordingCallback()));
+
+    remote.responded("{}");
+
+    await()
+        .atMost(TIMEOUT)
+        .until(() -> b.metrics().progressReportsSent(EventSendOutcome.ANSWERED) == 1);
+    assertThat(b.metrics().progressReportsSent(EventSendOutcome.FAILED)).isZero();
+    assertThat(onA).hasSize(2);
+    assertThat(onA.get(1).getProgress()).isEqualTo(onA.get(0).getProgress());
+  }
+
+  @Test
+  void should_give_a_progress_report_up_when_its_second_stream_breaks_too() throws IOException {
+    List<EventEnvelope> onA = breakingStreams(Integer.MAX_VALUE);
+    Node b = node("b");
+    RpcCallback remote = offerFrom("a", b, rpc(10_000, new RecordingCallback()));
+
+    remote.responded("{}");
+
+    await()
+        .atMost(TIMEOUT)
+        .until(() -> b.metrics().progressReportsSent(EventSendOutcome.FAILED) == 1);
+    assertThat(onA).as("sent twice, not more").hasSize(2);
+    assertThat(b.events().inflight("a")).isZero();
   }
 }
