@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fieldline.common.Device;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -13,7 +12,6 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,29 +19,7 @@ import org.junit.jupiter.api.Test;
  * Eclipse Paho speaking ThingsBoard's device API on the other, a real server and Cassandra between
  * them.
  */
-class DeviceRpcIT extends ServerTestBase {
-
-  private static final ObjectMapper JSON = new ObjectMapper();
-
-  private String token;
-
-  @BeforeEach
-  void login() {
-    token = adminToken();
-  }
-
-  private String adminToken() {
-    String body = "{\"username\":\"" + ADMIN + "\",\"password\":\"" + PASSWORD + "\"}";
-    return json(post("/api/auth/login", null, body)).get("token").asText();
-  }
-
-  private static JsonNode json(HttpResponse<String> response) {
-    try {
-      return JSON.readTree(response.body());
-    } catch (IOException e) {
-      throw new UncheckedIOException(response.statusCode() + " " + response.body(), e);
-    }
-  }
+class DeviceRpcIT extends RestTestBase {
 
   private Device device() {
     String name = "rpc-" + UUID.randomUUID();
@@ -188,14 +164,7 @@ class DeviceRpcIT extends ServerTestBase {
     try (PahoDevice paho =
         new PahoDevice(mqttPort(), device.accessToken(), true)
             .answering(1, (t, p) -> "{\"rebooting\":true}")) {
-      await()
-          .atMost(Duration.ofSeconds(10))
-          .until(
-              () ->
-                  json(get("/api/rpc/persistent/" + rpcId, token))
-                      .get("status")
-                      .asText()
-                      .equals("SUCCESSFUL"));
+      awaitStatus(rpcId, "SUCCESSFUL");
       assertThat(json(get("/api/rpc/persistent/" + rpcId, token)).get("response"))
           .isEqualTo(JSON.readTree("{\"rebooting\":true}"));
       assertThat(paho.on(PahoDevice.RPC_REQUEST_PREFIX)).hasSize(1);
@@ -239,18 +208,11 @@ class DeviceRpcIT extends ServerTestBase {
 
     server.close();
     server = FieldlineServer.start(config(Files.createTempDirectory("fieldline-it-restart-")));
-    token = adminToken();
+    login();
 
     try (PahoDevice paho =
         new PahoDevice(mqttPort(), device.accessToken(), true).answering(1, (t, p) -> null)) {
-      await()
-          .atMost(Duration.ofSeconds(10))
-          .until(
-              () ->
-                  json(get("/api/rpc/persistent/" + rpcId, token))
-                      .get("status")
-                      .asText()
-                      .equals("SUCCESSFUL"));
+      awaitStatus(rpcId, "SUCCESSFUL");
       assertThat(
               JSON.readTree(paho.on(PahoDevice.RPC_REQUEST_PREFIX).get(0).payload())
                   .get("method")
@@ -278,10 +240,10 @@ class DeviceRpcIT extends ServerTestBase {
     }
   }
 
-  private HttpResponse<String> delete(String path) {
-    return send(
-        java.net.http.HttpRequest.newBuilder(uri(path))
-            .header("X-Authorization", "Bearer " + token)
-            .DELETE());
+  private void awaitStatus(String rpcId, String status) {
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () -> json(get("/api/rpc/persistent/" + rpcId)).get("status").asText().equals(status));
   }
 }

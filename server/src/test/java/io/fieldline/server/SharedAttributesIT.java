@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.hivemq.client.mqtt.MqttGlobalPublishFilter;
 import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
@@ -13,15 +12,12 @@ import com.hivemq.client.mqtt.mqtt5.message.publish.Mqtt5Publish;
 import io.fieldline.common.Device;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,18 +25,9 @@ import org.junit.jupiter.api.Test;
  * subscribed device (Eclipse Paho, MQTT 3.1.1; HiveMQ client, MQTT 5), in order and once, and the
  * device's attribute requests answered in ThingsBoard's forms.
  */
-class SharedAttributesIT extends ServerTestBase {
+class SharedAttributesIT extends RestTestBase {
 
-  private static final ObjectMapper JSON = new ObjectMapper();
   private static final String ATTRIBUTES = "v1/devices/me/attributes";
-
-  private String token;
-
-  @BeforeEach
-  void login() throws IOException {
-    String body = "{\"username\":\"" + ADMIN + "\",\"password\":\"" + PASSWORD + "\"}";
-    token = JSON.readTree(post("/api/auth/login", null, body).body()).get("token").asText();
-  }
 
   private Device device() {
     String name = "attr-" + UUID.randomUUID();
@@ -51,17 +38,12 @@ class SharedAttributesIT extends ServerTestBase {
     return "/api/plugins/telemetry/DEVICE/" + device.id();
   }
 
-  private static JsonNode json(String text) {
+  private static JsonNode parse(String text) {
     try {
       return JSON.readTree(text);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-  }
-
-  private HttpResponse<String> delete(String path) {
-    return send(
-        HttpRequest.newBuilder(uri(path)).header("X-Authorization", "Bearer " + token).DELETE());
   }
 
   @Test
@@ -90,10 +72,10 @@ class SharedAttributesIT extends ServerTestBase {
       await().atMost(Duration.ofSeconds(5)).until(() -> subscribed.on(ATTRIBUTES).size() >= 3);
       List<PahoDevice.Received> pushes = subscribed.on(ATTRIBUTES);
       assertThat(pushes).hasSize(3);
-      assertThat(json(pushes.get(0).payload()))
-          .isEqualTo(json("{\"fw\":\"1.2.0\",\"cfg\":{\"period\":30}}"));
-      assertThat(json(pushes.get(1).payload())).isEqualTo(json("{\"period\":60}"));
-      assertThat(json(pushes.get(2).payload())).isEqualTo(json("{\"deleted\":[\"fw\"]}"));
+      assertThat(parse(pushes.get(0).payload()))
+          .isEqualTo(parse("{\"fw\":\"1.2.0\",\"cfg\":{\"period\":30}}"));
+      assertThat(parse(pushes.get(1).payload())).isEqualTo(parse("{\"period\":60}"));
+      assertThat(parse(pushes.get(2).payload())).isEqualTo(parse("{\"deleted\":[\"fw\"]}"));
       assertThat(other.on(ATTRIBUTES)).isEmpty();
     }
   }
@@ -117,15 +99,15 @@ class SharedAttributesIT extends ServerTestBase {
       await()
           .atMost(Duration.ofSeconds(5))
           .until(() -> paho.on(ATTRIBUTES + "/response/").size() == 3);
-      assertThat(json(paho.on(ATTRIBUTES + "/response/1").get(0).payload()))
+      assertThat(parse(paho.on(ATTRIBUTES + "/response/1").get(0).payload()))
           .isEqualTo(
-              json(
+              parse(
                   "{\"client\":{\"serial\":\"A-1\"},\"shared\":{\"target\":21.5,\"mode\":\"eco\"}}"));
-      assertThat(json(paho.on(ATTRIBUTES + "/response/2").get(0).payload()))
-          .isEqualTo(json("{\"shared\":{\"mode\":\"eco\"}}"));
-      assertThat(json(paho.on(ATTRIBUTES + "/response/3").get(0).payload()))
+      assertThat(parse(paho.on(ATTRIBUTES + "/response/2").get(0).payload()))
+          .isEqualTo(parse("{\"shared\":{\"mode\":\"eco\"}}"));
+      assertThat(parse(paho.on(ATTRIBUTES + "/response/3").get(0).payload()))
           .isEqualTo(
-              json(
+              parse(
                   "{\"client\":{\"serial\":\"A-1\",\"battery\":97},"
                       + "\"shared\":{\"target\":21.5,\"mode\":\"eco\"}}"));
     }
@@ -152,8 +134,8 @@ class SharedAttributesIT extends ServerTestBase {
       Optional<Mqtt5Publish> push = publishes.receive(5, TimeUnit.SECONDS);
       assertThat(push).isPresent();
       assertThat(push.get().getTopic().toString()).isEqualTo(ATTRIBUTES);
-      assertThat(json(new String(push.get().getPayloadAsBytes(), StandardCharsets.UTF_8)))
-          .isEqualTo(json("{\"led\":true}"));
+      assertThat(parse(new String(push.get().getPayloadAsBytes(), StandardCharsets.UTF_8)))
+          .isEqualTo(parse("{\"led\":true}"));
     } finally {
       client.disconnect();
     }

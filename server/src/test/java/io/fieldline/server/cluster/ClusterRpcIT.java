@@ -137,14 +137,7 @@ class ClusterRpcIT {
     try (PahoDevice paho =
         new PahoDevice(n2.mqttPort(), device.token(), true)
             .answering(1, (topic, request) -> "{\"done\":true}")) {
-      await()
-          .atMost(Duration.ofSeconds(10))
-          .until(
-              () ->
-                  json(cluster.get(n1, "/api/rpc/persistent/" + rpcId))
-                      .get("status")
-                      .asText()
-                      .equals("SUCCESSFUL"));
+      awaitSuccessful(rpcId, Duration.ofSeconds(10));
       assertThat(paho.on(PahoDevice.RPC_REQUEST_PREFIX)).hasSize(1);
     }
   }
@@ -165,14 +158,7 @@ class ClusterRpcIT {
                     + "}"))
             .get("rpcId")
             .asText();
-    await()
-        .atMost(Duration.ofSeconds(10))
-        .until(
-            () ->
-                json(cluster.get(n1, "/api/rpc/persistent/" + rpcId))
-                    .get("status")
-                    .asText()
-                    .equals("SUCCESSFUL"));
+    awaitSuccessful(rpcId, Duration.ofSeconds(10));
 
     long start = System.nanoTime();
     CompletableFuture<HttpResponse<String>> call =
@@ -204,15 +190,19 @@ class ClusterRpcIT {
     try (PahoDevice onN2 =
         new PahoDevice(n2.mqttPort(), device.token(), true)
             .answering(1, (topic, request) -> null)) {
-      await()
-          .atMost(Duration.ofSeconds(20))
-          .until(
-              () ->
-                  json(cluster.get(n1, "/api/rpc/persistent/" + queued))
-                      .get("status")
-                      .asText()
-                      .equals("SUCCESSFUL"));
+      awaitSuccessful(queued, Duration.ofSeconds(20));
       assertThat(onN2.on(PahoDevice.RPC_REQUEST_PREFIX)).isNotEmpty();
     }
+  }
+
+  private void awaitSuccessful(String rpcId, Duration within) {
+    await()
+        .atMost(within)
+        .until(
+            () ->
+                json(cluster.get(n1, "/api/rpc/persistent/" + rpcId))
+                    .get("status")
+                    .asText()
+                    .equals("SUCCESSFUL"));
   }
 }
