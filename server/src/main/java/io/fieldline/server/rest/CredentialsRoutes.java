@@ -5,9 +5,7 @@ import io.fieldline.common.CredentialsRevocation;
 import io.fieldline.common.DeviceCredentials;
 import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceId;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.function.Supplier;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.PathMatchers;
@@ -40,13 +38,15 @@ final class CredentialsRoutes extends AllDirectives {
     return concat(
         path(
             PathMatchers.segment("device").slash(PathMatchers.uuidSegment()).slash("credentials"),
-            uuid -> get(() -> reply(() -> find(new DeviceId(uuid))))),
+            uuid -> get(() -> HttpJson.reply(() -> find(new DeviceId(uuid))))),
         path(
             PathMatchers.segment("device").slash("credentials"),
             () ->
                 post(
                     () ->
-                        entity(Unmarshaller.entityToString(), body -> reply(() -> replace(body))))),
+                        entity(
+                            Unmarshaller.entityToString(),
+                            body -> HttpJson.reply(() -> replace(body))))),
         path(
             PathMatchers.segment("device-with-credentials"),
             () ->
@@ -54,7 +54,7 @@ final class CredentialsRoutes extends AllDirectives {
                     () ->
                         entity(
                             Unmarshaller.entityToString(),
-                            body -> reply(() -> createWith(body))))));
+                            body -> HttpJson.reply(() -> createWith(body))))));
   }
 
   private CompletionStage<HttpResponse> find(DeviceId id) {
@@ -100,15 +100,5 @@ final class CredentialsRoutes extends AllDirectives {
                 revocation
                     .revoke(created.id())
                     .thenApply(revoked -> HttpJson.ok(JsonViews.device(created))));
-  }
-
-  private Route reply(Supplier<CompletionStage<HttpResponse>> response) {
-    CompletionStage<HttpResponse> stage;
-    try {
-      stage = response.get();
-    } catch (RuntimeException e) {
-      stage = CompletableFuture.failedFuture(e);
-    }
-    return completeWithFuture(stage.exceptionally(HttpJson::failure));
   }
 }
