@@ -3,6 +3,7 @@ package io.fieldline.perf.rpc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -37,7 +38,7 @@ class RoundTripStatsTest {
     RoundTripStats stats = new RoundTripStats().window("cold", 0, 2).window("warm", 2, 4);
     long t0 = 50_000L;
 
-    stats.record(t0, 200, true, 40 * MS);
+    stats.record(t0, 200, true, 60 * MS);
     stats.record(t0 + 1_999, 200, true, 30 * MS);
     stats.record(t0 + 2_000, 200, true, 2 * MS);
     stats.record(t0 + 3_500, 504, false, 10 * MS);
@@ -57,5 +58,8 @@ class RoundTripStatsTest {
         .containsEntry("answeredPerSecond", 0.5);
     assertThat(stats.meanAnsweredPerSecond(0, 2)).isEqualTo(1.0);
     assertThat(stats.firstCallMillis()).isEqualTo(t0);
+    assertThat(stats.describe().get("slowPerSecond")).isEqualTo(List.of(1L));
+    assertThat(stats.describe().get("maxMicrosPerSecond"))
+        .isEqualTo(List.of(60_000L, 30_000L, 2_000L));
   }
 }
