@@ -100,7 +100,7 @@ public final class RpcReport {
     row(md, "round trip p50 / p95 / p99 / p99.9 / max ms, all calls", p -> latency(p, null));
     row(md, "round trip p50 / p95 / p99 / p99.9 / max ms, cold", p -> latency(p, "cold"));
     row(md, "round trip p50 / p95 / p99 / p99.9 / max ms, warm", p -> latency(p, "warm"));
-    row(md, "target: warm p99 ≤ 50 ms and 0 lost", RpcReport::target);
+    row(md, "target: warm p99 ≤ 50 ms, 0 lost over the whole run", RpcReport::target);
     row(md, "CPU cores, cold: server(s) / Cassandra / generator / machine", p -> cpu(p, "cold"));
     row(md, "CPU cores, warm: server(s) / Cassandra / generator / machine", p -> cpu(p, "warm"));
     row(md, "max RSS MiB: server(s)", this::rss);

@@ -71,7 +71,8 @@ class RpcReportTest {
     assertThat(md).contains("| Fieldline, 1 node | 2-node cluster, devices on node 2");
     assertThat(md)
         .contains(
-            "| target: warm p99 ≤ 50 ms and 0 lost | met | missed: p99 10.0 ms over, 3 lost |");
+            "| target: warm p99 ≤ 50 ms, 0 lost over the whole run | met | missed: p99 10.0 ms"
+                + " over, 3 lost |");
     assertThat(md)
         .contains(
             "| lost (by HTTP status; 0 = no answer) | 0 | 3 (0: 1, 504: 1, 200 with a wrong echo:"
