@@ -5,7 +5,7 @@
 # messages are forwarded to their owner over gRPC), and against Mosquitto and HiveMQ CE (no storage);
 # one summary, appended to docs/performance.md.
 #
-#   bench/run.sh DevicesAtRate | MaxThroughput | ConnectionStorm | ColdStart
+#   bench/run.sh DevicesAtRate | MaxThroughput | ConnectionStorm | ColdStart | RpcRoundTrip
 #
 # ColdStart: DevicesAtRate on a freshly started Fieldline (new data directory: cold JVM, cold
 # Cassandra). The Gatling JVM is started with the server and waits for the device file; devices are
@@ -13,6 +13,18 @@
 # Nothing is left out: the first COLD seconds from the first connection are reported as "cold", the
 # next COLD seconds as "warm" (also the steady window of the main table). Defaults differ: DEVICES
 # 1000, DURATION 2 × COLD, PHASES "fieldline" (raw is never run: it would find a warm Cassandra).
+#
+# RpcRoundTrip: server-side two-way RPC (issue #14). DEVICES devices connect and answer every RPC
+# request at once (respondToRpc: subscribe to v1/devices/me/rpc/request/+, answer on .../response/n
+# with an echo of the request); SETTLE s after the last connect a REST caller in the same Gatling run
+# starts RPC_RATE calls/s of POST /api/rpc/twoway/{id} (open model, devices round-robin, timeout
+# RPC_TIMEOUT ms) for DURATION s, each checked for 200 and its own echo. Reported (RpcReport): round
+# trip p50/p95/p99/p99.9/max over all calls, over the first COLD s of calls (fresh server: the run
+# starts one) and over the rest; calls lost by status; answered/s and the downlink rate (requests
+# the devices received per second); CPU per process. Phases: fieldline (one node) and cluster
+# (CLUSTER_NODES >= 2 nodes: every device connects to node 2, every call goes to node 1, so each
+# request and answer crosses the cluster). Defaults differ: DEVICES 1000, DURATION 2 × COLD,
+# PHASES "fieldline cluster"; KEYS, QOS, RATE do not apply.
 #
 # Environment (defaults in brackets):
 #   DEVICES [2000]       devices (one MQTT connection each; at most 15000 and the open-files limit)
@@ -34,7 +46,11 @@
 #                        socket is closed at once without DISCONNECT; every device reconnects at once,
 #                        retrying each second while refused, and publishes for DURATION s more;
 #                        reports the time until every device publishes again and CONNACK refusals)
-#   COLD [60]            ColdStart: seconds of the cold window (then COLD seconds of warm)
+#   COLD [60]            ColdStart: seconds of the cold window (then COLD seconds of warm);
+#                        RpcRoundTrip: the first COLD seconds of calls
+#   RPC_RATE [500]       RpcRoundTrip: two-way calls per second
+#   RPC_TIMEOUT [10000]  RpcRoundTrip: each call's "timeout" (ms); the server answers 504 after it
+#   SETTLE [5]           RpcRoundTrip: seconds between the last device's connect and the first call
 #   WARMUP [30]          seconds after the ramp left out of the steady window (JIT, token lookups)
 #   PHASES ["fieldline raw mosquitto"]  which phases to run, in this order:
 #                        fieldline locust raw cluster mosquitto hivemq
@@ -84,9 +100,9 @@ root=$(pwd)
 
 scenario=${1:-}
 case "$scenario" in
-  DevicesAtRate | MaxThroughput | ConnectionStorm | ColdStart) ;;
+  DevicesAtRate | MaxThroughput | ConnectionStorm | ColdStart | RpcRoundTrip) ;;
   *)
-    echo "usage: bench/run.sh DevicesAtRate|MaxThroughput|ConnectionStorm|ColdStart (see the header for env)" >&2
+    echo "usage: bench/run.sh DevicesAtRate|MaxThroughput|ConnectionStorm|ColdStart|RpcRoundTrip (see the header for env)" >&2
     exit 2
     ;;
 esac
@@ -97,6 +113,14 @@ if [ "$scenario" = ColdStart ]; then
   DURATION=${DURATION:-$((2 * COLD))}
   PHASES=${PHASES:-fieldline}
 fi
+if [ "$scenario" = RpcRoundTrip ]; then
+  DEVICES=${DEVICES:-1000}
+  DURATION=${DURATION:-$((2 * COLD))}
+  PHASES=${PHASES:-fieldline cluster}
+fi
+RPC_RATE=${RPC_RATE:-500}
+RPC_TIMEOUT=${RPC_TIMEOUT:-10000}
+SETTLE=${SETTLE:-5}
 
 DEVICES=${DEVICES:-2000}
 RATE=${RATE:-1}
@@ -128,6 +152,22 @@ if [ "$DEVICES" -gt 15000 ] || [ "$DURATION" -gt 1800 ] || [ "$DEVICES" -lt 1 ];
 fi
 if [ "$scenario" = ConnectionStorm ] || [ "$scenario" = ColdStart ]; then
   PHASES=${PHASES//raw/}
+fi
+if [ "$scenario" = RpcRoundTrip ]; then
+  for phase in $PHASES; do
+    if [ "$phase" != fieldline ] && [ "$phase" != cluster ]; then
+      echo "bench: RpcRoundTrip runs the phases fieldline and cluster only (not $phase)" >&2
+      exit 2
+    fi
+  done
+  if [[ " $PHASES " == *" cluster "* ]] && [ "${CLUSTER_NODES:-2}" -lt 2 ]; then
+    echo "bench: RpcRoundTrip's cluster phase needs CLUSTER_NODES >= 2 (devices on node 2, REST on node 1)" >&2
+    exit 2
+  fi
+  if ! [[ "$RPC_RATE" =~ ^[0-9]+([.][0-9]+)?$ ]] || ! [[ "$RPC_TIMEOUT" =~ ^[0-9]+$ ]] || ! [[ "$SETTLE" =~ ^[0-9]+$ ]]; then
+    echo "bench: RPC_RATE must be a positive number, RPC_TIMEOUT (ms) and SETTLE (s) whole numbers" >&2
+    exit 2
+  fi
 fi
 if [ "$STORM" != connect ] && [ "$STORM" != reconnect ]; then
   echo "bench: STORM must be connect or reconnect" >&2
@@ -362,6 +402,7 @@ case "$scenario" in
     fi
     ;;
   ColdStart) describe="$describe × $RATE msg/s from a cold start, QoS $QOS, $KEYS keys, $DURATION s (cold: first $COLD s)" ;;
+  RpcRoundTrip) describe="$describe answering RPC, $RPC_RATE two-way calls/s over REST for $DURATION s from a cold start (cold: first $COLD s of calls)" ;;
 esac
 if [ "$TLS" = 1 ]; then
   tls_key_name="EC P-256"
@@ -371,6 +412,9 @@ fi
 command="DEVICES=$DEVICES RATE=$RATE DURATION=$DURATION RAMP=$RAMP SOURCES=$SOURCES WARMUP=$WARMUP KEYS=$KEYS QOS=$QOS RAW_MODE=$RAW_MODE PHASES=\"$PHASES\" bench/run.sh $scenario"
 if [ "$scenario" = ConnectionStorm ]; then command="STORM=$STORM HOLD=$HOLD $command"; fi
 if [ "$scenario" = ColdStart ]; then command="COLD=$COLD $command"; fi
+if [ "$scenario" = RpcRoundTrip ]; then
+  command="DEVICES=$DEVICES RPC_RATE=$RPC_RATE DURATION=$DURATION COLD=$COLD RPC_TIMEOUT=$RPC_TIMEOUT SETTLE=$SETTLE RAMP=$RAMP SOURCES=$SOURCES PHASES=\"$PHASES\" bench/run.sh $scenario"
+fi
 if [[ " $PHASES " == *" cluster "* ]]; then command="CLUSTER_NODES=$CLUSTER_NODES $command"; fi
 if [ "$TLS" = 1 ]; then command="TLS=1 TLS_KEY=$TLS_KEY TLS_CLIENT=$TLS_CLIENT $command"; fi
 {
@@ -457,10 +501,17 @@ gatling() { # phase ports [feeder]: the scenario with gatling:test against 127.0
 # Starts the Gatling run in the background (the caller goes on once its JVM is up); with
 # await_feeder=1 the simulation waits (file-system events, at most 10 min) for the feeder to appear.
 await_feeder=0
+rpc_http_url=""
 gatling_start() { # phase ports [feeder]
   local phase=$1 ports=$2 feeder=${3:-$run/devices.csv} port_arg
   # Several ports (a cluster's nodes): Gatling user i connects to the (i mod n)-th.
   if [[ "$ports" == *,* ]]; then port_arg="-Dports=$ports"; else port_arg="-Dport=$ports"; fi
+  # RpcRoundTrip: the REST caller's node, login and rate; no ledger (nothing is stored).
+  local -a scenario_args=(-Dledger="$run/$phase-ledger.csv")
+  if [ "$scenario" = RpcRoundTrip ]; then
+    scenario_args=(-DhttpUrl="$rpc_http_url" -DrestUser="$ADMIN_USER" -DrestPassword="$ADMIN_PASSWORD"
+      -DrpcRate="$RPC_RATE" -DrpcTimeout="$RPC_TIMEOUT" -Dsettle="$SETTLE")
+  fi
   log "$phase: $scenario via gatling:test (port $ports${tls_args[*]:+, TLS})"
   mvn -B -pl perf-gatling gatling:test \
     -Dgatling.simulationClass="io.fieldline.perf.simulations.$scenario" \
@@ -469,7 +520,7 @@ gatling_start() { # phase ports [feeder]
     -DratePerDevice="$RATE" -Dduration="$DURATION" -DrampConnectionsPerSec="$RAMP" \
     -Dkeys="$KEYS" -Dqos="$QOS" -Dhold="$HOLD" -Dwarmup="$WARMUP" -Dstorm="$STORM" -Dcold="$COLD" \
     -DsourceAddresses="$SOURCES" "${tls_args[@]}" \
-    -DawaitFeeder=$((await_feeder * 600)) -Dsummary="$run/$phase-summary.json" -Dledger="$run/$phase-ledger.csv" \
+    -DawaitFeeder=$((await_feeder * 600)) -Dsummary="$run/$phase-summary.json" "${scenario_args[@]}" \
     >"$run/gatling-$phase.log" 2>&1 &
   mvn_pid=$!
   gatling_pid=""
@@ -580,6 +631,7 @@ if [[ " $PHASES " == *" fieldline "* ]]; then
   if [ "$scenario" = ColdStart ]; then
     gatling_finish fieldline || true
   else
+    rpc_http_url="http://127.0.0.1:$http_port"
     gatling fieldline "$fieldline_mqtt" || true
   fi
   if [ "$JFR" = 1 ]; then
@@ -715,7 +767,13 @@ if [[ " $PHASES " == *" cluster "* ]]; then
   start_sampler "$run/cpu-cluster.txt" zookeeper "$zookeeper_pid"
   sample_metrics "$run/cluster-metrics" &
   samplers+=($!)
-  gatling cluster "$(IFS=,; echo "${node_mqtt[*]}")" "$run/cluster-devices.csv" || true
+  if [ "$scenario" = RpcRoundTrip ]; then
+    # Every device on node 2, every REST call on node 1: each request and answer crosses the cluster.
+    rpc_http_url="http://127.0.0.1:${node_http[0]}"
+    gatling cluster "${node_mqtt[1]}" "$run/cluster-devices.csv" || true
+  else
+    gatling cluster "$(IFS=,; echo "${node_mqtt[*]}")" "$run/cluster-devices.csv" || true
+  fi
   scrape_metrics "$run/cluster-metrics-"
   stop_samplers
   check_rows cluster "$cluster_cql" "$run/cluster-devices.csv"
@@ -801,7 +859,9 @@ fi
 echo "loadAfter=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$run/bench.properties"
 append_args=()
 if [ "$APPEND" = 1 ]; then append_args=(--append "$root/docs/performance.md"); fi
-if [ -n "$(echo "${PHASES//locust/}" | tr -d '[:space:]')" ]; then # some Gatling phase ran
+if [ "$scenario" = RpcRoundTrip ]; then
+  bench_java io.fieldline.perf.report.RpcReport --run-dir "$run" "${append_args[@]}" | tee "$run/summary.md"
+elif [ -n "$(echo "${PHASES//locust/}" | tr -d '[:space:]')" ]; then # some Gatling phase ran
   bench_java io.fieldline.perf.report.BenchReport --run-dir "$run" "${append_args[@]}" | tee "$run/summary.md"
 fi
 log "done: $run"

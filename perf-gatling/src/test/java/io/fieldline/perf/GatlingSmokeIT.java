@@ -13,6 +13,7 @@ import io.fieldline.perf.provision.DeviceProvisioner;
 import io.fieldline.perf.provision.ProvisionedDevice;
 import io.fieldline.perf.simulations.ConnectionStorm;
 import io.fieldline.perf.simulations.DevicesAtRate;
+import io.fieldline.perf.simulations.RpcRoundTrip;
 import io.fieldline.perf.verify.LedgerEntry;
 import io.fieldline.perf.verify.StorageCheck;
 import io.fieldline.perf.verify.StoredRowsCheck;
@@ -32,7 +33,8 @@ import org.junit.jupiter.api.TestInstance;
 /**
  * Keeps the Gatling MQTT protocol from rotting: a real Fieldline server on the module's shared
  * Cassandra, ten devices provisioned over REST, a few seconds of {@link DevicesAtRate} run
- * in-process, then every acknowledged message is looked up in {@code ts_kv}.
+ * in-process, then every acknowledged message is looked up in {@code ts_kv}; and {@link
+ * RpcRoundTrip}'s devices answering two-way RPC calls made over REST.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class GatlingSmokeIT {
@@ -155,6 +157,53 @@ class GatlingSmokeIT {
     assertThat(check.acked()).isEqualTo(acked);
     assertThat(check.storedAcked()).isEqualTo(acked);
     assertThat(check.missing()).isZero();
+  }
+
+  @Test
+  void should_answer_every_two_way_call_with_its_echo_when_devices_respond_to_rpc()
+      throws Exception {
+    DeviceProvisioner provisioner =
+        new DeviceProvisioner(URI.create("http://127.0.0.1:" + server.httpPort()));
+    String auth = provisioner.login(ADMIN, PASSWORD);
+    List<ProvisionedDevice> devices = provisioner.provision(auth, "rpc-", "rpc-token-", DEVICES, 4);
+    Path feeder = work.resolve("rpc-devices.csv");
+    DeviceProvisioner.writeFeeder(feeder, devices);
+    int rate = 20;
+    int seconds = 3;
+
+    Map<String, String> properties = new LinkedHashMap<>();
+    properties.put("port", String.valueOf(server.mqttPort()));
+    properties.put("httpUrl", "http://127.0.0.1:" + server.httpPort());
+    properties.put("restUser", ADMIN);
+    properties.put("restPassword", PASSWORD);
+    properties.put("feeder", feeder.toString());
+    properties.put("devices", String.valueOf(DEVICES));
+    properties.put("rpcRate", String.valueOf(rate));
+    properties.put("rpcTimeout", "5000");
+    properties.put("duration", String.valueOf(seconds));
+    properties.put("settle", "1");
+    properties.put("cold", "5");
+    properties.put("rampConnectionsPerSec", "20");
+    properties.put("sourceAddresses", String.valueOf(DEVICES));
+    properties.put("summary", work.resolve("rpc-summary.json").toString());
+    int status = runGatling(RpcRoundTrip.class.getName(), properties);
+
+    assertThat(status).as("Gatling exit status (assertion: no KO)").isZero();
+    JsonNode summary = new ObjectMapper().readTree(work.resolve("rpc-summary.json").toFile());
+    JsonNode calls = summary.path("rpcCalls");
+    long made = calls.path("calls").asLong();
+    assertThat(made).isEqualTo((long) rate * seconds);
+    assertThat(calls.path("answered").asLong()).isEqualTo(made);
+    assertThat(calls.path("lost").asLong()).isZero();
+    assertThat(calls.path("statuses").path("200").asLong()).isEqualTo(made);
+    assertThat(calls.path("roundTripMillis").path("count").asLong()).isEqualTo(made);
+    JsonNode responder = summary.path("rpcResponder");
+    assertThat(responder.path("requested").asLong()).isEqualTo(made);
+    assertThat(responder.path("answered").asLong()).isEqualTo(made);
+    assertThat(responder.path("answerAcked").asLong()).isEqualTo(made);
+    assertThat(responder.path("unanswerable").asLong()).isZero();
+    assertThat(summary.path("connects").asLong()).isEqualTo(DEVICES);
+    summary.path("failures").forEach(count -> assertThat(count.asLong()).isZero());
   }
 
   /** Every acknowledged message of {@code ledger} looked up row by row in the test's Cassandra. */

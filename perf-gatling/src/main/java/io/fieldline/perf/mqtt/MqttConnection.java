@@ -109,6 +109,23 @@ final class MqttConnection {
   private long waiterStartNanos;
   private @Nullable ScheduledFuture<?> waiterTimeout;
 
+  /** Completion of a QoS 1 RPC answer: counted; a failure is already counted by kind. */
+  private final AckCallback answerAcked =
+      new AckCallback() {
+        @Override
+        public void acked(MqttMessage ack, long latencyNanos) {
+          stats.rpcAnswerAcked();
+        }
+
+        @Override
+        public void failed(Failure failure, String message) {
+          // track() and closed() count the failure in stats.failures
+        }
+      };
+
+  /** QoS of the answers to RPC requests once {@code respondToRpc()} installed the responder. */
+  private @Nullable MqttQoS rpcAnswerQos;
+
   /** Epoch ms of the drop this connection replaces (0: none); cleared by the first PUBACK. */
   private long droppedAtMillis;
 
@@ -318,6 +335,17 @@ final class MqttConnection {
     }
   }
 
+  /**
+   * From now on, answers every RPC request of the server at once with {@link RpcResponder} (QoS
+   * {@code answerQos}; a QoS 1 answer is tracked to its PUBACK like any publish) instead of
+   * queueing it for {@code awaitMessage}. Call before subscribing, so that no request finds no
+   * responder.
+   */
+  void respondToRpc(MqttQoS answerQos) {
+    assert loop.inEventLoop();
+    rpcAnswerQos = answerQos;
+  }
+
   /** Completes with the oldest inbound PUBLISH not yet taken, waiting up to {@code timeout}. */
   void awaitMessage(long timeoutNanos, InboundCallback callback) {
     assert loop.inEventLoop();
@@ -425,6 +453,11 @@ final class MqttConnection {
 
   void onInbound(String topic, byte[] payload) {
     stats.inbound();
+    MqttQoS answerQos = rpcAnswerQos;
+    if (answerQos != null && RpcResponder.isRequest(topic)) {
+      answerRpc(topic, payload, answerQos);
+      return;
+    }
     InboundMessage message = new InboundMessage(topic, payload);
     InboundCallback w = waiter;
     if (w != null) {
@@ -437,6 +470,35 @@ final class MqttConnection {
       inbound.poll();
     }
     inbound.add(message);
+  }
+
+  private void answerRpc(String topic, byte[] request, MqttQoS qos) {
+    stats.rpcRequested();
+    RpcResponder.Answer answer = RpcResponder.answer(topic, request);
+    Channel ch = channel;
+    if (answer == null) {
+      stats.rpcUnanswerable();
+      return;
+    }
+    if (state != State.CONNECTED || ch == null) {
+      return;
+    }
+    int packetId = 0;
+    if (qos != MqttQoS.AT_MOST_ONCE) {
+      packetId = track(answerAcked, System.nanoTime(), -1);
+      if (packetId < 0) {
+        return;
+      }
+    }
+    stats.rpcAnswered();
+    ch.writeAndFlush(
+        MqttMessageBuilders.publish()
+            .topicName(answer.topic())
+            .qos(qos)
+            .retained(false)
+            .messageId(packetId)
+            .payload(Unpooled.wrappedBuffer(answer.payload()))
+            .build());
   }
 
   void send(MqttMessage message) {

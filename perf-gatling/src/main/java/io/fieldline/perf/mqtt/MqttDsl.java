@@ -8,6 +8,10 @@ package io.fieldline.perf.mqtt;
  * exec(mqtt("connect").connect().username("#{token}"))
  *     .exitHereIfFailed()
  *     .exec(mqtt("publish").publish("v1/devices/me/telemetry").qos(1).payload(factory));
+ * // a device answering the server's RPC requests (two-way RPC) for as long as it stays connected:
+ * exec(mqtt("connect").connect().username("#{token}"))
+ *     .exec(mqtt("rpc subscribe").respondToRpc())
+ *     .pause(Duration.ofMinutes(2));
  * }</pre>
  */
 public final class MqttDsl {

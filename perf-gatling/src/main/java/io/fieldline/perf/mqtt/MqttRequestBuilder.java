@@ -26,6 +26,17 @@ public final class MqttRequestBuilder {
     return new SubscribeActionBuilder(requestName, topicFilter, 1);
   }
 
+  /**
+   * Makes the device answer every server-side RPC request at once, for the rest of its connection:
+   * subscribes to {@code v1/devices/me/rpc/request/+} (timed SUBSCRIBE → SUBACK) and answers each
+   * request on {@code v1/devices/me/rpc/response/{n}} with {@code {"ok":true,"n":n,"request":<the
+   * request>}} on the event loop, without a Gatling action per request (see {@link
+   * RespondToRpcActionBuilder}).
+   */
+  public RespondToRpcActionBuilder respondToRpc() {
+    return new RespondToRpcActionBuilder(requestName, 1);
+  }
+
   /** Waits for the next PUBLISH from the broker; KO when none arrives within {@code timeout}. */
   public AwaitMessageActionBuilder awaitMessage(Duration timeout) {
     return new AwaitMessageActionBuilder(requestName, timeout, null);

@@ -2,13 +2,13 @@ package io.fieldline.perf.mqtt;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.fieldline.perf.stats.PerSecond;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -102,6 +102,21 @@ public final class MqttRunStats {
 
   /** TCP connected → TLS handshake complete, per TLS connection (MQTT over TLS only). */
   private final AtomicHistogram handshakeMicros = new AtomicHistogram(1, MAX_TRACKED_MICROS, 3);
+
+  /** RPC requests that reached a device with a responder ({@code respondToRpc()}). */
+  private final LongAdder rpcRequested = new LongAdder();
+
+  /** The same per second: the downlink rate of an RPC run. */
+  private final AtomicLongArray rpcRequestedPerSecond = new AtomicLongArray(MAX_SECONDS);
+
+  /** Answers written (QoS 0 and 1). */
+  private final LongAdder rpcAnswered = new LongAdder();
+
+  /** QoS 1 answers the broker acknowledged. */
+  private final LongAdder rpcAnswerAcked = new LongAdder();
+
+  /** Requests on a topic whose last level is no request id: not answered. */
+  private final LongAdder rpcUnanswerable = new LongAdder();
 
   /** Completed TLS handshakes by negotiated protocol and cipher suite ("TLSv1.3 TLS_AES_…"). */
   private final Map<String, LongAdder> tlsSessions = new ConcurrentHashMap<>();
@@ -226,6 +241,33 @@ public final class MqttRunStats {
     inbound.increment();
   }
 
+  void rpcRequested() {
+    rpcRequested.increment();
+    rpcRequestedPerSecond.incrementAndGet(secondIndex());
+  }
+
+  void rpcAnswered() {
+    rpcAnswered.increment();
+  }
+
+  void rpcAnswerAcked() {
+    rpcAnswerAcked.increment();
+  }
+
+  void rpcUnanswerable() {
+    rpcUnanswerable.increment();
+  }
+
+  /** RPC requests received by responding devices so far. */
+  public long rpcRequestedCount() {
+    return rpcRequested.sum();
+  }
+
+  /** RPC answers written so far. */
+  public long rpcAnsweredCount() {
+    return rpcAnswered.sum();
+  }
+
   static int bucketOf(long micros) {
     for (int i = 0; i < BUCKET_BOUNDS_MICROS.length; i++) {
       if (micros < BUCKET_BOUNDS_MICROS[i]) {
@@ -318,6 +360,13 @@ public final class MqttRunStats {
     Map<String, Long> refused = new TreeMap<>();
     refusals.forEach((code, count) -> refused.put(code, count.sum()));
     json.put("connackRefusals", refused);
+    Map<String, Object> rpc = new LinkedHashMap<>();
+    rpc.put("requested", rpcRequested.sum());
+    rpc.put("answered", rpcAnswered.sum());
+    rpc.put("answerAcked", rpcAnswerAcked.sum());
+    rpc.put("unanswerable", rpcUnanswerable.sum());
+    json.put("rpcResponder", rpc);
+    json.put("rpcRequestedPerSecond", series(rpcRequestedPerSecond));
     json.put("drops", drops.sum());
     json.put("resumeAfterDropMillis", percentiles(resumeMillis.copy(), 1));
     try {
@@ -360,17 +409,7 @@ public final class MqttRunStats {
   }
 
   private static List<Long> series(AtomicLongArray perSecond) {
-    int last = -1;
-    for (int i = 0; i < perSecond.length(); i++) {
-      if (perSecond.get(i) != 0) {
-        last = i;
-      }
-    }
-    List<Long> out = new ArrayList<>(last + 1);
-    for (int i = 0; i <= last; i++) {
-      out.add(perSecond.get(i));
-    }
-    return out;
+    return PerSecond.series(perSecond);
   }
 
   /**
@@ -378,16 +417,19 @@ public final class MqttRunStats {
    * connection attempt.
    */
   public double meanAckedPerSecond(int from, int to) {
-    int first = Math.max(0, from);
-    int last = Math.min(MAX_SECONDS, to);
-    if (last <= first) {
-      return 0;
-    }
-    long sum = 0;
-    for (int i = first; i < last; i++) {
-      sum += ackedPerSecond.get(i);
-    }
-    return sum / (double) (last - first);
+    return mean(ackedPerSecond, from, to);
+  }
+
+  /**
+   * Mean RPC requests received by the devices per second (the downlink rate) over whole seconds
+   * {@code [from, to)} counted from the first connection attempt.
+   */
+  public double meanRpcRequestedPerSecond(int from, int to) {
+    return mean(rpcRequestedPerSecond, from, to);
+  }
+
+  private static double mean(AtomicLongArray perSecond, int from, int to) {
+    return PerSecond.mean(perSecond, from, to);
   }
 
   private int secondIndex() {

@@ -7,9 +7,14 @@ import io.gatling.core.session.Session;
 import io.netty.handler.codec.mqtt.MqttMessage;
 import io.netty.handler.codec.mqtt.MqttQoS;
 import io.netty.handler.codec.mqtt.MqttSubAckMessage;
+import org.jspecify.annotations.Nullable;
 import scala.Function1;
 
-/** Subscribes to one topic filter; SUBSCRIBE → SUBACK, KO when the broker answers 0x80. */
+/**
+ * Subscribes to one topic filter; SUBSCRIBE → SUBACK, KO when the broker answers 0x80. For {@code
+ * respondToRpc()} it first installs the {@link RpcResponder} on the connection (answers at QoS
+ * {@code rpcAnswerQos}), so that no request arriving right after the SUBACK goes unanswered.
+ */
 final class SubscribeAction extends MqttAction {
 
   /** MQTT 3.1.1 §3.9.3: SUBACK return code 0x80 means the subscription was refused. */
@@ -17,16 +22,19 @@ final class SubscribeAction extends MqttAction {
 
   private final Function1<Session, Validation<String>> topicFilter;
   private final MqttQoS qos;
+  private final @Nullable MqttQoS rpcAnswerQos;
 
   SubscribeAction(
       String requestName,
       Action next,
       MqttComponents components,
       Function1<Session, Validation<String>> topicFilter,
-      MqttQoS qos) {
+      MqttQoS qos,
+      @Nullable MqttQoS rpcAnswerQos) {
     super(requestName, next, components);
     this.topicFilter = topicFilter;
     this.qos = qos;
+    this.rpcAnswerQos = rpcAnswerQos;
   }
 
   @Override
@@ -41,6 +49,9 @@ final class SubscribeAction extends MqttAction {
     String filter = resolve(topicFilter, session);
     if (filter == null) {
       return;
+    }
+    if (rpcAnswerQos != null) {
+      connection.respondToRpc(rpcAnswerQos);
     }
     connection.subscribe(
         filter,

@@ -3,6 +3,7 @@ package io.fieldline.perf.mqtt;
 import io.gatling.javaapi.core.ActionBuilder;
 import io.gatling.javaapi.core.internal.Expressions;
 import io.netty.handler.codec.mqtt.MqttQoS;
+import org.jspecify.annotations.Nullable;
 
 /** {@code mqtt("subscribe").subscribe("v1/devices/me/rpc/request/+").qos(1)}. */
 public final class SubscribeActionBuilder implements ActionBuilder {
@@ -27,14 +28,20 @@ public final class SubscribeActionBuilder implements ActionBuilder {
 
   @Override
   public io.gatling.core.action.builder.ActionBuilder asScala() {
+    return subscribe(requestName, topicFilter, MqttQoS.valueOf(qos), null);
+  }
+
+  /** A {@link SubscribeAction}; with {@code rpcAnswerQos} it installs the RPC responder first. */
+  static io.gatling.core.action.builder.ActionBuilder subscribe(
+      String requestName, String topicFilter, MqttQoS qos, @Nullable MqttQoS rpcAnswerQos) {
     var filter = Expressions.toStringExpression(topicFilter);
-    MqttQoS level = MqttQoS.valueOf(qos);
     return (ctx, next) ->
         new SubscribeAction(
             requestName,
             next,
             ctx.protocolComponentsRegistry().components(MqttProtocolKey.INSTANCE),
             filter,
-            level);
+            qos,
+            rpcAnswerQos);
   }
 }

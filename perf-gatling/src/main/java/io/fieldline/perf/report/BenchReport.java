@@ -98,15 +98,18 @@ public final class BenchReport {
     }
   }
 
-  private static @Nullable JsonNode readJson(Path file) throws IOException {
+  static @Nullable JsonNode readJson(Path file) throws IOException {
     return Files.isRegularFile(file) ? new ObjectMapper().readTree(file.toFile()) : null;
   }
 
   public static void main(String[] args) throws IOException {
     CommandLine line = CommandLine.parse(args);
-    String markdown = new BenchReport(Path.of(line.get("run-dir"))).render();
+    output(new BenchReport(Path.of(line.get("run-dir"))).render(), line.optional("append"));
+  }
+
+  /** Prints a report and, with {@code append}, adds it to the end of that file. */
+  static void output(String markdown, @Nullable String append) throws IOException {
     System.out.println(markdown);
-    String append = line.optional("append");
     if (append != null) {
       Files.writeString(
           Path.of(append),
@@ -117,9 +120,8 @@ public final class BenchReport {
     }
   }
 
-  String render() {
-    StringBuilder md = new StringBuilder();
-    int keys = Integer.parseInt(meta.getProperty("keys", "4"));
+  /** The section's heading, command, machine and load average, from bench.properties. */
+  static void heading(StringBuilder md, Properties meta) {
     md.append("### ")
         .append(meta.getProperty("scenario"))
         .append(": ")
@@ -134,6 +136,12 @@ public final class BenchReport {
         .append(" / ")
         .append(meta.getProperty("loadAfter", "?"))
         .append("\n");
+  }
+
+  String render() {
+    StringBuilder md = new StringBuilder();
+    int keys = Integer.parseInt(meta.getProperty("keys", "4"));
+    heading(md, meta);
     md.append("- Steady windows: ");
     appendWindow(md, "Fieldline", fieldline);
     appendWindow(md, "Mosquitto", mosquitto);

@@ -85,6 +85,13 @@ abstract class MqttSimulation extends Simulation {
     return Map.of();
   }
 
+  /**
+   * What the scenario adds to the run's summary; nothing by default. Called in {@link #after()}.
+   */
+  Map<String, Object> summaryExtra() {
+    return Map.of();
+  }
+
   /** What the scenario offers in messages per second (0 for a closed loop). */
   abstract double offeredPerSecond();
 
@@ -97,6 +104,7 @@ abstract class MqttSimulation extends Simulation {
     int[] window = steadyWindowSeconds();
     extra.put("steadyWindowSeconds", List.of(window[0], window[1]));
     extra.put("steadyAckedPerSecond", stats.meanAckedPerSecond(window[0], window[1]));
+    extra.putAll(summaryExtra());
     Path summary = settings.summary();
     if (summary != null) {
       stats.writeSummary(summary, extra);

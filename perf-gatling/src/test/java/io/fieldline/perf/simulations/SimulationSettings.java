@@ -289,8 +289,7 @@ public record SimulationSettings(
     return os instanceof UnixOperatingSystemMXBean unix ? unix.getMaxFileDescriptorCount() : -1;
   }
 
-  private static int intProperty(
-      String name, int defaultValue, int min, int max, List<String> errors) {
+  static int intProperty(String name, int defaultValue, int min, int max, List<String> errors) {
     String value = System.getProperty(name);
     if (value == null || value.isBlank()) {
       return defaultValue;
@@ -307,7 +306,7 @@ public record SimulationSettings(
     }
   }
 
-  private static double doubleProperty(String name, double defaultValue, List<String> errors) {
+  static double doubleProperty(String name, double defaultValue, List<String> errors) {
     String value = System.getProperty(name);
     if (value == null || value.isBlank()) {
       return defaultValue;
@@ -325,7 +324,7 @@ public record SimulationSettings(
     }
   }
 
-  private static @Nullable Path pathProperty(String name) {
+  static @Nullable Path pathProperty(String name) {
     String value = System.getProperty(name);
     return value == null || value.isBlank() ? null : Path.of(value);
   }
