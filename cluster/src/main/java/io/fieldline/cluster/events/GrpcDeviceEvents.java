@@ -185,7 +185,7 @@ public final class GrpcDeviceEvents implements DeviceEvents, AutoCloseable {
   }
 
   private RemoteRpcCallback remoteCallback(String originNodeId, long callId, ToDeviceRpc rpc) {
-    return new RemoteRpcCallback(originNodeId, callId, rpc.id(), this::sendProgress);
+    return new RemoteRpcCallback(originNodeId, callId, rpc, this::sendProgress);
   }
 
   private void sendProgress(String originNodeId, RpcProgress report) {

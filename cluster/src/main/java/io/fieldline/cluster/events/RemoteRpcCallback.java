@@ -8,7 +8,7 @@ import io.fieldline.cluster.internal.proto.RpcSent;
 import io.fieldline.cluster.internal.proto.RpcUndelivered;
 import io.fieldline.cluster.internal.proto.Uuid;
 import io.fieldline.common.rpc.RpcCallback;
-import java.util.UUID;
+import io.fieldline.common.rpc.ToDeviceRpc;
 
 /**
  * The callback a listener on this node gets for an RPC whose caller waits on another node (the
@@ -16,10 +16,15 @@ import java.util.UUID;
  * stream to it, so the reports of one RPC arrive in the order the session made them. There the
  * origin's {@link RpcCalls} passes them to the real callback.
  *
+ * <p>Only the steps the caller needs are sent: every step of a persistent request (each is a status
+ * the origin stores), but for a lightweight one only its end — {@code responded} for a two-way
+ * call, {@code delivered} for a one-way call — and {@code undelivered}, which lets the origin offer
+ * it again. That is one report per lightweight call instead of three, on the stream that also
+ * carries the node's events.
+ *
  * <p>Fire-and-forget: a report that cannot be sent, or is not answered in time, is counted and
  * logged by the sender; the caller then gets no more progress and its RPC times out. Whether the
- * call is settled is the real callback's business, so every step is sent. Thread-safe, never
- * blocks.
+ * call is settled is the real callback's business. Thread-safe, never blocks.
  */
 final class RemoteRpcCallback implements RpcCallback {
 
@@ -32,23 +37,31 @@ final class RemoteRpcCallback implements RpcCallback {
   private final String originNodeId;
   private final long callId;
   private final Uuid rpcId;
+  private final boolean persistent;
+  private final boolean oneway;
   private final ProgressSender sender;
 
-  RemoteRpcCallback(String originNodeId, long callId, UUID rpcId, ProgressSender sender) {
+  RemoteRpcCallback(String originNodeId, long callId, ToDeviceRpc rpc, ProgressSender sender) {
     this.originNodeId = originNodeId;
     this.callId = callId;
-    this.rpcId = MessageCodec.uuid(rpcId);
+    this.rpcId = MessageCodec.uuid(rpc.id());
+    this.persistent = rpc.persistent();
+    this.oneway = rpc.oneway();
     this.sender = sender;
   }
 
   @Override
   public void sent() {
-    report(report().setSent(RpcSent.getDefaultInstance()));
+    if (persistent) {
+      report(report().setSent(RpcSent.getDefaultInstance()));
+    }
   }
 
   @Override
   public void delivered() {
-    report(report().setDelivered(RpcDelivered.getDefaultInstance()));
+    if (persistent || oneway) {
+      report(report().setDelivered(RpcDelivered.getDefaultInstance()));
+    }
   }
 
   @Override

@@ -125,7 +125,7 @@ class DeviceEventsIT {
             "setGpio",
             "{\"pin\":4}",
             false,
-            false,
+            true, // persistent: every step is reported (a lightweight call only its end)
             timeoutMillis,
             0,
             0,

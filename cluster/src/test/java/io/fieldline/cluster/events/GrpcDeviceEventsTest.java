@@ -260,7 +260,7 @@ class GrpcDeviceEventsTest {
     b.local()
         .subscribe(DEVICE, event -> event instanceof DeviceEvent.RpcRequested r && taken.add(r));
     RecordingCallback caller = new RecordingCallback();
-    DeviceEvent.RpcRequested request = rpc(10_000, caller);
+    DeviceEvent.RpcRequested request = rpc(10_000, 60_000, true, caller);
 
     assertThat(publish(a, request)).isEqualTo(1);
     assertThat(taken).hasSize(1);
@@ -389,6 +389,23 @@ class GrpcDeviceEventsTest {
   }
 
   @Test
+  void should_report_only_the_end_of_a_lightweight_rpc() throws IOException {
+    Node a = node("a");
+    Node b = node("b");
+    List<RpcCallback> remote = takeRpcs(b);
+    RecordingCallback caller = new RecordingCallback();
+    publish(a, rpc(10_000, caller));
+
+    remote.get(0).sent();
+    remote.get(0).delivered();
+    remote.get(0).responded("{\"ok\":true}");
+
+    await().atMost(TIMEOUT).until(() -> caller.steps.size() == 1);
+    assertThat(caller.steps).containsExactly("responded:{\"ok\":true}");
+    assertThat(b.metrics().progressReportsSent(EventSendOutcome.ANSWERED)).isEqualTo(1);
+  }
+
+  @Test
   void should_drop_the_report_when_the_callers_node_left() throws IOException {
     Node a = node("a");
     Node b = node("b");
@@ -396,7 +413,7 @@ class GrpcDeviceEventsTest {
     publish(a, rpc(60_000, new RecordingCallback()));
 
     members.remove("a");
-    remote.get(0).sent();
+    remote.get(0).responded("{}");
 
     assertThat(b.metrics().progressReportsSent(EventSendOutcome.DROPPED)).isEqualTo(1);
   }
