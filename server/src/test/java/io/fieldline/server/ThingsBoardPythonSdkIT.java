@@ -119,14 +119,21 @@ class ThingsBoardPythonSdkIT extends ServerTestBase {
     return JSON.readTree(post("/api/auth/login", null, body).body()).get("token").asText();
   }
 
-  private static Path virtualEnvironment() throws IOException, InterruptedException {
+  // Installed once per run: both tests use the same environment.
+  private static boolean installed;
+
+  private static synchronized Path virtualEnvironment() throws IOException, InterruptedException {
     Path python = VENV.resolve("bin").resolve("python");
+    if (installed) {
+      return python;
+    }
     if (!Files.isExecutable(python)) {
       Result created = run(List.of("python3", "-m", "venv", VENV.toString()), 120);
       assertThat(created.exitCode()).as(created.output()).isZero();
     }
-    Result installed = run(List.of(python.toString(), "-m", "pip", "install", "--quiet", SDK), 300);
-    assertThat(installed.exitCode()).as(installed.output()).isZero();
+    Result install = run(List.of(python.toString(), "-m", "pip", "install", "--quiet", SDK), 300);
+    assertThat(install.exitCode()).as(install.output()).isZero();
+    installed = true;
     return python;
   }
 

@@ -14,7 +14,6 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.function.Supplier;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
@@ -80,7 +79,7 @@ final class RpcRoutes extends AllDirectives {
           try {
             request = RpcJson.request(body, device, oneway, rpc.config(), now);
           } catch (IllegalArgumentException e) {
-            return reply(() -> CompletableFuture.failedFuture(e));
+            return HttpJson.reply(() -> CompletableFuture.failedFuture(e));
           }
           // The HTTP request lives as long as the call may wait, past the server's default.
           Duration wait =
@@ -89,7 +88,7 @@ final class RpcRoutes extends AllDirectives {
           return withRequestTimeout(
               wait,
               () ->
-                  reply(
+                  HttpJson.reply(
                       () ->
                           HttpJson.withDevice(
                               registry, device, found -> start(request, timeoutStatus))));
@@ -135,15 +134,16 @@ final class RpcRoutes extends AllDirectives {
                         get(
                             () ->
                                 parameterMap(
-                                    params -> reply(() -> list(new DeviceId(uuid), params))))),
+                                    params ->
+                                        HttpJson.reply(() -> list(new DeviceId(uuid), params))))),
                 path(
                     PathMatchers.uuidSegment(),
                     uuid ->
                         concat(
-                            get(() -> reply(() -> find(uuid))),
+                            get(() -> HttpJson.reply(() -> find(uuid))),
                             delete(
                                 () ->
-                                    reply(
+                                    HttpJson.reply(
                                         () ->
                                             rpc.delete(uuid)
                                                 .thenApply(
@@ -182,9 +182,5 @@ final class RpcRoutes extends AllDirectives {
               node.put("hasNext", found.hasNext());
               return HttpJson.ok(node);
             });
-  }
-
-  private static Route reply(Supplier<CompletionStage<HttpResponse>> response) {
-    return HttpJson.reply(response);
   }
 }
