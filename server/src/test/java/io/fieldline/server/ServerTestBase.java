@@ -22,7 +22,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
@@ -30,8 +29,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * Starts one real Fieldline server per test class against the module's shared Cassandra child JVM
- * (one keyspace per class), on free ports of 127.0.0.1.
+ * Starts one real Fieldline server per test class against the module's shared Cassandra child JVM,
+ * on free ports of 127.0.0.1, on the {@linkplain ItKeyspace shared keyspace} emptied for the class.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class ServerTestBase {
@@ -53,7 +52,7 @@ abstract class ServerTestBase {
   @BeforeAll
   void startServer() throws IOException {
     cassandra = SharedCassandra.get();
-    keyspace = "it_" + getClass().getSimpleName().toLowerCase(Locale.ROOT);
+    keyspace = ItKeyspace.fresh(cassandra);
     Path dataDir = Files.createTempDirectory("fieldline-it-");
     server = FieldlineServer.start(config(dataDir));
     cql =

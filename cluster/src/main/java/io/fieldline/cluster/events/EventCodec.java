@@ -4,13 +4,17 @@ import io.fieldline.cluster.forward.MessageCodec;
 import io.fieldline.cluster.internal.proto.AttributeEntry;
 import io.fieldline.cluster.internal.proto.AttributesDeletedEvent;
 import io.fieldline.cluster.internal.proto.AttributesUpdatedEvent;
+import io.fieldline.cluster.internal.proto.DataWatchedEvent;
 import io.fieldline.cluster.internal.proto.Event;
 import io.fieldline.cluster.internal.proto.RpcRequestedEvent;
 import io.fieldline.cluster.internal.proto.RpcSubscribedEvent;
 import io.fieldline.cluster.internal.proto.Scope;
+import io.fieldline.cluster.internal.proto.TelemetryStoredEvent;
+import io.fieldline.cluster.internal.proto.TsKeyValue;
 import io.fieldline.common.AttributeKvEntry;
 import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.TsKvEntry;
 import io.fieldline.common.events.DeviceEvent;
 import io.fieldline.common.rpc.RpcCallback;
 import io.fieldline.common.rpc.ToDeviceRpc;
@@ -41,7 +45,7 @@ final class EventCodec {
    */
   static Event event(DeviceEvent event, String originNodeId, long callId) {
     Event.Builder message = Event.newBuilder().setDeviceId(MessageCodec.uuid(event.deviceId()));
-    // Java 17: no pattern switch; DeviceEvent is sealed to these four records.
+    // Java 17: no pattern switch; DeviceEvent is sealed to these records.
     if (event instanceof DeviceEvent.AttributesUpdated updated) {
       AttributesUpdatedEvent.Builder body =
           AttributesUpdatedEvent.newBuilder().setScope(scope(updated.scope()));
@@ -61,6 +65,16 @@ final class EventCodec {
       message.setRpcRequested(rpc(requested.rpc(), originNodeId, callId));
     } else if (event instanceof DeviceEvent.RpcSubscribed) {
       message.setRpcSubscribed(RpcSubscribedEvent.getDefaultInstance());
+    } else if (event instanceof DeviceEvent.TelemetryStored stored) {
+      TelemetryStoredEvent.Builder body = TelemetryStoredEvent.newBuilder();
+      for (TsKvEntry entry : stored.entries()) {
+        body.addEntries(
+            TsKeyValue.newBuilder().setTs(entry.ts()).setKv(MessageCodec.keyValue(entry.kv())));
+      }
+      message.setTelemetryStored(body);
+    } else if (event instanceof DeviceEvent.DataWatched watched) {
+      message.setDataWatched(
+          DataWatchedEvent.newBuilder().setNodeId(watched.nodeId()).setWatched(watched.watched()));
     } else {
       throw new IllegalArgumentException("unknown event type " + event.getClass());
     }
@@ -133,6 +147,16 @@ final class EventCodec {
             device, rpc, callbacks.callback(body.getOriginNodeId(), body.getCallId(), rpc));
       }
       case RPC_SUBSCRIBED -> new DeviceEvent.RpcSubscribed(device);
+      case TELEMETRY_STORED -> {
+        List<TsKvEntry> entries = new ArrayList<>(message.getTelemetryStored().getEntriesCount());
+        for (TsKeyValue entry : message.getTelemetryStored().getEntriesList()) {
+          entries.add(new TsKvEntry(entry.getTs(), MessageCodec.kvEntry(entry.getKv())));
+        }
+        yield new DeviceEvent.TelemetryStored(device, entries);
+      }
+      case DATA_WATCHED ->
+          new DeviceEvent.DataWatched(
+              device, message.getDataWatched().getNodeId(), message.getDataWatched().getWatched());
       case KIND_NOT_SET -> throw new IllegalArgumentException("event without a kind");
     };
   }

@@ -10,6 +10,7 @@ import io.fieldline.common.AttributeKvEntry;
 import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.KvEntry;
+import io.fieldline.common.TsKvEntry;
 import io.fieldline.common.events.DeviceEvent;
 import io.fieldline.common.rpc.RpcCallback;
 import io.fieldline.common.rpc.ToDeviceRpc;
@@ -50,6 +51,27 @@ class EventCodecTest {
                 new AttributeKvEntry(5L, KvEntry.json("j", "{\"a\":[1,2]}"))));
 
     assertThat(roundTrip(event, 0)).isEqualTo(event);
+  }
+
+  @Test
+  void should_keep_timestamps_and_values_in_order_when_telemetry_was_stored() throws Exception {
+    DeviceEvent event =
+        new DeviceEvent.TelemetryStored(
+            DEVICE,
+            List.of(
+                new TsKvEntry(1_700_000_000_002L, KvEntry.of("t", 21.5)),
+                new TsKvEntry(1_700_000_000_001L, KvEntry.of("t", 21L)),
+                new TsKvEntry(1_700_000_000_001L, KvEntry.json("j", "{\"a\":1}"))));
+
+    assertThat(roundTrip(event, 0)).isEqualTo(event);
+  }
+
+  @Test
+  void should_keep_the_node_and_both_directions_when_data_is_watched() throws Exception {
+    for (boolean watched : new boolean[] {true, false}) {
+      DeviceEvent event = new DeviceEvent.DataWatched(DEVICE, "node-b", watched);
+      assertThat(roundTrip(event, 0)).isEqualTo(event);
+    }
   }
 
   @Test

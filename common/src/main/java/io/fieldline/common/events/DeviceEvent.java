@@ -3,6 +3,7 @@ package io.fieldline.common.events;
 import io.fieldline.common.AttributeKvEntry;
 import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.TsKvEntry;
 import io.fieldline.common.rpc.RpcCallback;
 import io.fieldline.common.rpc.ToDeviceRpc;
 import java.util.List;
@@ -10,17 +11,18 @@ import java.util.Objects;
 
 /**
  * Something that happened to a device that the device's subscribers on any node may need: its MQTT
- * session (shared-attribute pushes, server-side RPC) and, later, live WebSocket subscriptions. Sent
- * through {@link DeviceEvents}, the one path from "this changed" to "whoever listens to this device
- * hears it", on one node or across a cluster.
+ * session (shared-attribute pushes, server-side RPC) and live WebSocket subscriptions (stored
+ * telemetry and attributes). Sent through {@link DeviceEvents}, the one path from "this changed" to
+ * "whoever listens to this device hears it", on one node or across a cluster.
  */
 public sealed interface DeviceEvent {
 
   DeviceId deviceId();
 
   /**
-   * Attributes of one scope were stored (REST for {@code SHARED_SCOPE} and {@code SERVER_SCOPE}).
-   * Published only once the write completed.
+   * Attributes of one scope were stored: {@code SHARED_SCOPE} and {@code SERVER_SCOPE} from REST,
+   * {@code CLIENT_SCOPE} from the device (the latter only while someone watches the device's data,
+   * see {@link DataWatched}). Published only once the write completed.
    *
    * @param entries the values written, with their update time
    */
@@ -64,6 +66,36 @@ public sealed interface DeviceEvent {
   record RpcSubscribed(DeviceId deviceId) implements DeviceEvent {
     public RpcSubscribed {
       Objects.requireNonNull(deviceId, "deviceId");
+    }
+  }
+
+  /**
+   * Time-series values of the device were stored (the write its acknowledgement waits for has
+   * completed). Published only while someone in the cluster watches the device's data ({@link
+   * DataWatched}): for most devices, most of the time, nobody does and nothing is published.
+   *
+   * @param entries the values written, in the device's order
+   */
+  record TelemetryStored(DeviceId deviceId, List<TsKvEntry> entries) implements DeviceEvent {
+    public TelemetryStored {
+      Objects.requireNonNull(deviceId, "deviceId");
+      entries = List.copyOf(entries);
+    }
+  }
+
+  /**
+   * A node started ({@code watched}) or stopped watching the device's data (its {@link
+   * TelemetryStored} and client {@link AttributesUpdated} events): its first live subscription to
+   * the device was opened, or its last closed. Every node keeps who watches what, so the node that
+   * stores the device's data publishes it only when someone listens; a node announces its whole set
+   * again when the membership changes.
+   *
+   * @param nodeId the watching node's id
+   */
+  record DataWatched(DeviceId deviceId, String nodeId, boolean watched) implements DeviceEvent {
+    public DataWatched {
+      Objects.requireNonNull(deviceId, "deviceId");
+      Objects.requireNonNull(nodeId, "nodeId");
     }
   }
 }

@@ -48,7 +48,6 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterProcessIT {
 
-  private static final String KEYSPACE = "it_clusterprocessit";
   private static final String TOPIC = "v1/devices/me/telemetry";
 
   private LocalCluster cluster;
@@ -60,7 +59,7 @@ class ClusterProcessIT {
   @BeforeAll
   void startCluster() throws Exception {
     Path work = Files.createDirectories(Path.of("target", "cluster-it").toAbsolutePath());
-    cluster = new LocalCluster(SharedCassandra.get(), KEYSPACE, work);
+    cluster = new LocalCluster(SharedCassandra.get(), work);
     List<NodeProcess> nodes = cluster.start("n1", "n2", "n3");
     n1 = nodes.get(0);
     n2 = nodes.get(1);

@@ -36,7 +36,6 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterRpcIT {
 
-  private static final String KEYSPACE = "it_clusterrpcit";
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private LocalCluster cluster;
@@ -47,7 +46,7 @@ class ClusterRpcIT {
   @BeforeAll
   void startCluster() throws Exception {
     Path work = Files.createDirectories(Path.of("target", "cluster-rpc-it").toAbsolutePath());
-    cluster = new LocalCluster(SharedCassandra.get(), KEYSPACE, work);
+    cluster = new LocalCluster(SharedCassandra.get(), work);
     List<NodeProcess> nodes = cluster.start("n1", "n2", "n3");
     n1 = nodes.get(0);
     n2 = nodes.get(1);

@@ -3,7 +3,6 @@ package io.fieldline.server.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.datastax.oss.driver.api.core.CqlSession;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
@@ -17,9 +16,8 @@ import io.fieldline.cluster.ClusterNode;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.MqttBasicLogin;
-import io.fieldline.dao.cassandra.CassandraConfig;
-import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.server.FieldlineServer;
+import io.fieldline.server.ItKeyspace;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -47,13 +45,13 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class CredentialsRevocationIT {
 
-  private static final String KEYSPACE = "it_credentialsrevocationit";
   private static final String ADMIN = "admin@revocation.test";
   private static final String PASSWORD = "revocation-password-123";
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final HttpClient http = HttpClient.newHttpClient();
   private TestingServer zookeeper;
+  private String keyspace;
   private FieldlineServer a;
   private FieldlineServer b;
   private String token;
@@ -62,15 +60,8 @@ class CredentialsRevocationIT {
   void startCluster() throws Exception {
     EmbeddedCassandra cassandra = SharedCassandra.get();
     zookeeper = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, 200, -1), true);
-    Config shared = config(cassandra, "shared");
-    try (CqlSession admin =
-        CqlSession.builder()
-            .addContactPoint(cassandra.cqlAddress())
-            .withLocalDatacenter(cassandra.localDatacenter())
-            .build()) {
-      // Migrated once, before the nodes: they start on a ready schema.
-      CassandraStorage.migrateSchema(admin, CassandraConfig.from(shared));
-    }
+    // Migrated (once) and emptied before the nodes: they start on a ready schema.
+    keyspace = ItKeyspace.fresh(cassandra);
     a = FieldlineServer.start(config(cassandra, "a"));
     b = FieldlineServer.start(config(cassandra, "b"));
     await("a ring of two")
@@ -107,7 +98,7 @@ class CredentialsRevocationIT {
                     + ":"
                     + cassandra.cqlAddress().getPort()
                     + "\"",
-                "fieldline.cassandra.keyspace = " + KEYSPACE,
+                "fieldline.cassandra.keyspace = " + keyspace,
                 "fieldline.cassandra.create-schema = false",
                 "fieldline.cassandra.password-hashing.cost = 4",
                 "fieldline.cluster.zookeeper = \"" + zookeeper.getConnectString() + "\"",

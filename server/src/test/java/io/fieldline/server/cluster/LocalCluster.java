@@ -5,13 +5,11 @@ import static org.awaitility.Awaitility.await;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.typesafe.config.ConfigFactory;
 import io.fieldline.cassandra.embedded.EmbeddedCassandra;
 import io.fieldline.cluster.HashRing;
 import io.fieldline.cluster.Member;
 import io.fieldline.common.DeviceId;
-import io.fieldline.dao.cassandra.CassandraConfig;
-import io.fieldline.dao.cassandra.CassandraStorage;
+import io.fieldline.server.ItKeyspace;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -61,9 +59,10 @@ final class LocalCluster implements AutoCloseable {
   private final CqlSession cql;
   private String adminToken;
 
-  LocalCluster(EmbeddedCassandra cassandra, String keyspace, Path workDir) throws Exception {
+  LocalCluster(EmbeddedCassandra cassandra, Path workDir) throws Exception {
     this.cassandra = cassandra;
-    this.keyspace = keyspace;
+    // Migrated and emptied before the nodes start: they find it ready and start in parallel.
+    this.keyspace = ItKeyspace.fresh(cassandra);
     this.workDir = workDir;
     // 200 ms ticks: ZooKeeper accepts session timeouts down to 400 ms.
     this.zookeeper = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, 200, -1), true);
@@ -71,20 +70,6 @@ final class LocalCluster implements AutoCloseable {
         CuratorFrameworkFactory.newClient(zookeeper.getConnectString(), new RetryOneTime(100));
     reader.start();
     reader.blockUntilConnected();
-    CqlSession admin =
-        CqlSession.builder()
-            .addContactPoint(cassandra.cqlAddress())
-            .withLocalDatacenter(cassandra.localDatacenter())
-            .build();
-    try (admin) {
-      // The schema exists before the nodes start: they find it migrated and start in parallel.
-      CassandraStorage.migrateSchema(
-          admin,
-          CassandraConfig.from(
-              ConfigFactory.parseString("fieldline.cassandra.keyspace = " + keyspace)
-                  .withFallback(ConfigFactory.load())
-                  .resolve()));
-    }
     this.cql =
         CqlSession.builder()
             .addContactPoint(cassandra.cqlAddress())

@@ -7,6 +7,7 @@ import io.fieldline.cassandra.embedded.EmbeddedCassandra;
 import io.fieldline.cassandra.embedded.SharedCassandra;
 import io.fieldline.common.Device;
 import io.fieldline.server.FieldlineServer;
+import io.fieldline.server.ItKeyspace;
 import io.netty.pkitesting.CertificateBuilder;
 import io.netty.pkitesting.X509Bundle;
 import java.net.InetSocketAddress;
@@ -20,9 +21,9 @@ import javax.net.ssl.SSLContext;
 
 /**
  * A real Fieldline server for the fuzz campaign, on free ports of 127.0.0.1, against the module's
- * shared Cassandra child JVM (its own keyspace), with both MQTT listeners: plain, and TLS with a
- * certificate from a CA made for the run (Netty's pkitesting, as in MqttTlsIT). The same start as
- * the package-private ServerTestBase, which this package cannot extend.
+ * shared Cassandra child JVM (the shared test keyspace, emptied), with both MQTT listeners: plain,
+ * and TLS with a certificate from a CA made for the run (Netty's pkitesting, as in MqttTlsIT). The
+ * same start as the package-private ServerTestBase, which this package cannot extend.
  */
 final class LiveServer implements AutoCloseable {
 
@@ -37,8 +38,9 @@ final class LiveServer implements AutoCloseable {
   }
 
   /** Starts a server; {@code overrides} are HOCON paths and values on top of the test defaults. */
-  static LiveServer start(String keyspace, Map<String, Object> overrides) throws Exception {
+  static LiveServer start(Map<String, Object> overrides) throws Exception {
     EmbeddedCassandra cassandra = SharedCassandra.get();
+    String keyspace = ItKeyspace.fresh(cassandra);
     Path dir = Files.createTempDirectory("fieldline-fuzz-");
     X509Bundle ca =
         new CertificateBuilder()

@@ -73,7 +73,6 @@ class MqttFuzzIT {
     logEvents = LogEvents.count();
     server =
         LiveServer.start(
-            "it_mqttfuzzit",
             Map.of(
                 "fieldline.mqtt.worker-threads", WORKER_THREADS,
                 // All fuzz traffic comes from 127.0.0.1: the per-address budgets (PreAuthLimitsIT
