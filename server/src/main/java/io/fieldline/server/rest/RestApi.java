@@ -8,6 +8,7 @@ import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.server.rpc.RpcService;
+import io.fieldline.server.ws.WsRoutes;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
@@ -18,10 +19,11 @@ import org.apache.pekko.http.javadsl.server.Route;
 
 /**
  * The whole HTTP surface: {@code /health/*} and {@code /metrics} (open), {@code /api/auth/*}
- * (credentials in the body), everything else under {@code /api} behind a bearer token. Shapes
- * follow ThingsBoard's REST API; see docs/rest-api.md. Around all of it: the CORS policy, request
- * bodies limited to {@link RestConfig#maxBodyBytes()} (413), JSON error bodies for Pekko's own
- * rejections, and every 4xx answer counted and logged ({@link RejectedRequests}).
+ * (credentials in the body), the WebSocket API under {@code /api/ws} (its token in the first
+ * message or the legacy query parameter), everything else under {@code /api} behind a bearer token.
+ * Shapes follow ThingsBoard's REST API; see docs/rest-api.md. Around all of it: the CORS policy,
+ * request bodies limited to {@link RestConfig#maxBodyBytes()} (413), JSON error bodies for Pekko's
+ * own rejections, and every 4xx answer counted and logged ({@link RejectedRequests}).
  */
 public final class RestApi extends AllDirectives {
 
@@ -50,6 +52,7 @@ public final class RestApi extends AllDirectives {
   private final OpsRoutes ops;
   private final RpcRoutes rpc;
   private final Cors cors;
+  private final WsRoutes websockets;
   private final long maxBodyBytes;
 
   public RestApi(
@@ -67,7 +70,8 @@ public final class RestApi extends AllDirectives {
       RpcService rpc,
       Supplier<CompletionStage<Boolean>> readiness,
       PrometheusMeterRegistry prometheus,
-      RestConfig config) {
+      RestConfig config,
+      WsRoutes websockets) {
     LoginThrottle throttle = new LoginThrottle(config, System::nanoTime);
     this.auth =
         new AuthRoutes(
@@ -81,6 +85,7 @@ public final class RestApi extends AllDirectives {
     this.rejected = new RejectedRequests(prometheus);
     this.ops = new OpsRoutes(readiness, prometheus);
     this.rpc = new RpcRoutes(rpc, registry);
+    this.websockets = websockets;
   }
 
   public Route routes() {
@@ -104,6 +109,8 @@ public final class RestApi extends AllDirectives {
                 // Rejections answered here: a rejected login (body too large) must not fall
                 // through to the token check below and become a 401.
                 pathPrefix("auth", () -> handleRejections(JSON_REJECTIONS, auth::routes)),
+                // Authenticated by their first message (or the legacy ?token=), not the header.
+                websockets.routes(),
                 auth.authenticated(
                     user ->
                         concat(
