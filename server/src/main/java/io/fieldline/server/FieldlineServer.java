@@ -24,6 +24,9 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -103,7 +106,7 @@ public final class FieldlineServer implements AutoCloseable {
     storage = storageTier;
     LocalDeviceEvents localEvents = new LocalDeviceEvents();
     // The device actors write through it: what they store for watched devices is published.
-    LiveData live = new LiveData(clusterConfig.nodeId(), localEvents);
+    LiveData live = new LiveData(clusterConfig.nodeId(), localEvents, wsConfig.watchRefresh());
     DeviceTier devices =
         DeviceTier.start(
             root,
@@ -126,6 +129,7 @@ public final class FieldlineServer implements AutoCloseable {
     DeviceEvents events = clusterTier.events(localEvents);
     live.useEvents(events);
     clusterTier.onMembersChanged(live::membersChanged);
+    scheduleRefresh(live);
     MqttTier mqttTier =
         MqttTier.start(
             mqttConfig,
@@ -172,6 +176,20 @@ public final class FieldlineServer implements AutoCloseable {
               serverConfig.dataDir());
     }
     clusterTier.join(mqttTier.server().port(), httpTier.port(), stops);
+  }
+
+  /** Announces the watched devices again now and then (repairs a lost announcement). */
+  private void scheduleRefresh(LiveData live) {
+    ScheduledExecutorService refresher =
+        Executors.newSingleThreadScheduledExecutor(
+            task -> {
+              Thread thread = new Thread(task, "fieldline-live-refresh");
+              thread.setDaemon(true);
+              return thread;
+            });
+    long every = live.refreshInterval().toMillis();
+    refresher.scheduleWithFixedDelay(live::refresh, every, every, TimeUnit.MILLISECONDS);
+    stops.add("live data refresh", refresher::shutdownNow);
   }
 
   private void bindJvmMetrics() {

@@ -46,6 +46,15 @@ record HttpTier(ServerBinding binding) {
       StopSteps stops) {
     JwtTokens tokens =
         new JwtTokens(jwtSecret, config.tokenTtl(), config.refreshTokenTtl(), Clock.systemUTC());
+    WsRoutes websockets =
+        new WsRoutes(
+            wsConfig,
+            tokens,
+            storage.deviceRegistry(),
+            storage.queries(),
+            live,
+            metrics,
+            devices.system());
     RestApi api =
         new RestApi(
             config.adminUsername(),
@@ -63,14 +72,7 @@ record HttpTier(ServerBinding binding) {
             () -> storage.reachable().thenApply(up -> up && cluster.ready()),
             metrics,
             config.rest(),
-            new WsRoutes(
-                wsConfig,
-                tokens,
-                storage.deviceRegistry(),
-                storage.queries(),
-                live,
-                metrics,
-                devices.system()));
+            websockets);
     // The body limit also at the parser (bodies no route reads), and the TCP peer as an attribute
     // for the per-address login throttle.
     ServerSettings defaults = ServerSettings.create(devices.system().classicSystem());
@@ -91,6 +93,9 @@ record HttpTier(ServerBinding binding) {
         () ->
             StopSteps.await(
                 binding.terminate(Duration.ofSeconds(5)), Duration.ofSeconds(10), "HTTP"));
+    // Added after "HTTP", so run before it: WebSocket clients get a close frame, then the
+    // listener stops.
+    stops.add("WebSocket sessions", websockets::closeAll);
     LOG.info("[http] listening on {}", binding.localAddress());
     return new HttpTier(binding);
   }

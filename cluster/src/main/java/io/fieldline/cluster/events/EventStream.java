@@ -6,6 +6,7 @@ import io.fieldline.cluster.Member;
 import io.fieldline.cluster.internal.proto.DeviceEventsGrpc;
 import io.fieldline.cluster.internal.proto.Event;
 import io.fieldline.cluster.internal.proto.EventEnvelope;
+import io.fieldline.cluster.internal.proto.EventEnvelopeOrBuilder;
 import io.fieldline.cluster.internal.proto.EventReceipt;
 import io.fieldline.cluster.internal.proto.RpcProgress;
 import io.grpc.Status;
@@ -34,10 +35,11 @@ import org.slf4j.LoggerFactory;
  * here reach its listeners there in the order they were published.
  *
  * <p>Bounds and deadlines: at most {@code maxInflight} device events, and separately at most {@code
- * maxInflight} progress reports, are unanswered; one more is not sent and ends at once as {@code
- * DROPPED}. The reports have their own allowance so that a burst of events (shared attribute
- * pushes) cannot crowd out the answer to an RPC. A message is written at once: gRPC buffers what
- * the connection cannot take yet, which the bounds keep to {@code 2 * maxInflight} small messages
+ * maxInflight} progress reports and {@code maxInflight} stored-telemetry events (live data), are
+ * unanswered; one more is not sent and ends at once as {@code DROPPED}. Each kind has its own
+ * allowance so that a burst of one (shared attribute pushes, a busy watched device) cannot crowd
+ * out another (the answer to an RPC). A message is written at once: gRPC buffers what the
+ * connection cannot take yet, which the bounds keep to {@code 3 * maxInflight} small messages
  * (unlike {@code forward.PeerStream}, whose telemetry batches wait for {@code isReady()}). Each
  * message has its own deadline ({@code event-timeout}); without a receipt by then it ends as {@code
  * TIMEOUT}. The call itself has no deadline: it lives as long as the peer, and HTTP/2 keep-alive
@@ -83,6 +85,7 @@ final class EventStream {
   private long nextSeq;
   private int events; // device events unanswered
   private int reports; // progress reports unanswered
+  private int data; // stored-telemetry events unanswered
   private boolean closed;
 
   EventStream(
@@ -122,7 +125,7 @@ final class EventStream {
       if (closed) {
         return CompletableFuture.completedFuture(Receipt.FAILED);
       }
-      if ((envelope.hasProgress() ? reports : events) >= maxInflight) {
+      if (allowanceUsed(envelope) >= maxInflight) {
         return CompletableFuture.completedFuture(Receipt.DROPPED);
       }
       pending = write(envelope, false, new CompletableFuture<>());
@@ -168,10 +171,20 @@ final class EventStream {
     return pending;
   }
 
+  /** Unanswered messages of the same kind as {@code envelope}; under the lock. */
+  private int allowanceUsed(EventEnvelopeOrBuilder envelope) {
+    if (envelope.hasProgress()) {
+      return reports;
+    }
+    return envelope.getEvent().hasTelemetryStored() ? data : events;
+  }
+
   /** Counts a message in or out of its kind's allowance; under the lock. */
   private void count(Pending pending, int delta) {
     if (pending.message.hasProgress()) {
       reports += delta;
+    } else if (pending.message.getEvent().hasTelemetryStored()) {
+      data += delta;
     } else {
       events += delta;
     }
@@ -207,7 +220,7 @@ final class EventStream {
 
   int inflight() {
     synchronized (lock) {
-      return events + reports;
+      return events + reports + data;
     }
   }
 

@@ -105,7 +105,23 @@ public final class GrpcDeviceEvents implements DeviceEvents, AutoCloseable {
 
   @Override
   public CompletionStage<Integer> publish(DeviceEvent event) {
-    List<Member> peers = open ? peers() : List.of();
+    return publish(event, open ? peers() : List.of(), true);
+  }
+
+  @Override
+  public CompletionStage<Integer> publishTo(Set<String> nodeIds, DeviceEvent event) {
+    List<Member> peers = new ArrayList<>();
+    if (open) {
+      for (Member peer : peers()) {
+        if (nodeIds.contains(peer.nodeId())) {
+          peers.add(peer);
+        }
+      }
+    }
+    return publish(event, peers, nodeIds.contains(selfId));
+  }
+
+  private CompletionStage<Integer> publish(DeviceEvent event, List<Member> peers, boolean here) {
     long callId = 0; // only an RPC has one
     if (!peers.isEmpty() && event instanceof DeviceEvent.RpcRequested requested) {
       OptionalLong registered = calls.register(requested);
@@ -129,9 +145,9 @@ public final class GrpcDeviceEvents implements DeviceEvents, AutoCloseable {
                 .thenApply(receipt -> sent(event, peer, receipt)));
       }
     }
-    int here = local.deliver(event);
+    int tookHere = here ? local.deliver(event) : 0;
     if (answers.isEmpty()) {
-      return CompletableFuture.completedFuture(here);
+      return CompletableFuture.completedFuture(tookHere);
     }
     long id = callId;
     return CompletableFuture.allOf(answers.toArray(CompletableFuture<?>[]::new))
@@ -147,7 +163,7 @@ public final class GrpcDeviceEvents implements DeviceEvents, AutoCloseable {
               if (event instanceof DeviceEvent.RpcRequested) {
                 calls.peersAnswered(id, taken, everyPeerAnswered);
               }
-              return here + taken;
+              return tookHere + taken;
             });
   }
 

@@ -9,6 +9,7 @@ import io.fieldline.cluster.ClusterMetrics.EventSendOutcome;
 import io.fieldline.cluster.ClusterMetrics.ProgressReceiveOutcome;
 import io.fieldline.cluster.Member;
 import io.fieldline.cluster.internal.proto.DeviceEventsGrpc;
+import io.fieldline.cluster.internal.proto.Event;
 import io.fieldline.cluster.internal.proto.EventEnvelope;
 import io.fieldline.cluster.internal.proto.EventReceipt;
 import io.fieldline.cluster.peer.PeerChannels;
@@ -16,6 +17,7 @@ import io.fieldline.common.AttributeKvEntry;
 import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.KvEntry;
+import io.fieldline.common.TsKvEntry;
 import io.fieldline.common.events.DeviceEvent;
 import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.common.rpc.RpcCallback;
@@ -33,6 +35,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -231,6 +234,58 @@ class GrpcDeviceEventsTest {
     assertThat(c.metrics().eventsReceived(EventReceiveOutcome.NOT_TAKEN)).isEqualTo(1);
     assertThat(a.metrics().eventsSent(EventSendOutcome.ANSWERED)).isEqualTo(2);
     assertThat(a.metrics().eventsInflight()).isZero();
+  }
+
+  @Test
+  void should_reach_only_the_named_nodes_when_an_event_is_published_to_some() throws IOException {
+    Node a = node("a");
+    Node b = node("b");
+    Node c = node("c");
+    List<DeviceEvent> onA = new CopyOnWriteArrayList<>();
+    List<DeviceEvent> onB = new CopyOnWriteArrayList<>();
+    List<DeviceEvent> onC = new CopyOnWriteArrayList<>();
+    a.local().subscribe(DEVICE, onA::add);
+    b.local().subscribe(DEVICE, onB::add);
+    c.local().subscribe(DEVICE, onC::add);
+    DeviceEvent stored =
+        new DeviceEvent.TelemetryStored(DEVICE, List.of(new TsKvEntry(1, KvEntry.of("t", 1L))));
+
+    int taken =
+        a.events()
+            .publishTo(Set.of("b"), stored)
+            .toCompletableFuture()
+            .orTimeout(10, TimeUnit.SECONDS)
+            .join();
+
+    assertThat(taken).isEqualTo(1);
+    assertThat(onB).containsExactly(stored);
+    assertThat(onA).as("this node was not named").isEmpty();
+    assertThat(onC).isEmpty();
+  }
+
+  @Test
+  void should_drop_stored_telemetry_beyond_its_own_allowance_and_still_send_other_events()
+      throws IOException {
+    Node a = node("a", Duration.ofSeconds(30), 2, 100);
+    List<EventEnvelope> sent = silent("b");
+    DeviceEvent stored =
+        new DeviceEvent.TelemetryStored(DEVICE, List.of(new TsKvEntry(1, KvEntry.of("t", 1L))));
+    for (int i = 0; i < 3; i++) {
+      a.events().publishTo(Set.of("b"), stored);
+    }
+    a.events().publish(attribute(1));
+
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(sent)
+                    .extracting(envelope -> envelope.getEvent().getKindCase())
+                    .containsExactly(
+                        Event.KindCase.TELEMETRY_STORED,
+                        Event.KindCase.TELEMETRY_STORED,
+                        Event.KindCase.ATTRIBUTES_UPDATED));
+    assertThat(a.metrics().eventsSent(EventSendOutcome.DROPPED)).isEqualTo(1);
   }
 
   @Test

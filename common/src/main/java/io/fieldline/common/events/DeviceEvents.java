@@ -1,6 +1,7 @@
 package io.fieldline.common.events;
 
 import io.fieldline.common.DeviceId;
+import java.util.Set;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -18,6 +19,17 @@ public interface DeviceEvents {
    *     fails: an unreachable node counts as none
    */
   CompletionStage<Integer> publish(DeviceEvent event);
+
+  /**
+   * Like {@link #publish}, but only to the listeners on the nodes named (this node's own if its id
+   * is among them): for frequent events whose interested nodes are known, such as stored telemetry
+   * for the nodes watching a device. On a single node it is {@link #publish}.
+   *
+   * @param nodeIds the receiving nodes' ids
+   */
+  default CompletionStage<Integer> publishTo(Set<String> nodeIds, DeviceEvent event) {
+    return publish(event);
+  }
 
   /** Registers {@code listener} for the events of {@code device} on this node, until closed. */
   Subscription subscribe(DeviceId device, DeviceEventListener listener);

@@ -34,8 +34,11 @@ final class LiveSubscription implements DeviceEventListener {
   private final Consumer<String> sink;
   private final Runnable tooSlow;
   private final int maxHeld;
-  private final Map<String, Long> lastSent = new HashMap<>();
+  private final boolean series;
+  private final Map<String, Point> lastSent = new HashMap<>();
+  private final Map<String, Long> watermark = new HashMap<>();
   private @Nullable List<Point> held = new ArrayList<>();
+  private int heldEvents;
   private volatile DeviceEvents.@Nullable Subscription registration;
   private volatile boolean closed;
 
@@ -48,6 +51,7 @@ final class LiveSubscription implements DeviceEventListener {
     this.sink = sink;
     this.tooSlow = tooSlow;
     this.maxHeld = maxHeld;
+    this.series = command.type() == WsCommand.Type.TIMESERIES && command.history();
   }
 
   WsCommand command() {
@@ -73,7 +77,7 @@ final class LiveSubscription implements DeviceEventListener {
         return false;
       }
       if (held != null) {
-        if (held.size() + points.size() > maxHeld) {
+        if (++heldEvents > maxHeld) {
           tooSlow.run();
           return false;
         }
@@ -81,7 +85,7 @@ final class LiveSubscription implements DeviceEventListener {
         return true;
       }
       WsUpdate update = new WsUpdate(command.cmdId());
-      points.forEach(point -> add(update, point));
+      points.forEach(point -> add(update, point, false));
       if (!update.isEmpty()) {
         sink.accept(update.json());
       }
@@ -98,8 +102,8 @@ final class LiveSubscription implements DeviceEventListener {
       return;
     }
     WsUpdate first = new WsUpdate(command.cmdId());
-    current.forEach(point -> add(first, point));
-    held.forEach(point -> add(first, point));
+    current.forEach(point -> add(first, point, true));
+    held.forEach(point -> add(first, point, false));
     held = null;
     command.keys().ifPresent(keys -> keys.forEach(first::addEmpty));
     sink.accept(first.json());
@@ -117,14 +121,32 @@ final class LiveSubscription implements DeviceEventListener {
     }
   }
 
-  private void add(WsUpdate update, Point point) {
+  /**
+   * Adds {@code point} to {@code update} if the client should get it.
+   *
+   * @param current whether it is one of the current values read for the first update
+   */
+  private void add(WsUpdate update, Point point, boolean current) {
     String key = point.entry().key();
-    Long last = lastSent.get(key);
-    boolean series = command.type() == WsCommand.Type.TIMESERIES && command.history();
-    if (last == null || point.ts() > last || (!series && point.ts() == last)) {
-      lastSent.put(key, point.ts());
-      update.add(point.ts(), point.entry());
+    if (series) {
+      if (current) {
+        watermark.merge(key, point.ts(), Math::max);
+      } else {
+        Long newest = watermark.get(key);
+        if (newest != null && point.ts() <= newest) {
+          return;
+        }
+      }
+    } else {
+      Point last = lastSent.get(key);
+      if (last != null
+          && (point.ts() < last.ts()
+              || (point.ts() == last.ts() && point.entry().equals(last.entry())))) {
+        return;
+      }
+      lastSent.put(key, point);
     }
+    update.add(point.ts(), point.entry());
   }
 
   private List<Point> points(DeviceEvent event) {

@@ -12,18 +12,26 @@ import java.time.Duration;
  *     update), the session stays
  * @param maxQueuedUpdates updates waiting to be written to one session's socket; a client that
  *     falls this far behind is disconnected, never buffered without limit
+ * @param maxQueuedBytes characters of updates waiting for one session's socket, the same way (one
+ *     update always fits an empty queue)
+ * @param maxHistoryReads one-shot {@code TIMESERIES_HISTORY} reads of one session at once
  * @param maxMessageBytes largest command message a client may send; a larger one closes the session
  * @param authTimeout how long a new {@code /api/ws} session may take to send its {@code authCmd}
  * @param idleTimeout a session that sent nothing for this long is closed (ThingsBoard's clients
  *     send a command or keep-alive well within its 90 s)
+ * @param watchRefresh how often a node announces the devices it watches again (repairs a lost
+ *     announcement; a watch not announced for three intervals is forgotten)
  */
 public record WsConfig(
     int maxSessionsPerUser,
     int maxSubscriptionsPerSession,
     int maxQueuedUpdates,
+    long maxQueuedBytes,
+    int maxHistoryReads,
     int maxMessageBytes,
     Duration authTimeout,
-    Duration idleTimeout) {
+    Duration idleTimeout,
+    Duration watchRefresh) {
 
   /** Reads {@code fieldline.ws}. */
   public static WsConfig from(Config root) {
@@ -33,8 +41,11 @@ public record WsConfig(
             ws.integer("max-sessions-per-user", 1),
             ws.integer("max-subscriptions-per-session", 1),
             ws.integer("max-queued-updates", 1),
+            ws.bytes("max-queued-bytes", 1024, Long.MAX_VALUE),
+            ws.integer("max-history-reads", 1),
             (int) ws.bytes("max-message-size", 256, 16L * 1024 * 1024),
             ws.positiveDuration("auth-timeout"),
-            ws.positiveDuration("idle-timeout")));
+            ws.positiveDuration("idle-timeout"),
+            ws.positiveDuration("watch-refresh")));
   }
 }

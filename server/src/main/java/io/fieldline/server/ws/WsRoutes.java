@@ -23,8 +23,10 @@ import org.apache.pekko.http.javadsl.server.PathMatchers;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.japi.Pair;
 import org.apache.pekko.stream.BoundedSourceQueue;
+import org.apache.pekko.stream.KillSwitches;
 import org.apache.pekko.stream.Materializer;
 import org.apache.pekko.stream.StreamLimitReachedException;
+import org.apache.pekko.stream.UniqueKillSwitch;
 import org.apache.pekko.stream.javadsl.Flow;
 import org.apache.pekko.stream.javadsl.Keep;
 import org.apache.pekko.stream.javadsl.Sink;
@@ -95,13 +97,25 @@ public final class WsRoutes extends AllDirectives {
     return client.getAddress().map(InetAddress::getHostAddress).orElse("unknown");
   }
 
-  /** The message flow of one connection and the session between its two ends. */
-  private Flow<Message, Message, NotUsed> connection(String remote, @Nullable String user) {
+  /**
+   * The message flow of one connection. The session and everything it holds (its queue, its user's
+   * slot, its timers) are made only when Pekko runs the flow, i.e. once the upgrade happened: a
+   * request that is not an upgrade costs nothing.
+   */
+  private Flow<Message, Message, ?> connection(String remote, @Nullable String user) {
+    return Flow.fromMaterializer((materializer, attributes) -> session(remote, user));
+  }
+
+  private Flow<Message, Message, NotUsed> session(String remote, @Nullable String user) {
     WsConfig config = hub.config();
-    Pair<BoundedSourceQueue<String>, Source<String, NotUsed>> out =
-        Source.<String>queue(config.maxQueuedUpdates()).preMaterialize(materializer);
-    WsSession session = new WsSession(hub, out.first(), remote, user);
-    hub.metrics().opened();
+    // The kill switch ends the stream to the socket without waiting for what is queued.
+    Pair<Pair<BoundedSourceQueue<String>, UniqueKillSwitch>, Source<String, NotUsed>> out =
+        Source.<String>queue(config.maxQueuedUpdates())
+            .viaMat(KillSwitches.single(), Keep.both())
+            .preMaterialize(materializer);
+    UniqueKillSwitch killSwitch = out.first().second();
+    WsSession session = new WsSession(hub, out.first().first(), killSwitch::shutdown, remote, user);
+    hub.opened(session);
     if (session.admit() && user == null) {
       CompletableFuture.runAsync(
           () -> {
@@ -122,13 +136,24 @@ public final class WsRoutes extends AllDirectives {
             .idleTimeout(config.idleTimeout())
             .mapAsync(1, message -> text(message, config.maxMessageBytes()))
             .toMat(Sink.foreach(session::onText), Keep.right());
-    return Flow.fromSinkAndSourceMat(
-            in, out.second().<Message>map(TextMessage::create), Keep.left())
+    Source<Message, NotUsed> updates =
+        out.second()
+            .map(
+                update -> {
+                  session.dequeued(update);
+                  return (Message) TextMessage.create(update);
+                });
+    return Flow.fromSinkAndSourceMat(in, updates, Keep.left())
         .mapMaterializedValue(
             done -> {
               done.whenComplete((ok, failure) -> session.ended(reason(failure)));
               return NotUsed.getInstance();
             });
+  }
+
+  /** Closes every open session, each with a close frame: the server stops. */
+  public void closeAll() {
+    hub.closeAll();
   }
 
   private static WsSession.CloseReason reason(@Nullable Throwable failure) {

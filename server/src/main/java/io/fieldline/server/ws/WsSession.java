@@ -9,9 +9,11 @@ import io.fieldline.common.DeviceId;
 import io.fieldline.common.HistoryQuery;
 import io.fieldline.common.SortOrder;
 import io.fieldline.common.TsKvEntry;
+import io.fieldline.server.live.LiveData;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.ws.WsUpdate.ErrorCode;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -19,6 +21,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.stream.BoundedSourceQueue;
 import org.apache.pekko.stream.QueueOfferResult;
 import org.jspecify.annotations.Nullable;
@@ -40,6 +44,9 @@ final class WsSession {
   private static final Logger LOG = LoggerFactory.getLogger(WsSession.class);
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
+  /** Most raw points one history answer may carry (keys × limit): one update, a few MB at most. */
+  static final long MAX_HISTORY_POINTS = 100_000;
+
   /** Why a session ended (a metric tag). */
   enum CloseReason {
     CLIENT,
@@ -54,8 +61,12 @@ final class WsSession {
 
   private final WsSessions hub;
   private final BoundedSourceQueue<String> out;
+  private final Runnable dropQueued;
   private final String remote;
   private final Map<Integer, LiveSubscription> subscriptions = new ConcurrentHashMap<>();
+  private final AtomicLong queuedChars = new AtomicLong();
+  private final AtomicInteger historyReads = new AtomicInteger();
+  // Both written under "this" together with closed, so a slot is taken and given back once.
   private volatile @Nullable String user;
   private volatile boolean closed;
 
@@ -63,9 +74,19 @@ final class WsSession {
    * @param user the authenticated user (the legacy path checks its {@code ?token=} before the
    *     upgrade), or null until an {@code authCmd} arrives
    */
-  WsSession(WsSessions hub, BoundedSourceQueue<String> out, String remote, @Nullable String user) {
+  /**
+   * @param out the updates waiting for the socket
+   * @param dropQueued ends the socket's stream at once, dropping what waits (a slow client)
+   */
+  WsSession(
+      WsSessions hub,
+      BoundedSourceQueue<String> out,
+      Runnable dropQueued,
+      String remote,
+      @Nullable String user) {
     this.hub = hub;
     this.out = out;
+    this.dropQueued = dropQueued;
     this.remote = remote;
     this.user = user;
   }
@@ -133,12 +154,20 @@ final class WsSession {
       close(CloseReason.AUTH_FAILED, WsUpdate.error(cmdId, ErrorCode.UNAUTHORIZED, "Unauthorized"));
       return false;
     }
-    if (!hub.admit(verified.get())) {
-      refuseTooMany(cmdId, verified.get());
-      return false;
+    boolean admitted;
+    synchronized (this) {
+      if (closed) {
+        return false; // closed meanwhile (auth timeout): no slot may be taken now
+      }
+      admitted = hub.admit(verified.get());
+      if (admitted) {
+        user = verified.get();
+      }
     }
-    user = verified.get();
-    return true;
+    if (!admitted) {
+      refuseTooMany(cmdId, verified.get());
+    }
+    return admitted;
   }
 
   private void refuseTooMany(int cmdId, String who) {
@@ -157,19 +186,15 @@ final class WsSession {
 
   private void run(WsCommand command) {
     if (command.unsubscribe()) {
-      LiveSubscription gone = subscriptions.remove(command.cmdId());
-      if (gone != null) {
-        gone.close();
-        hub.metrics().subscriptionClosed();
-      }
+      release(subscriptions.remove(command.cmdId()));
       return;
     }
     if (command.type() == WsCommand.Type.TIMESERIES_HISTORY) {
       history(command);
       return;
     }
-    LiveSubscription replaced = subscriptions.get(command.cmdId());
-    if (replaced == null && subscriptions.size() >= hub.config().maxSubscriptionsPerSession()) {
+    if (!subscriptions.containsKey(command.cmdId())
+        && subscriptions.size() >= hub.config().maxSubscriptionsPerSession()) {
       hub.metrics().rejected("too_many_subscriptions");
       send(
           WsUpdate.error(
@@ -186,13 +211,14 @@ final class WsSession {
             this::send,
             () -> close(CloseReason.SLOW, null),
             hub.config().maxQueuedUpdates());
-    if (replaced != null) {
-      // ThingsBoard's rule: a command with the id of a live subscription replaces it.
-      replaced.close();
-      hub.metrics().subscriptionClosed();
-    }
-    subscriptions.put(command.cmdId(), subscription);
     hub.metrics().subscriptionOpened();
+    // ThingsBoard's rule: a command with the id of a live subscription replaces it.
+    release(subscriptions.put(command.cmdId(), subscription));
+    if (closed) {
+      // Closed while this command ran: close() may have missed the subscription just added.
+      release(subscriptions.remove(command.cmdId()));
+      return;
+    }
     DeviceId device = command.device();
     hub.registry()
         .findById(device)
@@ -201,9 +227,11 @@ final class WsSession {
               if (found.isEmpty()) {
                 throw new IllegalArgumentException("Device " + device + " not found");
               }
-              // Listening starts before the read: nothing stored in between is missed.
-              subscription.registered(hub.live().watch(device, subscription));
-              return current(command);
+              // Listening starts before the read, and the read waits until every node knows of
+              // the watch: nothing stored in between is missed.
+              LiveData.Watch watch = hub.live().watch(device, subscription);
+              subscription.registered(watch);
+              return watch.ready().thenCompose(ready -> current(command));
             })
         .whenComplete(
             (current, failure) -> {
@@ -212,11 +240,18 @@ final class WsSession {
               } else {
                 failed(command, failure);
                 if (subscriptions.remove(command.cmdId(), subscription)) {
-                  subscription.close();
-                  hub.metrics().subscriptionClosed();
+                  release(subscription);
                 }
               }
             });
+  }
+
+  /** Closes a subscription no longer in the map (null: nothing to close). */
+  private void release(@Nullable LiveSubscription gone) {
+    if (gone != null) {
+      gone.close();
+      hub.metrics().subscriptionClosed();
+    }
   }
 
   /** What a new subscription's first update starts from. */
@@ -254,6 +289,18 @@ final class WsSession {
   }
 
   private void history(WsCommand command) {
+    if (historyReads.incrementAndGet() > hub.config().maxHistoryReads()) {
+      historyReads.decrementAndGet();
+      hub.metrics().rejected("too_many_history_reads");
+      send(
+          WsUpdate.error(
+              command.cmdId(),
+              ErrorCode.BAD_REQUEST,
+              "Too many history commands at once: at most "
+                  + hub.config().maxHistoryReads()
+                  + " per session"));
+      return;
+    }
     long end = command.endTs() > 0 ? command.endTs() : System.currentTimeMillis();
     hub.registry()
         .findById(command.device())
@@ -266,6 +313,7 @@ final class WsSession {
             })
         .whenComplete(
             (points, failure) -> {
+              historyReads.decrementAndGet();
               if (failure != null) {
                 failed(command, failure);
                 return;
@@ -289,21 +337,29 @@ final class WsSession {
           if (resolved.isEmpty()) {
             return CompletableFuture.completedFuture(List.of());
           }
+          // At most MAX_HISTORY_POINTS raw points per answer: the limit per key is lowered.
+          int limit =
+              (int) Math.max(1, Math.min(command.limit(), MAX_HISTORY_POINTS / resolved.size()));
           HistoryQuery query =
               new HistoryQuery(
                   resolved,
                   startTs,
                   endTs,
                   command.interval(),
-                  command.limit(),
+                  limit,
                   command.agg(),
-                  SortOrder.ASC);
+                  // The newest points when the limit cuts (as ThingsBoard and our REST API).
+                  SortOrder.DESC);
           return hub.queries()
               .history(device, query)
               .thenApply(
                   byKey -> {
                     List<LiveSubscription.Point> points = new ArrayList<>();
-                    byKey.values().forEach(values -> points.addAll(points(values)));
+                    for (List<TsKvEntry> newestFirst : byKey.values()) {
+                      List<TsKvEntry> inTimeOrder = new ArrayList<>(newestFirst);
+                      Collections.reverse(inTimeOrder);
+                      points.addAll(points(inTimeOrder));
+                    }
                     return points;
                   });
         });
@@ -329,15 +385,34 @@ final class WsSession {
     }
   }
 
-  /** Queues one update for the socket; closes the session if the client fell too far behind. */
+  /**
+   * Queues one update for the socket; closes the session if the client fell too far behind: more
+   * than {@code max-queued-updates} updates or {@code max-queued-bytes} characters waiting (one
+   * update always fits an empty queue).
+   */
   void send(String update) {
+    long size = update.length();
+    long before = queuedChars.getAndAdd(size);
+    if (before > 0 && before + size > hub.config().maxQueuedBytes()) {
+      queuedChars.addAndGet(-size);
+      close(CloseReason.SLOW, null);
+      return;
+    }
     QueueOfferResult result = out.offer(update);
     if (result == QueueOfferResult.enqueued()) {
       hub.metrics().updateSent();
-    } else if (result == QueueOfferResult.dropped()) {
+      return;
+    }
+    queuedChars.addAndGet(-size);
+    if (result == QueueOfferResult.dropped()) {
       close(CloseReason.SLOW, null);
     }
     // QueueClosed / Failure: the session is ending; nothing more to send.
+  }
+
+  /** An update left the queue for the socket. */
+  void dequeued(String update) {
+    queuedChars.addAndGet(-update.length());
   }
 
   /** The client stopped sending for idle-timeout, its stream ended, or the server stops. */
@@ -351,26 +426,28 @@ final class WsSession {
    * without writing what waits.
    */
   void close(CloseReason reason, @Nullable String last) {
+    String who;
     synchronized (this) {
       if (closed) {
         return;
       }
       closed = true;
+      who = user;
+      user = null;
     }
-    subscriptions.values().forEach(LiveSubscription::close);
-    hub.metrics().subscriptionsClosed(subscriptions.size());
-    subscriptions.clear();
-    String who = user;
+    for (Integer cmdId : List.copyOf(subscriptions.keySet())) {
+      release(subscriptions.remove(cmdId));
+    }
     if (who != null) {
       hub.release(who);
     }
-    hub.metrics().closed(reason);
+    hub.closed(this, reason);
     if (reason == CloseReason.SLOW) {
       LOG.warn(
           "[ws|{}] closed: the client fell {} updates behind",
           remote,
           hub.config().maxQueuedUpdates());
-      out.fail(new IllegalStateException("WebSocket client too slow"));
+      dropQueued.run();
       return;
     }
     if (reason != CloseReason.CLIENT) {

@@ -4,7 +4,9 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.server.live.LiveData;
 import io.fieldline.server.rest.JwtTokens;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -21,6 +23,7 @@ final class WsSessions {
   private final LiveData live;
   private final WsMetrics metrics;
   private final Map<String, Integer> perUser = new ConcurrentHashMap<>();
+  private final Set<WsSession> open = ConcurrentHashMap.newKeySet();
 
   WsSessions(
       WsConfig config,
@@ -35,6 +38,24 @@ final class WsSessions {
     this.queries = queries;
     this.live = live;
     this.metrics = metrics;
+  }
+
+  /** A session started (its connection's streams run). */
+  void opened(WsSession session) {
+    open.add(session);
+    metrics.opened();
+  }
+
+  /** A session ended; called once per session, by its {@code close}. */
+  void closed(WsSession session, WsSession.CloseReason reason) {
+    open.remove(session);
+    metrics.closed(reason);
+  }
+
+  /** Closes every open session (the server stops): each client is told by a close frame. */
+  void closeAll() {
+    List.copyOf(open)
+        .forEach(session -> session.close(WsSession.CloseReason.SERVER_STOPPING, null));
   }
 
   /** Takes one of {@code user}'s session slots; false when all are taken. */

@@ -10,6 +10,7 @@ import io.fieldline.common.TsKvEntry;
 import io.fieldline.common.events.DeviceEvent;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
@@ -23,7 +24,8 @@ class LiveDataTest {
 
   private final LocalDeviceEvents local = new LocalDeviceEvents();
   private final List<DeviceEvent> everything = new CopyOnWriteArrayList<>();
-  private final LiveData live = new LiveData("node-a", local);
+  private long now = 0;
+  private final LiveData live = new LiveData("node-a", local, Duration.ofSeconds(30), () -> now);
   private final TelemetryStore store = live.publishing(new AcceptingStore());
   private final DeviceId device = new DeviceId(UUID.randomUUID());
 
@@ -80,9 +82,10 @@ class LiveDataTest {
     write(2);
 
     assertThat(of(DeviceEvent.DataWatched.class))
-        .containsExactly(
-            new DeviceEvent.DataWatched(device, "node-a", true),
-            new DeviceEvent.DataWatched(device, "node-a", false));
+        .extracting(e -> ((DeviceEvent.DataWatched) e).watched())
+        .containsExactly(true, false);
+    assertThat(of(DeviceEvent.DataWatched.class))
+        .allSatisfy(e -> assertThat(((DeviceEvent.DataWatched) e).nodeId()).startsWith("node-a/"));
     assertThat(of(DeviceEvent.TelemetryStored.class))
         .containsExactly(
             new DeviceEvent.TelemetryStored(
@@ -94,7 +97,7 @@ class LiveDataTest {
 
   @Test
   void should_publish_for_a_device_another_node_watches_until_that_node_leaves() {
-    local.deliver(new DeviceEvent.DataWatched(device, "node-b", true));
+    local.deliver(new DeviceEvent.DataWatched(device, "node-b/1", true));
     write(1);
     assertThat(of(DeviceEvent.TelemetryStored.class)).hasSize(1);
 
@@ -106,14 +109,39 @@ class LiveDataTest {
 
   @Test
   void should_announce_its_own_watches_again_when_the_members_change() {
-    DeviceEvents.Subscription watch = live.watch(device, event -> false);
+    LiveData.Watch watch = live.watch(device, event -> false);
+    assertThat(watch.ready()).isCompleted();
     everything.clear();
 
     live.membersChanged(Set.of("node-a", "node-b"));
 
-    assertThat(everything).containsExactly(new DeviceEvent.DataWatched(device, "node-a", true));
+    assertThat(everything).hasSize(1);
+    assertThat(((DeviceEvent.DataWatched) everything.get(0)).watched()).isTrue();
     assertThat(live.watched(device)).isTrue();
     watch.close();
+  }
+
+  @Test
+  void should_forget_a_remote_watch_when_it_was_not_announced_for_three_refreshes() {
+    local.deliver(new DeviceEvent.DataWatched(device, "node-b/1", true));
+    now += Duration.ofSeconds(60).toNanos();
+    live.refresh();
+    assertThat(live.watched(device)).as("announced 60 s ago").isTrue();
+
+    now += Duration.ofSeconds(31).toNanos();
+    live.refresh();
+
+    assertThat(live.watched(device)).as("announced 91 s ago").isFalse();
+  }
+
+  @Test
+  void should_drop_the_watches_of_a_former_incarnation_when_a_node_restarted_under_its_id() {
+    DeviceId other = new DeviceId(UUID.randomUUID());
+    local.deliver(new DeviceEvent.DataWatched(device, "node-b/old", true));
+    local.deliver(new DeviceEvent.DataWatched(other, "node-b/new", true));
+
+    assertThat(live.watched(device)).as("only the old incarnation watched it").isFalse();
+    assertThat(live.watched(other)).isTrue();
   }
 
   /** Completes every write at once; reads nothing. */
