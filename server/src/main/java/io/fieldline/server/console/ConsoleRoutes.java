@@ -73,23 +73,29 @@ public final class ConsoleRoutes extends AllDirectives {
     this.uplotDirectory = "META-INF/resources/webjars/uplot/" + webjarVersion("uplot") + "/";
   }
 
-  /** The routes; mount them beside {@code /api}, outside its token check. */
+  /**
+   * The routes; mount them beside {@code /api}, outside its token check. Paths are matched before
+   * the method, so another method on another path is not answered 405 here.
+   */
   public Route routes() {
-    return get(
-        () ->
-            securityHeaders(
-                () ->
-                    concat(
-                        pathSingleSlash(() -> file("console/index.html", "html")),
-                        pathPrefix(
-                            "console",
-                            () ->
-                                concat(
-                                    path("info", this::info),
-                                    path(
-                                        PathMatchers.segment("lib").slash(PathMatchers.segment()),
-                                        this::library),
-                                    path(PathMatchers.segment(FILE), this::consoleFile))))));
+    return concat(
+        pathSingleSlash(() -> served(() -> file("console/index.html", "html"))),
+        pathPrefix(
+            "console",
+            () ->
+                served(
+                    () ->
+                        concat(
+                            path("info", this::info),
+                            path(
+                                PathMatchers.segment("lib").slash(PathMatchers.segment()),
+                                this::library),
+                            path(PathMatchers.segment(FILE), this::consoleFile)))));
+  }
+
+  /** GET only, with the security headers. */
+  private Route served(Supplier<Route> inner) {
+    return get(() -> securityHeaders(inner));
   }
 
   private Route consoleFile(String name) {
