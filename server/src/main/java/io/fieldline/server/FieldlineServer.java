@@ -147,6 +147,7 @@ public final class FieldlineServer implements AutoCloseable {
             clusterTier,
             rpc,
             metrics,
+            mqttTier,
             stops);
     http = httpTier;
     // After HTTP in the list, so before it when stopping: waiting calls answer 503 first.

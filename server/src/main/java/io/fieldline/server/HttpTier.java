@@ -3,6 +3,7 @@ package io.fieldline.server;
 import io.fieldline.common.CredentialsRevocation;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.dao.cassandra.CassandraStorage;
+import io.fieldline.server.console.ConsoleRoutes;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.rest.RestApi;
 import io.fieldline.server.rpc.RpcService;
@@ -38,6 +39,7 @@ record HttpTier(ServerBinding binding) {
       ClusterTier cluster,
       RpcService rpc,
       PrometheusMeterRegistry metrics,
+      MqttTier mqtt,
       StopSteps stops) {
     JwtTokens tokens =
         new JwtTokens(jwtSecret, config.tokenTtl(), config.refreshTokenTtl(), Clock.systemUTC());
@@ -57,7 +59,8 @@ record HttpTier(ServerBinding binding) {
             rpc,
             () -> storage.reachable().thenApply(up -> up && cluster.ready()),
             metrics,
-            config.rest());
+            config.rest(),
+            new ConsoleRoutes(mqtt.server().port(), mqtt.server().tlsPort()));
     // The body limit also at the parser (bodies no route reads), and the TCP peer as an attribute
     // for the per-address login throttle.
     ServerSettings defaults = ServerSettings.create(devices.system().classicSystem());

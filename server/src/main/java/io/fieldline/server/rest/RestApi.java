@@ -7,6 +7,7 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.server.console.ConsoleRoutes;
 import io.fieldline.server.rpc.RpcService;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.concurrent.CompletionStage;
@@ -49,6 +50,7 @@ public final class RestApi extends AllDirectives {
   private final RejectedRequests rejected;
   private final OpsRoutes ops;
   private final RpcRoutes rpc;
+  private final ConsoleRoutes console;
   private final Cors cors;
   private final long maxBodyBytes;
 
@@ -67,7 +69,8 @@ public final class RestApi extends AllDirectives {
       RpcService rpc,
       Supplier<CompletionStage<Boolean>> readiness,
       PrometheusMeterRegistry prometheus,
-      RestConfig config) {
+      RestConfig config,
+      ConsoleRoutes console) {
     LoginThrottle throttle = new LoginThrottle(config, System::nanoTime);
     this.auth =
         new AuthRoutes(
@@ -81,6 +84,7 @@ public final class RestApi extends AllDirectives {
     this.rejected = new RejectedRequests(prometheus);
     this.ops = new OpsRoutes(readiness, prometheus);
     this.rpc = new RpcRoutes(rpc, registry);
+    this.console = console;
   }
 
   public Route routes() {
@@ -93,7 +97,9 @@ public final class RestApi extends AllDirectives {
         () ->
             handleRejections(
                 JSON_REJECTIONS,
-                () -> withSizeLimit(maxBodyBytes, () -> concat(ops.routes(), api()))));
+                () ->
+                    withSizeLimit(
+                        maxBodyBytes, () -> concat(ops.routes(), console.routes(), api()))));
   }
 
   private Route api() {
