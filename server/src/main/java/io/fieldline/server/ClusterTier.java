@@ -11,7 +11,9 @@ import io.fieldline.common.SessionTakeover;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Collection;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
@@ -57,6 +59,16 @@ record ClusterTier(@Nullable ClusterNode node, ClusterConfig config) {
   /** What the transport submits to: the cluster's forwarding gateway, or the local actors. */
   DeviceGateway gateway(DeviceGateway local) {
     return node == null ? local : node.gateway();
+  }
+
+  /**
+   * Runs {@code listener} with the members' node ids whenever the cluster's view changes; never on
+   * a single node.
+   */
+  void onMembersChanged(Consumer<Collection<String>> listener) {
+    if (node != null) {
+      node.addViewListener(view -> listener.accept(view.members().keySet()));
+    }
   }
 
   /** Tells the other nodes when a device connects here; nothing to tell on a single node. */

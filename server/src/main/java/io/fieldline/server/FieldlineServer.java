@@ -11,8 +11,10 @@ import io.fieldline.common.PayloadParser;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.dao.cassandra.CassandraConfig;
+import io.fieldline.server.live.LiveData;
 import io.fieldline.server.rpc.RpcConfig;
 import io.fieldline.server.rpc.RpcService;
+import io.fieldline.server.ws.WsConfig;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -82,6 +84,7 @@ public final class FieldlineServer implements AutoCloseable {
     CassandraConfig cassandraConfig = CassandraConfig.from(root);
     ActorsConfig actorsConfig = ActorsConfig.from(root);
     RpcConfig rpcConfig = RpcConfig.from(root);
+    WsConfig wsConfig = WsConfig.from(root);
     ClusterConfig clusterConfig = ClusterConfig.from(root);
     MqttTransportConfig mqttConfig = MqttTransportConfig.from(root);
     WarmUp.Settings warmUp = WarmUp.Settings.from(root);
@@ -98,9 +101,16 @@ public final class FieldlineServer implements AutoCloseable {
     StorageTier storageTier =
         StorageTier.start(root, serverConfig, cassandraConfig, metrics, stops);
     storage = storageTier;
+    LocalDeviceEvents localEvents = new LocalDeviceEvents();
+    // The device actors write through it: what they store for watched devices is published.
+    LiveData live = new LiveData(clusterConfig.nodeId(), localEvents);
     DeviceTier devices =
         DeviceTier.start(
-            root, actorsConfig, storageTier.storage().telemetryStore(), metrics, stops);
+            root,
+            actorsConfig,
+            live.publishing(storageTier.storage().telemetryStore()),
+            metrics,
+            stops);
     // Before any device can connect: the first ones meet a warm message path.
     WarmUp.run(
         devices.gateway(),
@@ -108,13 +118,14 @@ public final class FieldlineServer implements AutoCloseable {
             serverConfig.payloadTypeCast(), serverConfig.payloadMaxStringValueLength()),
         warmUp);
     SessionRegistry sessions = new SessionRegistry();
-    LocalDeviceEvents localEvents = new LocalDeviceEvents();
     LocalRevocation localRevocation = new LocalRevocation(storageTier.storage(), sessions);
     ClusterTier clusterTier =
         ClusterTier.start(
             clusterConfig, devices, sessions, localRevocation, localEvents, metrics, stops);
     cluster = clusterTier;
     DeviceEvents events = clusterTier.events(localEvents);
+    live.useEvents(events);
+    clusterTier.onMembersChanged(live::membersChanged);
     MqttTier mqttTier =
         MqttTier.start(
             mqttConfig,
@@ -146,6 +157,8 @@ public final class FieldlineServer implements AutoCloseable {
             devices,
             clusterTier,
             rpc,
+            live,
+            wsConfig,
             metrics,
             mqttTier,
             stops);

@@ -4,9 +4,12 @@ import io.fieldline.common.CredentialsRevocation;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.server.console.ConsoleRoutes;
+import io.fieldline.server.live.LiveData;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.rest.RestApi;
 import io.fieldline.server.rpc.RpcService;
+import io.fieldline.server.ws.WsConfig;
+import io.fieldline.server.ws.WsRoutes;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -17,10 +20,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The HTTP tier: the REST API (ThingsBoard's shapes), health and metrics on Pekko HTTP, in the
- * device tier's actor system. It reads through the storage tier's ports, and revokes a changed
- * credential through {@code revocation}; readiness asks Cassandra and, in a cluster, whether this
- * node is on its ring.
+ * The HTTP tier: the REST and WebSocket APIs (ThingsBoard's shapes), health and metrics on Pekko
+ * HTTP, in the device tier's actor system. It reads through the storage tier's ports, and revokes a
+ * changed credential through {@code revocation}; readiness asks Cassandra and, in a cluster,
+ * whether this node is on its ring.
  *
  * @param binding the bound listener
  */
@@ -38,6 +41,8 @@ record HttpTier(ServerBinding binding) {
       DeviceTier devices,
       ClusterTier cluster,
       RpcService rpc,
+      LiveData live,
+      WsConfig wsConfig,
       PrometheusMeterRegistry metrics,
       MqttTier mqtt,
       StopSteps stops) {
@@ -60,7 +65,15 @@ record HttpTier(ServerBinding binding) {
             () -> storage.reachable().thenApply(up -> up && cluster.ready()),
             metrics,
             config.rest(),
-            new ConsoleRoutes(mqtt.server().port(), mqtt.server().tlsPort()));
+            new ConsoleRoutes(mqtt.server().port(), mqtt.server().tlsPort()),
+            new WsRoutes(
+                wsConfig,
+                tokens,
+                storage.deviceRegistry(),
+                storage.queries(),
+                live,
+                metrics,
+                devices.system()));
     // The body limit also at the parser (bodies no route reads), and the TCP peer as an attribute
     // for the per-address login throttle.
     ServerSettings defaults = ServerSettings.create(devices.system().classicSystem());

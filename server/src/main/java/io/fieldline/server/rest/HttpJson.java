@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * JSON responses, the one mapping from exceptions to HTTP statuses, and the way every route
  * completes with a stage. Stateless.
  */
-final class HttpJson {
+public final class HttpJson {
 
   private static final Logger LOG = LoggerFactory.getLogger(HttpJson.class);
 
@@ -53,7 +53,8 @@ final class HttpJson {
     }
   }
 
-  static HttpResponse error(int status, String message) {
+  /** A ThingsBoard error body with {@code status}. */
+  public static HttpResponse error(int status, String message) {
     return json(status, JsonViews.error(status, message));
   }
 

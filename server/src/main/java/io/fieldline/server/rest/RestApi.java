@@ -9,6 +9,7 @@ import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.server.console.ConsoleRoutes;
 import io.fieldline.server.rpc.RpcService;
+import io.fieldline.server.ws.WsRoutes;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
@@ -19,10 +20,11 @@ import org.apache.pekko.http.javadsl.server.Route;
 
 /**
  * The whole HTTP surface: {@code /health/*} and {@code /metrics} (open), {@code /api/auth/*}
- * (credentials in the body), everything else under {@code /api} behind a bearer token. Shapes
- * follow ThingsBoard's REST API; see docs/rest-api.md. Around all of it: the CORS policy, request
- * bodies limited to {@link RestConfig#maxBodyBytes()} (413), JSON error bodies for Pekko's own
- * rejections, and every 4xx answer counted and logged ({@link RejectedRequests}).
+ * (credentials in the body), the WebSocket API under {@code /api/ws} (its token in the first
+ * message or the legacy query parameter), everything else under {@code /api} behind a bearer token.
+ * Shapes follow ThingsBoard's REST API; see docs/rest-api.md. Around all of it: the CORS policy,
+ * request bodies limited to {@link RestConfig#maxBodyBytes()} (413), JSON error bodies for Pekko's
+ * own rejections, and every 4xx answer counted and logged ({@link RejectedRequests}).
  */
 public final class RestApi extends AllDirectives {
 
@@ -52,6 +54,7 @@ public final class RestApi extends AllDirectives {
   private final RpcRoutes rpc;
   private final ConsoleRoutes console;
   private final Cors cors;
+  private final WsRoutes websockets;
   private final long maxBodyBytes;
 
   public RestApi(
@@ -70,7 +73,8 @@ public final class RestApi extends AllDirectives {
       Supplier<CompletionStage<Boolean>> readiness,
       PrometheusMeterRegistry prometheus,
       RestConfig config,
-      ConsoleRoutes console) {
+      ConsoleRoutes console,
+      WsRoutes websockets) {
     LoginThrottle throttle = new LoginThrottle(config, System::nanoTime);
     this.auth =
         new AuthRoutes(
@@ -85,6 +89,7 @@ public final class RestApi extends AllDirectives {
     this.ops = new OpsRoutes(readiness, prometheus);
     this.rpc = new RpcRoutes(rpc, registry);
     this.console = console;
+    this.websockets = websockets;
   }
 
   public Route routes() {
@@ -110,6 +115,8 @@ public final class RestApi extends AllDirectives {
                 // Rejections answered here: a rejected login (body too large) must not fall
                 // through to the token check below and become a 401.
                 pathPrefix("auth", () -> handleRejections(JSON_REJECTIONS, auth::routes)),
+                // Authenticated by their first message (or the legacy ?token=), not the header.
+                websockets.routes(),
                 auth.authenticated(
                     user ->
                         concat(

@@ -1,0 +1,165 @@
+package io.fieldline.server.ws;
+
+import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.TelemetryQueries;
+import io.fieldline.server.live.LiveData;
+import io.fieldline.server.rest.HttpJson;
+import io.fieldline.server.rest.JwtTokens;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.net.InetAddress;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.pekko.Done;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.http.javadsl.model.RemoteAddress;
+import org.apache.pekko.http.javadsl.model.ws.Message;
+import org.apache.pekko.http.javadsl.model.ws.TextMessage;
+import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.PathMatchers;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.japi.Pair;
+import org.apache.pekko.stream.BoundedSourceQueue;
+import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.StreamLimitReachedException;
+import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.javadsl.Keep;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.Source;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * ThingsBoard's WebSocket telemetry API (docs/websocket-api.md), mounted under {@code /api}:
+ *
+ * <ul>
+ *   <li>{@code /api/ws}: the first message authenticates ({@code {"authCmd":{"cmdId":0,
+ *       "token":"<JWT>"}}}, possibly with {@code cmds}); a session that does not within {@code
+ *       auth-timeout} is closed;
+ *   <li>{@code /api/ws/plugins/telemetry?token=<JWT>}: the legacy path, authenticated by the query
+ *       parameter before the upgrade (a bad token answers 401 and opens nothing), then {@code
+ *       tsSubCmds}, {@code historyCmds} and {@code attrSubCmds}.
+ * </ul>
+ *
+ * <p>Each connection is a {@link WsSession} between two streams: client messages (at most {@code
+ * max-message-size} each, closed after {@code idle-timeout} without one) handled one at a time, and
+ * a bounded queue of updates written to the socket.
+ */
+public final class WsRoutes extends AllDirectives {
+
+  private final WsSessions hub;
+  private final Materializer materializer;
+
+  public WsRoutes(
+      WsConfig config,
+      JwtTokens tokens,
+      DeviceRegistry registry,
+      TelemetryQueries queries,
+      LiveData live,
+      MeterRegistry metrics,
+      ActorSystem<?> system) {
+    this.hub = new WsSessions(config, tokens, registry, queries, live, new WsMetrics(metrics));
+    this.materializer = Materializer.matFromSystem(system);
+  }
+
+  /** The two paths, relative to {@code /api}. */
+  public Route routes() {
+    return pathPrefix(
+        "ws",
+        () ->
+            extractClientIP(
+                client ->
+                    concat(
+                        pathEndOrSingleSlash(
+                            () -> handleWebSocketMessages(connection(address(client), null))),
+                        path(
+                            PathMatchers.segment("plugins").slash("telemetry"),
+                            () ->
+                                parameterOptional(
+                                    "token", token -> legacy(address(client), token))))));
+  }
+
+  private Route legacy(String remote, Optional<String> token) {
+    Optional<String> user =
+        token.flatMap(value -> hub.tokens().verify(value, JwtTokens.Kind.ACCESS));
+    if (user.isEmpty()) {
+      hub.metrics().rejected("unauthorized");
+      return complete(HttpJson.error(401, "Authentication failed: a valid ?token= is required"));
+    }
+    return handleWebSocketMessages(connection(remote, user.get()));
+  }
+
+  private static String address(RemoteAddress client) {
+    return client.getAddress().map(InetAddress::getHostAddress).orElse("unknown");
+  }
+
+  /** The message flow of one connection and the session between its two ends. */
+  private Flow<Message, Message, NotUsed> connection(String remote, @Nullable String user) {
+    WsConfig config = hub.config();
+    Pair<BoundedSourceQueue<String>, Source<String, NotUsed>> out =
+        Source.<String>queue(config.maxQueuedUpdates()).preMaterialize(materializer);
+    WsSession session = new WsSession(hub, out.first(), remote, user);
+    hub.metrics().opened();
+    if (session.admit() && user == null) {
+      CompletableFuture.runAsync(
+          () -> {
+            if (!session.authenticated()) {
+              session.close(
+                  WsSession.CloseReason.AUTH_TIMEOUT,
+                  WsUpdate.error(
+                      0,
+                      WsUpdate.ErrorCode.UNAUTHORIZED,
+                      "No authCmd within " + config.authTimeout().toMillis() + " ms"));
+            }
+          },
+          CompletableFuture.delayedExecutor(
+              config.authTimeout().toMillis(), TimeUnit.MILLISECONDS));
+    }
+    Sink<Message, CompletionStage<Done>> in =
+        Flow.<Message>create()
+            .idleTimeout(config.idleTimeout())
+            .mapAsync(1, message -> text(message, config.maxMessageBytes()))
+            .toMat(Sink.foreach(session::onText), Keep.right());
+    return Flow.fromSinkAndSourceMat(
+            in, out.second().<Message>map(TextMessage::create), Keep.left())
+        .mapMaterializedValue(
+            done -> {
+              done.whenComplete((ok, failure) -> session.ended(reason(failure)));
+              return NotUsed.getInstance();
+            });
+  }
+
+  private static WsSession.CloseReason reason(@Nullable Throwable failure) {
+    if (failure instanceof TimeoutException) {
+      return WsSession.CloseReason.IDLE;
+    }
+    if (failure instanceof StreamLimitReachedException) {
+      return WsSession.CloseReason.MESSAGE_TOO_LARGE;
+    }
+    return WsSession.CloseReason.CLIENT;
+  }
+
+  /**
+   * The text of one client message, at most {@code max} characters (more fails the connection). A
+   * binary message is drained and handled as unreadable text.
+   */
+  private CompletionStage<String> text(Message message, int max) {
+    if (!message.isText()) {
+      message.asBinaryMessage().getStreamedData().runWith(Sink.ignore(), materializer);
+      return CompletableFuture.completedFuture("");
+    }
+    TextMessage text = message.asTextMessage();
+    if (text.isStrict()) {
+      String strict = text.getStrictText();
+      return strict.length() > max
+          ? CompletableFuture.failedFuture(new StreamLimitReachedException(max))
+          : CompletableFuture.completedFuture(strict);
+    }
+    return text.getStreamedText()
+        .limitWeighted(max, part -> (long) part.length())
+        .runFold(new StringBuilder(), StringBuilder::append, materializer)
+        .thenApply(StringBuilder::toString);
+  }
+}
