@@ -24,7 +24,7 @@ export function deadLettersSection(id) {
 
   load();
   return h('section', { class: 'card' },
-    h('h2', {}, 'Dead letters ', h('button', { type: 'button', class: 'small', onclick: load }, 'Refresh')),
+    h('h2', {}, 'Dead letters ', h('button', { type: 'button', id: 'dead-letters-refresh', class: 'small', onclick: load }, 'Refresh')),
     message,
     table(['Received', 'Topic', 'Reason', 'Payload'], rows));
 }

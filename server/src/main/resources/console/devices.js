@@ -17,7 +17,7 @@ export function devicesPage(main) {
   } });
   const rows = h('tbody', { id: 'device-rows' });
   const summary = h('span', { class: 'hint' });
-  const previous = h('button', { type: 'button', onclick: () => { page--; load(); } }, '‹ Previous');
+  const previous = h('button', { type: 'button', onclick: () => { page--; load(); } }, '‹ Prev');
   const next = h('button', { type: 'button', onclick: () => { page++; load(); } }, 'Next ›');
   const listError = h('p', { class: 'error', role: 'alert' });
 

@@ -42,7 +42,10 @@ export function subscribe(command, onUpdate) {
   };
 }
 
-/** Calls listener('live' | 'connecting' | 'offline') whenever the socket's state changes. */
+/**
+ * Calls listener('live' | 'connecting' | 'reconnecting' | 'idle') whenever the socket's state
+ * changes; 'idle' means no page needs it.
+ */
 export function onStatus(listener) {
   statusListener = listener;
 }
@@ -71,14 +74,16 @@ function connect() {
   };
   ws.onclose = () => {
     socket = null;
-    statusListener('offline');
-    if (subscriptions.size > 0 && token()) {
-      retryTimer = setTimeout(() => {
-        retryTimer = null;
-        connect();
-      }, retryDelay);
-      retryDelay = Math.min(retryDelay * 2, 30000);
+    if (subscriptions.size === 0 || !token()) {
+      statusListener('idle');
+      return;
     }
+    statusListener('reconnecting');
+    retryTimer = setTimeout(() => {
+      retryTimer = null;
+      connect();
+    }, retryDelay);
+    retryDelay = Math.min(retryDelay * 2, 30000);
   };
 }
 
@@ -90,5 +95,5 @@ function disconnect() {
     socket.close();
     socket = null;
   }
-  statusListener('offline');
+  statusListener('idle');
 }

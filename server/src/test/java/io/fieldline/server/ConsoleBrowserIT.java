@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.UUID;
 import java.util.logging.Level;
 import org.junit.jupiter.api.AfterAll;
@@ -46,6 +47,7 @@ class ConsoleBrowserIT extends RestTestBase {
   private static final Dimension PHONE = new Dimension(390, 844);
   private static final Dimension DESKTOP = new Dimension(1280, 1100);
   private static final Duration PATIENCE = Duration.ofSeconds(20);
+  private static final String TELEMETRY = "v1/devices/me/telemetry";
 
   private ChromeDriverService service;
   private ChromeDriver browser;
@@ -113,9 +115,8 @@ class ConsoleBrowserIT extends RestTestBase {
   }
 
   @Test
-  void
-      should_show_a_published_value_without_reloading_when_a_device_created_in_the_console_publishes()
-          throws Exception {
+  void should_show_a_published_value_live_when_a_device_created_in_the_console_publishes()
+      throws Exception {
     logIn("#/devices");
     String name = "console-" + UUID.randomUUID().toString().substring(0, 8);
     find("#create-form input[name=name]").sendKeys(name);
@@ -130,27 +131,30 @@ class ConsoleBrowserIT extends RestTestBase {
         .untilAsserted(() -> assertThat(find("#device-rows").getText()).contains(name));
     screenshot("devices-phone");
 
-    find("#created h3 a").click();
-    await()
-        .atMost(PATIENCE)
-        .ignoreExceptions()
-        .untilAsserted(() -> assertThat(find("h1").getText()).isEqualTo(name));
-    browser.executeScript("window.sameDocument = true");
-
     try (PahoDevice device = new PahoDevice(mqttPort(), accessToken, true)) {
-      device.publish("v1/devices/me/telemetry", "{\"temperature\":21.5}");
-      assertThat(awaitText("#latest-rows tr[data-key=temperature] td.value")).isEqualTo("21.5");
-      screenshot("device-phone");
-
-      browser.manage().window().setSize(DESKTOP);
-      device.publish("v1/devices/me/telemetry", "{\"temperature\":22.5,\"humidity\":41}");
+      // Four minutes of history before the device page opens, for its chart.
+      device.publish(TELEMETRY, lastMinutes(System.currentTimeMillis() - 10_000));
+      find("#created h3 a").click();
       await()
           .atMost(PATIENCE)
           .ignoreExceptions()
-          .untilAsserted(
-              () ->
-                  assertThat(find("#latest-rows tr[data-key=temperature] td.value").getText())
-                      .isEqualTo("22.5"));
+          .untilAsserted(() -> assertThat(find("h1").getText()).isEqualTo(name));
+      awaitText("#latest-rows tr[data-key=temperature] td.value");
+      browser.executeScript("window.sameDocument = true");
+
+      device.publish(TELEMETRY, "{\"temperature\":21.5}");
+      await()
+          .atMost(PATIENCE)
+          .ignoreExceptions()
+          .untilAsserted(() -> assertThat(latest("temperature")).isEqualTo("21.5"));
+      screenshot("device-phone");
+
+      browser.manage().window().setSize(DESKTOP);
+      device.publish(TELEMETRY, "{\"temperature\":22.5,\"humidity\":41}");
+      await()
+          .atMost(PATIENCE)
+          .ignoreExceptions()
+          .untilAsserted(() -> assertThat(latest("temperature")).isEqualTo("22.5"));
       assertThat(find("#chart canvas").isDisplayed()).isTrue();
       screenshot("device-desktop");
     }
@@ -160,11 +164,85 @@ class ConsoleBrowserIT extends RestTestBase {
   }
 
   @Test
+  void should_show_history_attributes_rpc_answers_and_dead_letters_when_used_on_the_device_page()
+      throws Exception {
+    String accessToken = "page-" + UUID.randomUUID();
+    String id = createDevice("page-" + accessToken, accessToken).id().value().toString();
+    try (PahoDevice device = new PahoDevice(mqttPort(), accessToken, true)) {
+      device
+          .subscribe("v1/devices/me/attributes", 1)
+          .answering(1, (topic, request) -> "{\"ok\":7}");
+      device.publish(TELEMETRY, lastMinutes(System.currentTimeMillis()));
+      browser.manage().window().setSize(DESKTOP);
+      logIn("#/device/" + id);
+      awaitText("#latest-rows tr[data-key=temperature] td.value");
+
+      // History: 25 values in the last hour, counted in one-minute buckets.
+      choose("select[name=history-agg]", "COUNT");
+      find("input[name=history-key]").clear();
+      find("input[name=history-key]").sendKeys("temperature");
+      find("select[name=history-agg]").submit();
+      await()
+          .atMost(PATIENCE)
+          .ignoreExceptions()
+          .untilAsserted(
+              () -> {
+                List<WebElement> counts =
+                    browser.findElements(By.cssSelector("#history-rows td:nth-child(2)"));
+                assertThat(counts).isNotEmpty();
+                assertThat(counts.stream().mapToInt(td -> Integer.parseInt(td.getText())).sum())
+                    .isEqualTo(25);
+              });
+
+      // A shared attribute saved on the page is pushed to the device; a client one is shown live.
+      find("textarea[name=attributes-SHARED_SCOPE]").sendKeys("{\"mode\":\"eco\"}");
+      find("textarea[name=attributes-SHARED_SCOPE]").submit();
+      await()
+          .atMost(PATIENCE)
+          .ignoreExceptions()
+          .untilAsserted(
+              () -> assertThat(find("#SHARED_SCOPE tbody").getText()).contains("mode eco"));
+      await()
+          .atMost(PATIENCE)
+          .untilAsserted(
+              () ->
+                  assertThat(device.on("v1/devices/me/attributes"))
+                      .extracting(PahoDevice.Received::payload)
+                      .contains("{\"mode\":\"eco\"}"));
+      device.publish("v1/devices/me/attributes", "{\"firmware\":\"1.2.0\"}");
+      await()
+          .atMost(PATIENCE)
+          .ignoreExceptions()
+          .untilAsserted(
+              () -> assertThat(find("#CLIENT_SCOPE tbody").getText()).contains("firmware 1.2.0"));
+
+      // Two-way RPC: the device's answer.
+      find("input[name=rpc-method]").sendKeys("getTemperature");
+      find("input[name=rpc-method]").submit();
+      await()
+          .atMost(PATIENCE)
+          .ignoreExceptions()
+          .untilAsserted(() -> assertThat(find("#rpc-answer").getText()).contains("\"ok\": 7"));
+
+      // A payload that is not JSON: acknowledged, kept as a dead letter.
+      device.publish(TELEMETRY, "not json");
+      await()
+          .atMost(PATIENCE)
+          .ignoreExceptions()
+          .untilAsserted(
+              () -> {
+                find("#dead-letters-refresh").click();
+                assertThat(find("#dead-letter-rows").getText()).contains("not json");
+              });
+      screenshot("device-sections-desktop");
+    }
+  }
+
+  @Test
   void should_show_fleet_numbers_when_a_device_is_connected() throws Exception {
     String accessToken = "fleet-" + UUID.randomUUID();
     createDevice("fleet-" + accessToken, accessToken);
     try (PahoDevice device = new PahoDevice(mqttPort(), accessToken, true)) {
-      device.publish("v1/devices/me/telemetry", "{\"temperature\":20}");
       browser.manage().window().setSize(DESKTOP);
       logIn("#/fleet");
       await()
@@ -173,9 +251,18 @@ class ConsoleBrowserIT extends RestTestBase {
           .untilAsserted(
               () -> {
                 assertThat(Integer.parseInt(number("fleet-connections"))).isGreaterThanOrEqualTo(1);
+                assertThat(Integer.parseInt(number("fleet-storage"))).isGreaterThanOrEqualTo(0);
                 // Rates appear from the second sample on.
                 assertThat(Double.parseDouble(number("fleet-messages"))).isGreaterThanOrEqualTo(0);
-                assertThat(Integer.parseInt(number("fleet-storage"))).isGreaterThanOrEqualTo(0);
+              });
+      // Traffic between two samples shows as a rate and an acknowledgement latency.
+      await()
+          .atMost(PATIENCE)
+          .untilAsserted(
+              () -> {
+                device.publish(TELEMETRY, "{\"temperature\":20}");
+                assertThat(Double.parseDouble(number("fleet-messages"))).isPositive();
+                assertThat(find("#fleet-latency .number").getText()).endsWith(" ms");
               });
       screenshot("fleet-desktop");
     }
@@ -209,6 +296,26 @@ class ConsoleBrowserIT extends RestTestBase {
         .isEqualTo(404);
   }
 
+  /**
+   * Telemetry of the four minutes before {@code end}, 25 values ten seconds apart (ThingsBoard's
+   * array of timestamped values).
+   */
+  private static String lastMinutes(long end) {
+    StringBuilder json = new StringBuilder("[");
+    for (int i = 24; i >= 0; i--) {
+      double temperature = 21 + Math.sin(i / 3.0);
+      json.append(i == 24 ? "" : ",")
+          .append("{\"ts\":")
+          .append(end - i * 10_000L)
+          .append(",\"values\":{\"temperature\":")
+          .append(String.format(Locale.ROOT, "%.2f", temperature))
+          .append(",\"humidity\":")
+          .append(40 + i % 5)
+          .append("}}");
+    }
+    return json.append(']').toString();
+  }
+
   private void logIn(String hash) {
     browser.get(url("/" + hash));
     await()
@@ -221,6 +328,19 @@ class ConsoleBrowserIT extends RestTestBase {
     await()
         .atMost(PATIENCE)
         .untilAsserted(() -> assertThat(browser.getCurrentUrl()).endsWith(hash));
+  }
+
+  /** Picks an option of a select element, as a user's choice does (a change event). */
+  private void choose(String css, String value) {
+    browser.executeScript(
+        "arguments[0].value = arguments[1];" + " arguments[0].dispatchEvent(new Event('change'));",
+        find(css),
+        value);
+  }
+
+  /** The latest value of a key as the device page shows it. */
+  private String latest(String key) {
+    return find("#latest-rows tr[data-key=" + key + "] td.value").getText();
   }
 
   private WebElement find(String css) {

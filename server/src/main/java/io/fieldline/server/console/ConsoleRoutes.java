@@ -80,6 +80,8 @@ public final class ConsoleRoutes extends AllDirectives {
   public Route routes() {
     return concat(
         pathSingleSlash(() -> served(() -> file("console/index.html", "html"))),
+        // What browsers ask for on any page of this server, /metrics included.
+        path("favicon.ico", () -> served(() -> file("console/icon.svg", "svg"))),
         pathPrefix(
             "console",
             () ->
