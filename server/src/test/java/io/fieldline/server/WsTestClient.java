@@ -22,7 +22,7 @@ import org.java_websocket.handshake.ServerHandshake;
  * collects every message the server sends, in order, and how the connection ended. {@link
  * #stopReading()} blocks its read thread, for a client that stops reading its socket.
  */
-final class WsTestClient extends WebSocketClient implements AutoCloseable {
+public final class WsTestClient extends WebSocketClient implements AutoCloseable {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final long WAIT_SECONDS = 20;
@@ -40,7 +40,7 @@ final class WsTestClient extends WebSocketClient implements AutoCloseable {
   }
 
   /** Connects to {@code uri}; false (and a recorded close) if the handshake was refused. */
-  static WsTestClient open(URI uri) {
+  public static WsTestClient open(URI uri) {
     WsTestClient client = new WsTestClient(uri);
     try {
       client.connectBlocking(WAIT_SECONDS, TimeUnit.SECONDS);
@@ -81,7 +81,7 @@ final class WsTestClient extends WebSocketClient implements AutoCloseable {
   public void onError(Exception e) {}
 
   /** The next message of subscription {@code id}; others are kept for {@link #nextAny}. */
-  JsonNode next(int subscriptionId) {
+  public JsonNode next(int subscriptionId) {
     for (Iterator<JsonNode> it = skipped.iterator(); it.hasNext(); ) {
       JsonNode kept = it.next();
       if (kept.path("subscriptionId").asInt() == subscriptionId) {
@@ -103,7 +103,7 @@ final class WsTestClient extends WebSocketClient implements AutoCloseable {
   }
 
   /** The next message, whatever its subscription. */
-  JsonNode nextAny() {
+  public JsonNode nextAny() {
     if (!skipped.isEmpty()) {
       return skipped.remove(0);
     }
@@ -113,7 +113,7 @@ final class WsTestClient extends WebSocketClient implements AutoCloseable {
   }
 
   /** Messages received and not yet taken. */
-  List<JsonNode> pending() {
+  public List<JsonNode> pending() {
     List<JsonNode> all = new ArrayList<>(skipped);
     all.addAll(received);
     return all;
@@ -129,17 +129,17 @@ final class WsTestClient extends WebSocketClient implements AutoCloseable {
   }
 
   /** Blocks the read thread at the next message: the socket is no longer read. */
-  void stopReading() {
+  public void stopReading() {
     reading = false;
   }
 
-  void resumeReading() {
+  public void resumeReading() {
     reading = true;
     readGate.countDown();
   }
 
   /** Whether the connection ended within the wait. */
-  boolean awaitClosed() {
+  public boolean awaitClosed() {
     try {
       return closed.await(WAIT_SECONDS, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
@@ -148,11 +148,11 @@ final class WsTestClient extends WebSocketClient implements AutoCloseable {
     }
   }
 
-  int closeCode() {
+  public int closeCode() {
     return closeCode;
   }
 
-  String closeReason() {
+  public String closeReason() {
     return closeReason;
   }
 }

@@ -9,8 +9,10 @@ import io.fieldline.cassandra.embedded.SharedCassandra;
 import io.fieldline.cluster.HashRing;
 import io.fieldline.common.DeviceId;
 import io.fieldline.server.PahoDevice;
+import io.fieldline.server.WsTestClient;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,7 +32,9 @@ import org.junit.jupiter.api.TestMethodOrder;
  * The two-way device API across a cluster of three processes: REST calls on one node, the device
  * connected to a second node that is not its owner (the third): server-side RPC, persistent RPC
  * delivered by the owner when the device subscribes elsewhere, shared-attribute pushes; and the
- * node holding the device's session killed in the middle of a call.
+ * node holding the device's session killed in the middle of a call; live data over the WebSocket
+ * API on a node that neither holds the session nor stores the data, through the loss of the node
+ * that does.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -191,6 +195,52 @@ class ClusterRpcIT {
             .answering(1, (topic, request) -> null)) {
       awaitSuccessful(queued, Duration.ofSeconds(20));
       assertThat(onN2.on(PahoDevice.RPC_REQUEST_PREFIX)).isNotEmpty();
+    }
+  }
+
+  @Test
+  @Order(4)
+  void liveDataReachesASubscriptionOnANodeThatNeitherHoldsTheSessionNorStoresTheData()
+      throws Exception {
+    n3 = cluster.start("n3").get(0); // killed by the previous test: three nodes again
+    await("rings of 3 again")
+        .atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(250))
+        .until(
+            () ->
+                List.of(n1, n2, n3).stream()
+                    .allMatch(node -> cluster.metric(node, "fieldline_cluster_ring_nodes") == 3));
+    Provisioned device = deviceOwnedBy("n3");
+    try (PahoDevice onN2 = new PahoDevice(n2.mqttPort(), device.token(), true);
+        WsTestClient onN1 =
+            WsTestClient.open(URI.create("ws://127.0.0.1:" + n1.httpPort() + "/api/ws"))) {
+      onN1.send(
+          "{\"authCmd\":{\"cmdId\":0,\"token\":\""
+              + cluster.adminToken(n1)
+              + "\"},\"cmds\":[{\"type\":\"TIMESERIES\",\"cmdId\":1,\"entityType\":\"DEVICE\","
+              + "\"entityId\":\""
+              + device.id()
+              + "\",\"keys\":\"v\"}]}");
+      assertThat(onN1.next(1).path("data").path("v").size()).as("no value yet").isZero();
+
+      // Forwarded by n2 to the owner n3, stored there, published from there to n1.
+      onN2.publish("v1/devices/me/telemetry", "{\"v\":1}");
+      assertThat(onN1.next(1).path("data").path("v").get(0).get(1).asText()).isEqualTo("1");
+
+      // The owner dies: the device's new owner knew of n1's watch and publishes from then on.
+      n3.kill();
+      await("rings of 2")
+          .atMost(Duration.ofSeconds(30))
+          .pollInterval(Duration.ofMillis(250))
+          .until(
+              () ->
+                  List.of(n1, n2).stream()
+                      .allMatch(node -> cluster.metric(node, "fieldline_cluster_ring_nodes") == 2));
+      await("a value stored by the new owner")
+          .atMost(Duration.ofSeconds(20))
+          .ignoreExceptions()
+          .untilAsserted(() -> onN2.publish("v1/devices/me/telemetry", "{\"v\":2}"));
+      assertThat(onN1.next(1).path("data").path("v").get(0).get(1).asText()).isEqualTo("2");
     }
   }
 

@@ -174,7 +174,7 @@ final class LocalCluster implements AutoCloseable {
             via,
             HttpRequest.newBuilder(uri(via, "/api/device?accessToken=" + accessToken))
                 .header("Content-Type", "application/json")
-                .header("X-Authorization", "Bearer " + token(via))
+                .header("X-Authorization", "Bearer " + adminToken(via))
                 .POST(
                     HttpRequest.BodyPublishers.ofString(
                         "{\"name\":\"" + name + "\",\"type\":\"test\"}")));
@@ -189,7 +189,8 @@ final class LocalCluster implements AutoCloseable {
     }
   }
 
-  private synchronized String token(NodeProcess via) {
+  /** The administrator's access token (logged in once, through {@code via}). */
+  synchronized String adminToken(NodeProcess via) {
     if (adminToken == null) {
       HttpResponse<String> response =
           send(
@@ -215,7 +216,7 @@ final class LocalCluster implements AutoCloseable {
         node,
         HttpRequest.newBuilder(uri(node, path))
             .header("Content-Type", "application/json")
-            .header("X-Authorization", "Bearer " + token(node))
+            .header("X-Authorization", "Bearer " + adminToken(node))
             .POST(HttpRequest.BodyPublishers.ofString(body)));
   }
 
@@ -224,7 +225,7 @@ final class LocalCluster implements AutoCloseable {
     return send(
         node,
         HttpRequest.newBuilder(uri(node, path))
-            .header("X-Authorization", "Bearer " + token(node))
+            .header("X-Authorization", "Bearer " + adminToken(node))
             .GET());
   }
 
