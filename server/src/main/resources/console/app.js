@@ -36,6 +36,9 @@ function route() {
   for (const [pattern, page] of routes) {
     const match = hash.match(pattern);
     if (match) {
+      if (hash !== '#/login') {
+        returnTo = hash; // back here after logging in again (an expired token)
+      }
       main.replaceChildren();
       cleanUp = page(...match.slice(1)) ?? null;
       return;

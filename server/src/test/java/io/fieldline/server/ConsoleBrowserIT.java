@@ -96,9 +96,11 @@ class ConsoleBrowserIT extends RestTestBase {
     browser.manage().window().setSize(PHONE);
   }
 
+  /** Keeps the last state of each test, and fails it on any error in the browser's console. */
   @AfterEach
-  void screenshot(TestInfo test) throws IOException {
+  void screenshotAndConsole(TestInfo test) throws IOException {
     screenshot(test.getTestMethod().orElseThrow().getName());
+    assertThat(severeBrowserLogs()).as("errors in the browser's console").isEmpty();
   }
 
   @Test
@@ -160,7 +162,6 @@ class ConsoleBrowserIT extends RestTestBase {
     }
     assertThat(browser.executeScript("return window.sameDocument === true")).isEqualTo(true);
     assertThat(find("#live-status").getText()).isEqualTo("live");
-    assertThat(severeBrowserLogs()).isEmpty();
   }
 
   @Test
