@@ -37,7 +37,7 @@ export function devicesPage(main) {
         h('td', {}, h('a', { href: '#/device/' + device.id.id }, device.name)),
         h('td', {}, device.type),
         h('td', {}, time(device.createdTime)))));
-      summary.textContent = `${result.totalElements} devices · page ${page + 1} of ${Math.max(result.totalPages, 1)}`;
+      summary.textContent = `${result.totalElements} devices · page ${page + 1}/${Math.max(result.totalPages, 1)}`;
       previous.disabled = page === 0;
       next.disabled = !result.hasNext;
       listError.textContent = '';
