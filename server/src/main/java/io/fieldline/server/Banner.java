@@ -14,6 +14,7 @@ final class Banner {
     if (server.mqttTlsPort() > 0) {
       out.append("  MQTTS    mqtts://127.0.0.1:").append(server.mqttTlsPort()).append('\n');
     }
+    out.append("  Console  http://127.0.0.1:").append(server.httpPort()).append("/\n");
     out.append("  HTTP     http://127.0.0.1:")
         .append(server.httpPort())
         .append("   (health: /health/ready, metrics: /metrics)\n");

@@ -164,6 +164,7 @@ public final class FieldlineServer implements AutoCloseable {
             live,
             wsConfig,
             metrics,
+            mqttTier,
             stops);
     http = httpTier;
     // After HTTP in the list, so before it when stopping: waiting calls answer 503 first.

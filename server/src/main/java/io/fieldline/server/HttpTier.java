@@ -3,6 +3,7 @@ package io.fieldline.server;
 import io.fieldline.common.CredentialsRevocation;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.dao.cassandra.CassandraStorage;
+import io.fieldline.server.console.ConsoleRoutes;
 import io.fieldline.server.live.LiveData;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.rest.RestApi;
@@ -43,6 +44,7 @@ record HttpTier(ServerBinding binding) {
       LiveData live,
       WsConfig wsConfig,
       PrometheusMeterRegistry metrics,
+      MqttTier mqtt,
       StopSteps stops) {
     JwtTokens tokens =
         new JwtTokens(jwtSecret, config.tokenTtl(), config.refreshTokenTtl(), Clock.systemUTC());
@@ -72,6 +74,7 @@ record HttpTier(ServerBinding binding) {
             () -> storage.reachable().thenApply(up -> up && cluster.ready()),
             metrics,
             config.rest(),
+            new ConsoleRoutes(mqtt.server().port(), mqtt.server().tlsPort()),
             websockets);
     // The body limit also at the parser (bodies no route reads), and the TCP peer as an attribute
     // for the per-address login throttle.

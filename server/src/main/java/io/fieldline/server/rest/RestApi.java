@@ -7,6 +7,7 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.server.console.ConsoleRoutes;
 import io.fieldline.server.rpc.RpcService;
 import io.fieldline.server.ws.WsRoutes;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -51,6 +52,7 @@ public final class RestApi extends AllDirectives {
   private final RejectedRequests rejected;
   private final OpsRoutes ops;
   private final RpcRoutes rpc;
+  private final ConsoleRoutes console;
   private final Cors cors;
   private final WsRoutes websockets;
   private final long maxBodyBytes;
@@ -71,6 +73,7 @@ public final class RestApi extends AllDirectives {
       Supplier<CompletionStage<Boolean>> readiness,
       PrometheusMeterRegistry prometheus,
       RestConfig config,
+      ConsoleRoutes console,
       WsRoutes websockets) {
     LoginThrottle throttle = new LoginThrottle(config, System::nanoTime);
     this.auth =
@@ -85,6 +88,7 @@ public final class RestApi extends AllDirectives {
     this.rejected = new RejectedRequests(prometheus);
     this.ops = new OpsRoutes(readiness, prometheus);
     this.rpc = new RpcRoutes(rpc, registry);
+    this.console = console;
     this.websockets = websockets;
   }
 
@@ -98,7 +102,9 @@ public final class RestApi extends AllDirectives {
         () ->
             handleRejections(
                 JSON_REJECTIONS,
-                () -> withSizeLimit(maxBodyBytes, () -> concat(ops.routes(), api()))));
+                () ->
+                    withSizeLimit(
+                        maxBodyBytes, () -> concat(ops.routes(), console.routes(), api()))));
   }
 
   private Route api() {
