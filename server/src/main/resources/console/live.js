@@ -1,11 +1,13 @@
 // Live data over ThingsBoard's WebSocket API (/api/ws). One socket serves every subscription of
 // the page: it opens with the first subscription, authenticates in its first message (the token
 // never goes in the URL), and closes when the last subscription ends. When the socket drops it
-// reconnects with a growing delay (1 s doubling to 30 s) and subscribes everything again.
+// reconnects with a growing delay (1 s doubling to 30 s) and subscribes everything again. The
+// server closes a session that sent nothing for 90 s, so an empty command goes every 30 s.
 
 import { logout, token } from './api.js';
 
 const UNAUTHORIZED = 3;
+const KEEP_ALIVE_MS = 30000;
 
 const subscriptions = new Map(); // cmdId -> { command, onUpdate }
 let socket = null;
@@ -13,6 +15,7 @@ let nextCmdId = 1;
 let retryDelay = 1000;
 let retryTimer = null;
 let statusListener = () => {};
+let keepAlive = null;
 
 /**
  * Subscribes; command() builds the command without its cmdId, e.g.
@@ -61,6 +64,12 @@ function connect() {
   ws.onopen = () => {
     const cmds = [...subscriptions].map(([cmdId, s]) => ({ ...s.command(), cmdId }));
     ws.send(JSON.stringify({ authCmd: { cmdId: 0, token: token() }, cmds }));
+    clearInterval(keepAlive);
+    keepAlive = setInterval(() => {
+      if (ws.readyState === WebSocket.OPEN) {
+        ws.send('{"cmds":[]}');
+      }
+    }, KEEP_ALIVE_MS);
   };
   ws.onmessage = (event) => {
     const update = JSON.parse(event.data);
@@ -73,6 +82,7 @@ function connect() {
     subscriptions.get(update.subscriptionId)?.onUpdate(update);
   };
   ws.onclose = () => {
+    clearInterval(keepAlive);
     socket = null;
     if (subscriptions.size === 0 || !token()) {
       statusListener('idle');
@@ -88,6 +98,7 @@ function connect() {
 }
 
 function disconnect() {
+  clearInterval(keepAlive);
   clearTimeout(retryTimer);
   retryTimer = null;
   if (socket) {
