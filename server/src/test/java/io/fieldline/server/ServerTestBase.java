@@ -132,6 +132,21 @@ abstract class ServerTestBase {
         .buildBlocking();
   }
 
+  /** A HiveMQ MQTT 3.1.1 client of {@code device} (its access token as user name), connected. */
+  protected Mqtt3BlockingClient connectedDevice(Device device) {
+    Mqtt3BlockingClient client =
+        Mqtt3Client.builder()
+            .identifier("it-" + device.name())
+            .serverHost("127.0.0.1")
+            .serverPort(mqttPort())
+            .simpleAuth()
+            .username(device.accessToken())
+            .applySimpleAuth()
+            .buildBlocking();
+    client.connect();
+    return client;
+  }
+
   /** The sum of every sample of the server's Prometheus meters whose line starts with prefix. */
   protected double metric(String prefix) {
     return server

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
-import com.hivemq.client.mqtt.mqtt3.Mqtt3Client;
 import io.fieldline.common.Device;
 import java.net.URI;
 import java.util.UUID;
@@ -35,20 +34,6 @@ class WebSocketApiIT extends RestTestBase {
     return createDevice(prefix + "-" + UUID.randomUUID(), prefix + "-token-" + UUID.randomUUID());
   }
 
-  private Mqtt3BlockingClient connected(Device device) {
-    Mqtt3BlockingClient client =
-        Mqtt3Client.builder()
-            .identifier("ws-it-" + UUID.randomUUID())
-            .serverHost("127.0.0.1")
-            .serverPort(mqttPort())
-            .simpleAuth()
-            .username(device.accessToken())
-            .applySimpleAuth()
-            .buildBlocking();
-    client.connect();
-    return client;
-  }
-
   private static String points(long ts, String values) {
     return "{\"ts\":" + ts + ",\"values\":" + values + "}";
   }
@@ -63,7 +48,7 @@ class WebSocketApiIT extends RestTestBase {
   @Test
   void should_send_the_latest_values_first_and_then_each_stored_value_when_latest_is_subscribed() {
     Device device = device("latest");
-    Mqtt3BlockingClient mqtt = connected(device);
+    Mqtt3BlockingClient mqtt = connectedDevice(device);
     long t0 = System.currentTimeMillis() - 10_000;
     publish(mqtt, TELEMETRY, points(t0, "{\"temperature\":21.5,\"on\":true}"));
 
@@ -98,7 +83,7 @@ class WebSocketApiIT extends RestTestBase {
   @Test
   void should_send_the_window_in_order_then_live_points_when_a_time_window_is_subscribed() {
     Device device = device("window");
-    Mqtt3BlockingClient mqtt = connected(device);
+    Mqtt3BlockingClient mqtt = connectedDevice(device);
     long now = System.currentTimeMillis();
     publish(mqtt, TELEMETRY, points(now - 3_000, "{\"t\":3,\"other\":9}"));
     publish(mqtt, TELEMETRY, points(now - 2_000, "{\"t\":2}"));
@@ -130,7 +115,7 @@ class WebSocketApiIT extends RestTestBase {
   @Test
   void should_answer_once_with_aggregated_buckets_when_history_is_asked() {
     Device device = device("history");
-    Mqtt3BlockingClient mqtt = connected(device);
+    Mqtt3BlockingClient mqtt = connectedDevice(device);
     long start = 1_700_000_000_000L;
     publish(mqtt, TELEMETRY, points(start + 100, "{\"h\":10}"));
     publish(mqtt, TELEMETRY, points(start + 200, "{\"h\":20}"));
@@ -162,7 +147,7 @@ class WebSocketApiIT extends RestTestBase {
         post(
             "/api/plugins/telemetry/DEVICE/" + device.id() + "/SHARED_SCOPE",
             "{\"mode\":\"eco\"}"));
-    Mqtt3BlockingClient mqtt = connected(device);
+    Mqtt3BlockingClient mqtt = connectedDevice(device);
 
     try (WsTestClient ws = authenticated()) {
       ws.send(
@@ -192,7 +177,7 @@ class WebSocketApiIT extends RestTestBase {
   @Test
   void should_send_nothing_more_to_a_subscription_when_it_is_unsubscribed() {
     Device device = device("unsub");
-    Mqtt3BlockingClient mqtt = connected(device);
+    Mqtt3BlockingClient mqtt = connectedDevice(device);
     String id = device.id().toString();
 
     try (WsTestClient ws = authenticated()) {
@@ -229,7 +214,7 @@ class WebSocketApiIT extends RestTestBase {
   void should_serve_every_legacy_command_array_when_the_token_is_in_the_query() {
     Device device = device("legacy");
     ok(post("/api/plugins/telemetry/DEVICE/" + device.id() + "/SERVER_SCOPE", "{\"zone\":\"A\"}"));
-    Mqtt3BlockingClient mqtt = connected(device);
+    Mqtt3BlockingClient mqtt = connectedDevice(device);
     long t0 = 1_700_000_000_000L;
     publish(mqtt, TELEMETRY, points(t0, "{\"x\":1}"));
 

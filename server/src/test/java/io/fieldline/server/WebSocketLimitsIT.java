@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
-import com.hivemq.client.mqtt.mqtt3.Mqtt3Client;
 import io.fieldline.common.Device;
 import java.net.URI;
 import java.time.Duration;
@@ -148,16 +147,7 @@ class WebSocketLimitsIT extends RestTestBase {
       slow.stopReading();
       double slowBefore = metric("fieldline_ws_sessions_closed_total{reason=\"slow\"");
 
-      Mqtt3BlockingClient mqtt =
-          Mqtt3Client.builder()
-              .identifier("ws-limits-" + UUID.randomUUID())
-              .serverHost("127.0.0.1")
-              .serverPort(mqttPort())
-              .simpleAuth()
-              .username(device.accessToken())
-              .applySimpleAuth()
-              .buildBlocking();
-      mqtt.connect();
+      Mqtt3BlockingClient mqtt = connectedDevice(device);
       // 1.2 MB for the client that stopped reading: more than its socket buffers and its queue.
       String big = "x".repeat(4_000);
       int messages = 300;
