@@ -232,6 +232,9 @@ class GatlingSmokeIT {
     properties.put("subscriptions", "5");
     properties.put("wsSessions", "2");
     properties.put("wsGrace", "2");
+    // A keep-alive every second: Gatling empties a socket's unmatched messages on every send, so
+    // updates are lost to the measurement unless they are taken right before it.
+    properties.put("wsKeepAlive", "1");
     properties.put("rampConnectionsPerSec", "20");
     properties.put("sourceAddresses", String.valueOf(DEVICES));
     properties.put("summary", work.resolve("live-summary.json").toString());

@@ -19,11 +19,11 @@ import java.util.Map;
  *     subscriptions per session)
  * @param grace how long the sessions stay open after the last device stopped publishing ({@code
  *     wsGrace}, seconds, default 5): the last updates still arrive
+ * @param keepAlive how often a session sends an empty command ({@code wsKeepAlive}, seconds,
+ *     default 30): the server closes a session silent for 90 s
  */
-public record LiveSettings(RestAccess rest, int subscriptions, int sessions, Duration grace) {
-
-  /** A session sends an empty command this often: the server closes one silent for 90 s. */
-  static final Duration KEEP_ALIVE = Duration.ofSeconds(30);
+public record LiveSettings(
+    RestAccess rest, int subscriptions, int sessions, Duration grace, Duration keepAlive) {
 
   public static LiveSettings fromSystemProperties() {
     List<String> errors = new ArrayList<>();
@@ -43,7 +43,8 @@ public record LiveSettings(RestAccess rest, int subscriptions, int sessions, Dur
             rest,
             subscriptions,
             sessions,
-            Duration.ofSeconds(SimulationSettings.intProperty("wsGrace", 5, 1, 600, errors)));
+            Duration.ofSeconds(SimulationSettings.intProperty("wsGrace", 5, 1, 600, errors)),
+            Duration.ofSeconds(SimulationSettings.intProperty("wsKeepAlive", 30, 1, 85, errors)));
     if (!errors.isEmpty()) {
       throw new IllegalArgumentException("bad live-update settings: " + String.join("; ", errors));
     }
@@ -82,7 +83,7 @@ public record LiveSettings(RestAccess rest, int subscriptions, int sessions, Dur
     out.put("subscriptions", subscriptions);
     out.put("wsSessions", sessions);
     out.put("graceSeconds", grace.toSeconds());
-    out.put("keepAliveSeconds", KEEP_ALIVE.toSeconds());
+    out.put("keepAliveSeconds", keepAlive.toSeconds());
     return out;
   }
 }

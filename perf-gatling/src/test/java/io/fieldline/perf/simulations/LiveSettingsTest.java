@@ -17,7 +17,8 @@ class LiveSettingsTest {
         new RestAccess(URI.create("http://127.0.0.1:8080"), "admin", "secret"),
         subscriptions,
         sessions,
-        Duration.ofSeconds(5));
+        Duration.ofSeconds(5),
+        Duration.ofSeconds(30));
   }
 
   @Test

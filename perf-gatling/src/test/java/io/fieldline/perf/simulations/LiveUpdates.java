@@ -5,6 +5,7 @@ import static io.gatling.javaapi.core.CoreDsl.atOnceUsers;
 import static io.gatling.javaapi.core.CoreDsl.exec;
 import static io.gatling.javaapi.core.CoreDsl.global;
 import static io.gatling.javaapi.core.CoreDsl.pace;
+import static io.gatling.javaapi.core.CoreDsl.pause;
 import static io.gatling.javaapi.core.CoreDsl.rampUsers;
 import static io.gatling.javaapi.core.CoreDsl.scenario;
 import static io.gatling.javaapi.http.HttpDsl.http;
@@ -34,8 +35,8 @@ import java.util.Map;
  * Gatling's WebSocket support) log in as {@code restUser} and open {@code subscriptions} live
  * subscriptions in all ({@code TIMESERIES}, {@code LATEST_TELEMETRY}, one device each, spread
  * evenly over the fleet), all in their first message; they stay until {@code wsGrace} s after the
- * last device stopped, sending an empty command every 30 s (the server closes a session silent for
- * 90 s).
+ * last device stopped, sending an empty command every {@code wsKeepAlive} s (default 30; the server
+ * closes a session silent for 90 s).
  *
  * <p>Measured ({@link LiveUpdateStats}, {@code liveUpdates} in the summary): for each message of a
  * watched device, the arrival of the update carrying it − its timestamp (both on Gatling's clock,
@@ -122,11 +123,15 @@ public class LiveUpdates extends MqttSimulation {
   /**
    * Each WebSocket session (a dashboard): connect, authenticate and subscribe in one message, then
    * once a second hand every update received to {@link LiveUpdateStats} (timed at its arrival, not
-   * here), with an empty command every 30 s; close after {@code hold}.
+   * here), with an empty command every {@code wsKeepAlive} s; close after {@code hold}.
+   *
+   * <p>Gatling empties a socket's buffer of unmatched messages whenever it sends a frame, so the
+   * buffer is drained right before each send, in the same turn of the socket's event loop (the
+   * first message goes out before the server has anything to say).
    */
   private ScenarioBuilder dashboards(Duration hold) {
     String token = live.rest().login();
-    long keepAliveTicks = LiveSettings.KEEP_ALIVE.toSeconds();
+    long keepAliveTicks = live.keepAlive().toSeconds();
     return scenario("dashboards")
         .feed(sessions(token))
         .exec(ws("ws connect").connect("/api/ws"))
@@ -141,8 +146,8 @@ public class LiveUpdates extends MqttSimulation {
         .exec(ws("ws subscribe").sendText(session -> session.getString("subscribe")))
         .during(hold, "tick")
         .on(
-            exec(drain())
-                .pause(Duration.ofSeconds(1))
+            pause(Duration.ofSeconds(1))
+                .exec(drain())
                 .doIf(session -> (session.getInt("tick") + 1) % keepAliveTicks == 0)
                 .then(exec(ws("ws keep-alive").sendText("{\"cmds\":[]}"))))
         .exec(drain())
