@@ -30,8 +30,9 @@ import org.HdrHistogram.Histogram;
  * flight as the subscription started).
  *
  * <p>Figures are computed by {@link #describe} after the run, per named window of seconds (by the
- * message's timestamp, counted from the run's origin). Thread-safe: messages are noted on the
- * devices' event loops, updates on the subscribers'.
+ * message's timestamp, counted from the run's origin), with the subscriptions that lost updates
+ * listed (their device, how many, and when: ms from the origin). Thread-safe: messages are noted on
+ * the devices' event loops, updates on the subscribers'.
  */
 public final class LiveUpdateStats {
 
@@ -53,7 +54,12 @@ public final class LiveUpdateStats {
 
   /** One watched device: its messages by timestamp. */
   private static final class Device {
+    final String id;
     final Map<Long, Message> messages = new ConcurrentHashMap<>();
+
+    Device(String id) {
+      this.id = id;
+    }
   }
 
   /** One published message of a watched device. */
@@ -94,7 +100,7 @@ public final class LiveUpdateStats {
       throw new IllegalArgumentException(
           "subscription " + subscriptionId + " or device " + deviceId + " watched twice");
     }
-    Device device = new Device();
+    Device device = new Device(deviceId);
     byToken.put(token, device);
     subscriptions.put(subscriptionId, new Subscription(device));
     return this;
@@ -208,9 +214,13 @@ public final class LiveUpdateStats {
         }
       }
     }
-    for (Subscription subscription : subscriptions.values()) {
+    Map<Integer, Object> lostBySubscription = new TreeMap<>();
+    for (Map.Entry<Integer, Subscription> entry : subscriptions.entrySet()) {
+      Subscription subscription = entry.getValue();
       long covered;
+      long firstArrival;
       synchronized (subscription) {
+        firstArrival = subscription.firstArrivalMillis;
         if (subscription.started) {
           started++;
           if (subscription.subscribedMillis >= 0) {
@@ -223,10 +233,18 @@ public final class LiveUpdateStats {
               subscription.subscribedMillis >= 0 ? subscription.subscribedMillis : Long.MAX_VALUE;
         }
       }
+      long lost = 0;
+      long firstLost = Long.MAX_VALUE;
+      long lastLost = Long.MIN_VALUE;
       for (Message message : subscription.device.messages.values()) {
         int second = (int) Math.floorDiv(message.ts - originMillis, 1000L);
         boolean expected = message.ackMillis >= 0 && message.ts > covered;
         long arrival = message.arrivalMillis.get();
+        if (expected && arrival < 0) {
+          lost++;
+          firstLost = Math.min(firstLost, message.ts);
+          lastLost = Math.max(lastLost, message.ts);
+        }
         all.add(message, expected, arrival);
         for (Tally tally : named.values()) {
           if (second >= tally.from && second < tally.to) {
@@ -234,6 +252,15 @@ public final class LiveUpdateStats {
           }
         }
         series.add(second, message, expected, arrival);
+      }
+      if (lost > 0) {
+        Map<String, Object> loss = new LinkedHashMap<>();
+        loss.put("device", subscription.device.id);
+        loss.put("lost", lost);
+        loss.put("firstLostMillis", firstLost - originMillis);
+        loss.put("lastLostMillis", lastLost - originMillis);
+        loss.put("firstUpdateMillis", firstArrival < 0 ? null : firstArrival - originMillis);
+        lostBySubscription.put(entry.getKey(), loss);
       }
     }
     Map<String, Object> out = new LinkedHashMap<>();
@@ -262,6 +289,7 @@ public final class LiveUpdateStats {
         });
     out.put("windows", named2);
     out.putAll(series.describe());
+    out.put("lostBySubscription", lostBySubscription);
     return out;
   }
 

@@ -102,6 +102,10 @@ public final class LiveReport {
     row(md, "updates expected / received / lost, whole run", p -> counts(live(p)));
     row(md, "updates expected / received / lost, cold", p -> counts(window(p, "cold")));
     row(md, "updates expected / received / lost, warm", p -> counts(window(p, "warm")));
+    row(
+        md,
+        "subscriptions that lost updates; when (lost messages' ts, s from start)",
+        LiveReport::losers);
     row(md, "publish → update p50 / p90 / p99 / p99.9 / max ms, cold", p -> update(p, "cold"));
     row(md, "publish → update p50 / p90 / p99 / p99.9 / max ms, warm", p -> update(p, "warm"));
     row(md, "PUBACK p50 / p90 / p99 / p99.9 / max ms (all devices), cold", p -> puback(p, "cold"));
@@ -183,6 +187,27 @@ public final class LiveReport {
         + node.path("receivedExpected").asLong()
         + " / "
         + node.path("lost").asLong();
+  }
+
+  private static String losers(Phase phase) {
+    JsonNode losers = live(phase).path("lostBySubscription");
+    if (losers.isEmpty()) {
+      return "0";
+    }
+    long first = Long.MAX_VALUE;
+    long last = Long.MIN_VALUE;
+    for (JsonNode loser : losers) {
+      first = Math.min(first, loser.path("firstLostMillis").asLong());
+      last = Math.max(last, loser.path("lastLostMillis").asLong());
+    }
+    return losers.size()
+        + " of "
+        + phase.json().path("live").path("subscriptions").asLong()
+        + "; "
+        + fmt(first / 1000.0, 1)
+        + "–"
+        + fmt(last / 1000.0, 1)
+        + " s";
   }
 
   private static String update(Phase phase, String window) {

@@ -79,6 +79,11 @@ class LiveUpdateStatsTest {
         .containsEntry("receivedExpected", 1L)
         .containsEntry("lost", 1L);
     assertThat(list(all.get("lostPerSecond"))).containsExactly(0L, 1L, 0L, 0L);
+    assertThat(map(map(all.get("lostBySubscription")).get(1)))
+        .containsEntry("device", "device-a")
+        .containsEntry("lost", 1L)
+        .containsEntry("firstLostMillis", 1_000L)
+        .containsEntry("firstUpdateMillis", 10L);
     assertThat(list(all.get("receivedPerSecond"))).containsExactly(0L, 0L, 1L, 0L);
   }
 

@@ -57,6 +57,7 @@ class LiveReportTest {
        "warm": {"seconds": [2, 4], "ackLatencyMillis": {"count": 2000, "p50": 1.0, "p90": 2.0,
          "p95": 3.0, "p99": 10.0, "p999": 15.0, "max": 20.0}}},
      "liveUpdates": {"subscriptionsStarted": 100, "errors": 0, "lost": %d, "expected": 400,
+       "lostBySubscription": %s,
        "receivedExpected": %d,
        "firstUpdateMillis": {"count": 100, "p50": 35, "max": 410},
        "windows": {
@@ -69,7 +70,18 @@ class LiveReportTest {
            "updateLatencyMillis": {"count": 200, "p50": 3, "p90": 5, "p99": %d, "p999": 95, "max": 99},
            "afterAckMillis": {"count": 200, "p50": 1, "p90": 2, "p99": %d, "p999": 80, "max": 85}}}}}
     """
-        .formatted(START, lost, 400 - lost, 200 - lost, lost, updateP99, afterAckP99);
+        .formatted(
+            START,
+            lost,
+            lost == 0
+                ? "{}"
+                : "{\"7\": {\"lost\": 3, \"firstLostMillis\": 1200, \"lastLostMillis\": 3100},"
+                    + " \"9\": {\"lost\": 1, \"firstLostMillis\": 2500, \"lastLostMillis\": 2500}}",
+            400 - lost,
+            200 - lost,
+            lost,
+            updateP99,
+            afterAckP99);
   }
 
   @Test
@@ -85,6 +97,10 @@ class LiveReportTest {
                 + " (PUBACK → update p99 70.0 ms; update p99 − PUBACK p99 80.0 ms) |");
     assertThat(md)
         .contains("| updates expected / received / lost, warm | 200 / 200 / 0 | 200 / 196 / 4 |");
+    assertThat(md)
+        .contains(
+            "| subscriptions that lost updates; when (lost messages' ts, s from start) | 0 | 2 of"
+                + " 100; 1.2–3.1 s |");
   }
 
   @Test
