@@ -5,7 +5,7 @@
 # messages are forwarded to their owner over gRPC), and against Mosquitto and HiveMQ CE (no storage);
 # one summary, appended to docs/performance.md.
 #
-#   bench/run.sh DevicesAtRate | MaxThroughput | ConnectionStorm | ColdStart | RpcRoundTrip
+#   bench/run.sh DevicesAtRate | MaxThroughput | ConnectionStorm | ColdStart | RpcRoundTrip | LiveUpdates
 #
 # ColdStart: DevicesAtRate on a freshly started Fieldline (new data directory: cold JVM, cold
 # Cassandra). The Gatling JVM is started with the server and waits for the device file; devices are
@@ -25,6 +25,22 @@
 # (CLUSTER_NODES >= 2 nodes: every device connects to node 2, every call goes to node 1, so each
 # request and answer crosses the cluster). Defaults differ: DEVICES 1000, DURATION 2 × COLD,
 # PHASES "fieldline cluster"; KEYS, QOS, RATE do not apply.
+#
+# LiveUpdates: publish → WebSocket update (issue #15). DEVICES devices connect at RAMP/s and publish
+# RATE QoS QOS messages/s each for DURATION s, every message stamped with the generator's clock as
+# its "ts"; from the first connection WS_SESSIONS WebSocket sessions (/api/ws, Gatling's WebSocket
+# support, logged in as the admin) open SUBSCRIPTIONS live subscriptions in all (TIMESERIES,
+# LATEST_TELEMETRY, one device each, spread evenly over the fleet), held until WS_GRACE s after the
+# last device stopped, an empty command every 30 s as keep-alive. Every update is matched to the
+# message it carries (LiveUpdateStats): publish → update (arrival − ts) and PUBACK → update (arrival
+# − that message's PUBACK), updates expected (acknowledged messages newer than a subscription's
+# first update, which is not timed) / received / lost. Reported (LiveReport) for the first COLD s
+# from the first connection (the server was just started) and the rest, beside the PUBACK latency
+# of the same windows; CPU per process; the #15 target (p99 ≤ 50 ms on top of the PUBACK, 0 lost)
+# met or missed by how much. Phases: fieldline and cluster (devices on node 2, WebSocket on node
+# 1: each update crosses the cluster). Defaults differ: DEVICES 1000, DURATION 2 × COLD, PHASES
+# "fieldline". No row check: the timestamps are not the ledger's. With WS_SESSIONS above the
+# server's default 20 sessions per user, the server(s) get FIELDLINE_WS_MAX_SESSIONS_PER_USER.
 #
 # Environment (defaults in brackets):
 #   DEVICES [2000]       devices (one MQTT connection each; at most 15000 and the open-files limit)
@@ -47,10 +63,15 @@
 #                        retrying each second while refused, and publishes for DURATION s more;
 #                        reports the time until every device publishes again and CONNACK refusals)
 #   COLD [60]            ColdStart: seconds of the cold window (then COLD seconds of warm);
-#                        RpcRoundTrip: the first COLD seconds of calls
+#                        RpcRoundTrip: the first COLD seconds of calls; LiveUpdates: the first
+#                        COLD seconds of messages from the first connection
 #   RPC_RATE [500]       RpcRoundTrip: two-way calls per second
 #   RPC_TIMEOUT [10000]  RpcRoundTrip: each call's "timeout" (ms); the server answers 504 after it
 #   SETTLE [5]           RpcRoundTrip: seconds between the last device's connect and the first call
+#   SUBSCRIPTIONS [100]  LiveUpdates: live subscriptions in all (one device each; at most DEVICES)
+#   WS_SESSIONS [10]     LiveUpdates: WebSocket sessions the subscriptions are dealt over (10 × 10:
+#                        ten dashboards of ten devices, one user, the server's default limits)
+#   WS_GRACE [5]         LiveUpdates: seconds the sessions stay after the last device stopped
 #   WARMUP [30]          seconds after the ramp left out of the steady window (JIT, token lookups)
 #   PHASES ["fieldline raw mosquitto"]  which phases to run, in this order:
 #                        fieldline locust raw cluster mosquitto hivemq
@@ -100,9 +121,9 @@ root=$(pwd)
 
 scenario=${1:-}
 case "$scenario" in
-  DevicesAtRate | MaxThroughput | ConnectionStorm | ColdStart | RpcRoundTrip) ;;
+  DevicesAtRate | MaxThroughput | ConnectionStorm | ColdStart | RpcRoundTrip | LiveUpdates) ;;
   *)
-    echo "usage: bench/run.sh DevicesAtRate|MaxThroughput|ConnectionStorm|ColdStart|RpcRoundTrip (see the header for env)" >&2
+    echo "usage: bench/run.sh DevicesAtRate|MaxThroughput|ConnectionStorm|ColdStart|RpcRoundTrip|LiveUpdates (see the header for env)" >&2
     exit 2
     ;;
 esac
@@ -118,9 +139,17 @@ if [ "$scenario" = RpcRoundTrip ]; then
   DURATION=${DURATION:-$((2 * COLD))}
   PHASES=${PHASES:-fieldline cluster}
 fi
+if [ "$scenario" = LiveUpdates ]; then
+  DEVICES=${DEVICES:-1000}
+  DURATION=${DURATION:-$((2 * COLD))}
+  PHASES=${PHASES:-fieldline}
+fi
 RPC_RATE=${RPC_RATE:-500}
 RPC_TIMEOUT=${RPC_TIMEOUT:-10000}
 SETTLE=${SETTLE:-5}
+SUBSCRIPTIONS=${SUBSCRIPTIONS:-100}
+WS_SESSIONS=${WS_SESSIONS:-10}
+WS_GRACE=${WS_GRACE:-5}
 
 DEVICES=${DEVICES:-2000}
 RATE=${RATE:-1}
@@ -153,17 +182,34 @@ fi
 if [ "$scenario" = ConnectionStorm ] || [ "$scenario" = ColdStart ]; then
   PHASES=${PHASES//raw/}
 fi
-if [ "$scenario" = RpcRoundTrip ]; then
+if [ "$scenario" = RpcRoundTrip ] || [ "$scenario" = LiveUpdates ]; then
   for phase in $PHASES; do
     if [ "$phase" != fieldline ] && [ "$phase" != cluster ]; then
-      echo "bench: RpcRoundTrip runs the phases fieldline and cluster only (not $phase)" >&2
+      echo "bench: $scenario runs the phases fieldline and cluster only (not $phase)" >&2
       exit 2
     fi
   done
   if [[ " $PHASES " == *" cluster "* ]] && [ "${CLUSTER_NODES:-2}" -lt 2 ]; then
-    echo "bench: RpcRoundTrip's cluster phase needs CLUSTER_NODES >= 2 (devices on node 2, REST on node 1)" >&2
+    echo "bench: $scenario's cluster phase needs CLUSTER_NODES >= 2 (devices on node 2, REST/WebSocket on node 1)" >&2
     exit 2
   fi
+fi
+if [ "$scenario" = LiveUpdates ]; then
+  if ! [[ "$SUBSCRIPTIONS" =~ ^[1-9][0-9]*$ ]] || ! [[ "$WS_SESSIONS" =~ ^[1-9][0-9]*$ ]] \
+    || ! [[ "$WS_GRACE" =~ ^[1-9][0-9]*$ ]]; then
+    echo "bench: SUBSCRIPTIONS, WS_SESSIONS and WS_GRACE must be positive whole numbers" >&2
+    exit 2
+  fi
+  if [ "$SUBSCRIPTIONS" -gt "$DEVICES" ] || [ "$WS_SESSIONS" -gt "$SUBSCRIPTIONS" ]; then
+    echo "bench: LiveUpdates needs WS_SESSIONS <= SUBSCRIPTIONS <= DEVICES (one device per subscription)" >&2
+    exit 2
+  fi
+  if [ $(((SUBSCRIPTIONS + WS_SESSIONS - 1) / WS_SESSIONS)) -gt 100 ]; then
+    echo "bench: at most 100 subscriptions per session (the server's default): raise WS_SESSIONS" >&2
+    exit 2
+  fi
+fi
+if [ "$scenario" = RpcRoundTrip ]; then
   if ! [[ "$RPC_RATE" =~ ^[0-9]+([.][0-9]+)?$ ]] || ! [[ "$RPC_TIMEOUT" =~ ^[0-9]+$ ]] || ! [[ "$SETTLE" =~ ^[0-9]+$ ]]; then
     echo "bench: RPC_RATE must be a positive number, RPC_TIMEOUT (ms) and SETTLE (s) whole numbers" >&2
     exit 2
@@ -403,6 +449,10 @@ case "$scenario" in
     ;;
   ColdStart) describe="$describe × $RATE msg/s from a cold start, QoS $QOS, $KEYS keys, $DURATION s (cold: first $COLD s)" ;;
   RpcRoundTrip) describe="$describe answering RPC, $RPC_RATE two-way calls/s over REST for $DURATION s from a cold start (cold: first $COLD s of calls)" ;;
+  LiveUpdates)
+    describe="$describe × $RATE msg/s, QoS $QOS, $SUBSCRIPTIONS live subscriptions over $WS_SESSIONS WebSocket sessions, $DURATION s from a cold start (cold: first $COLD s)"
+    if [ "$WS_SESSIONS" -gt 20 ]; then describe="$describe, server's sessions per user raised to $WS_SESSIONS"; fi
+    ;;
 esac
 if [ "$TLS" = 1 ]; then
   tls_key_name="EC P-256"
@@ -412,6 +462,9 @@ fi
 command="DEVICES=$DEVICES RATE=$RATE DURATION=$DURATION RAMP=$RAMP SOURCES=$SOURCES WARMUP=$WARMUP KEYS=$KEYS QOS=$QOS RAW_MODE=$RAW_MODE PHASES=\"$PHASES\" bench/run.sh $scenario"
 if [ "$scenario" = ConnectionStorm ]; then command="STORM=$STORM HOLD=$HOLD $command"; fi
 if [ "$scenario" = ColdStart ]; then command="COLD=$COLD $command"; fi
+if [ "$scenario" = LiveUpdates ]; then
+  command="DEVICES=$DEVICES RATE=$RATE QOS=$QOS KEYS=$KEYS SUBSCRIPTIONS=$SUBSCRIPTIONS WS_SESSIONS=$WS_SESSIONS DURATION=$DURATION COLD=$COLD WS_GRACE=$WS_GRACE RAMP=$RAMP SOURCES=$SOURCES PHASES=\"$PHASES\" bench/run.sh $scenario"
+fi
 if [ "$scenario" = RpcRoundTrip ]; then
   command="DEVICES=$DEVICES RPC_RATE=$RPC_RATE DURATION=$DURATION COLD=$COLD RPC_TIMEOUT=$RPC_TIMEOUT SETTLE=$SETTLE RAMP=$RAMP SOURCES=$SOURCES PHASES=\"$PHASES\" bench/run.sh $scenario"
 fi
@@ -501,16 +554,22 @@ gatling() { # phase ports [feeder]: the scenario with gatling:test against 127.0
 # Starts the Gatling run in the background (the caller goes on once its JVM is up); with
 # await_feeder=1 the simulation waits (file-system events, at most 10 min) for the feeder to appear.
 await_feeder=0
-rpc_http_url=""
+rest_url=""
 gatling_start() { # phase ports [feeder]
   local phase=$1 ports=$2 feeder=${3:-$run/devices.csv} port_arg
   # Several ports (a cluster's nodes): Gatling user i connects to the (i mod n)-th.
   if [[ "$ports" == *,* ]]; then port_arg="-Dports=$ports"; else port_arg="-Dport=$ports"; fi
   # RpcRoundTrip: the REST caller's node, login and rate; no ledger (nothing is stored).
+  # LiveUpdates: the WebSocket node, login and subscriptions; no ledger (its timestamps are the
+  # generator's clock, not the ledger's baseTs + n).
   local -a scenario_args=(-Dledger="$run/$phase-ledger.csv")
   if [ "$scenario" = RpcRoundTrip ]; then
-    scenario_args=(-DhttpUrl="$rpc_http_url" -DrestUser="$ADMIN_USER" -DrestPassword="$ADMIN_PASSWORD"
+    scenario_args=(-DhttpUrl="$rest_url" -DrestUser="$ADMIN_USER" -DrestPassword="$ADMIN_PASSWORD"
       -DrpcRate="$RPC_RATE" -DrpcTimeout="$RPC_TIMEOUT" -Dsettle="$SETTLE")
+  fi
+  if [ "$scenario" = LiveUpdates ]; then
+    scenario_args=(-DhttpUrl="$rest_url" -DrestUser="$ADMIN_USER" -DrestPassword="$ADMIN_PASSWORD"
+      -Dsubscriptions="$SUBSCRIPTIONS" -DwsSessions="$WS_SESSIONS" -DwsGrace="$WS_GRACE")
   fi
   log "$phase: $scenario via gatling:test (port $ports${tls_args[*]:+, TLS})"
   mvn -B -pl perf-gatling gatling:test \
@@ -543,10 +602,15 @@ gatling_finish() { # phase: waits for the run gatling_start began
     log "$phase: Gatling produced no summary (status $status), see $run/gatling-$phase.log"
     return 1
   fi
-  grep -E "^[A-Za-z]+: connects=" "$run/gatling-$phase.log" | sed "s/^/[bench] $phase: /" >&2 || true
+  grep -E "^[A-Za-z]+: (connects|subscriptions)=" "$run/gatling-$phase.log" | sed "s/^/[bench] $phase: /" >&2 || true
 }
 
 # ---- devices and the Fieldline server ---------------------------------------------------------
+# LiveUpdates with more sessions than the server's default per user (20): the server(s) allow them.
+ws_env=()
+if [ "$scenario" = LiveUpdates ] && [ "$WS_SESSIONS" -gt 20 ]; then
+  ws_env=(FIELDLINE_WS_MAX_SESSIONS_PER_USER="$WS_SESSIONS")
+fi
 needs_fieldline=0
 case " $PHASES " in *" fieldline "* | *" raw "* | *" locust "*) needs_fieldline=1 ;; esac
 if [[ " $PHASES " == *" locust "* ]] && [ "$scenario" != DevicesAtRate ]; then
@@ -571,7 +635,7 @@ if [ "$needs_fieldline" = 1 ]; then
     "http $http_port, cql $cql_port)"
   server_opts=${SERVER_JAVA_OPTS:--Xms256m -Xmx1g -XX:+UseG1GC}
   mark_built
-  env "${tls_env[@]}" \
+  env "${tls_env[@]}" "${ws_env[@]}" \
     FIELDLINE_DATA_DIR="$run/data" FIELDLINE_MQTT_HOST=127.0.0.1 FIELDLINE_MQTT_PORT=$mqtt_port \
     FIELDLINE_HTTP_HOST=127.0.0.1 FIELDLINE_HTTP_PORT=$http_port \
     FIELDLINE_EMBEDDED_CASSANDRA_CQL_PORT=$cql_port FIELDLINE_EMBEDDED_CASSANDRA_STORAGE_PORT=$storage_port \
@@ -631,7 +695,7 @@ if [[ " $PHASES " == *" fieldline "* ]]; then
   if [ "$scenario" = ColdStart ]; then
     gatling_finish fieldline || true
   else
-    rpc_http_url="http://127.0.0.1:$http_port"
+    rest_url="http://127.0.0.1:$http_port"
     gatling fieldline "$fieldline_mqtt" || true
   fi
   if [ "$JFR" = 1 ]; then
@@ -731,7 +795,7 @@ if [[ " $PHASES " == *" cluster "* ]]; then
   mark_built
   log "cluster: starting ZooKeeper ($cluster_zk), Cassandra ($cluster_cql) and $CLUSTER_NODES nodes" \
     "(mqtt $cluster_mqtt.., http $cluster_http.., grpc $cluster_grpc..) with scripts/local-cluster.sh"
-  FIELDLINE_DATA_DIR="$cluster_dir" FIELDLINE_MQTT_PORT=$cluster_mqtt FIELDLINE_HTTP_PORT=$cluster_http \
+  env "${ws_env[@]}" FIELDLINE_DATA_DIR="$cluster_dir" FIELDLINE_MQTT_PORT=$cluster_mqtt FIELDLINE_HTTP_PORT=$cluster_http \
     FIELDLINE_GRPC_PORT=$cluster_grpc FIELDLINE_ZOOKEEPER_PORT=$cluster_zk \
     FIELDLINE_CASSANDRA_CQL_PORT=$cluster_cql FIELDLINE_ADMIN_USERNAME=$ADMIN_USER \
     FIELDLINE_ADMIN_PASSWORD=$ADMIN_PASSWORD FIELDLINE_DEMO_DEVICE_ENABLED=false \
@@ -767,9 +831,10 @@ if [[ " $PHASES " == *" cluster "* ]]; then
   start_sampler "$run/cpu-cluster.txt" zookeeper "$zookeeper_pid"
   sample_metrics "$run/cluster-metrics" &
   samplers+=($!)
-  if [ "$scenario" = RpcRoundTrip ]; then
-    # Every device on node 2, every REST call on node 1: each request and answer crosses the cluster.
-    rpc_http_url="http://127.0.0.1:${node_http[0]}"
+  if [ "$scenario" = RpcRoundTrip ] || [ "$scenario" = LiveUpdates ]; then
+    # Every device on node 2, every REST call / WebSocket session on node 1: each request and
+    # answer, each update, crosses the cluster.
+    rest_url="http://127.0.0.1:${node_http[0]}"
     gatling cluster "${node_mqtt[1]}" "$run/cluster-devices.csv" || true
   else
     gatling cluster "$(IFS=,; echo "${node_mqtt[*]}")" "$run/cluster-devices.csv" || true
@@ -861,6 +926,8 @@ append_args=()
 if [ "$APPEND" = 1 ]; then append_args=(--append "$root/docs/performance.md"); fi
 if [ "$scenario" = RpcRoundTrip ]; then
   bench_java io.fieldline.perf.report.RpcReport --run-dir "$run" "${append_args[@]}" | tee "$run/summary.md"
+elif [ "$scenario" = LiveUpdates ]; then
+  bench_java io.fieldline.perf.report.LiveReport --run-dir "$run" "${append_args[@]}" | tee "$run/summary.md"
 elif [ -n "$(echo "${PHASES//locust/}" | tr -d '[:space:]')" ]; then # some Gatling phase ran
   bench_java io.fieldline.perf.report.BenchReport --run-dir "$run" "${append_args[@]}" | tee "$run/summary.md"
 fi

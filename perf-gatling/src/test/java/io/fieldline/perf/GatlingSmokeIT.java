@@ -13,6 +13,7 @@ import io.fieldline.perf.provision.DeviceProvisioner;
 import io.fieldline.perf.provision.ProvisionedDevice;
 import io.fieldline.perf.simulations.ConnectionStorm;
 import io.fieldline.perf.simulations.DevicesAtRate;
+import io.fieldline.perf.simulations.LiveUpdates;
 import io.fieldline.perf.simulations.RpcRoundTrip;
 import io.fieldline.perf.verify.LedgerEntry;
 import io.fieldline.perf.verify.StorageCheck;
@@ -34,7 +35,8 @@ import org.junit.jupiter.api.TestInstance;
  * Keeps the Gatling MQTT protocol from rotting: a real Fieldline server on the module's shared
  * Cassandra, ten devices provisioned over REST, a few seconds of {@link DevicesAtRate} run
  * in-process, then every acknowledged message is looked up in {@code ts_kv}; and {@link
- * RpcRoundTrip}'s devices answering two-way RPC calls made over REST.
+ * RpcRoundTrip}'s devices answering two-way RPC calls made over REST; and {@link LiveUpdates}'
+ * WebSocket subscribers hearing every message of the devices they watch.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class GatlingSmokeIT {
@@ -204,6 +206,53 @@ class GatlingSmokeIT {
     assertThat(responder.path("unanswerable").asLong()).isZero();
     assertThat(summary.path("connects").asLong()).isEqualTo(DEVICES);
     summary.path("failures").forEach(count -> assertThat(count.asLong()).isZero());
+  }
+
+  @Test
+  void should_deliver_every_acknowledged_message_of_a_watched_device_when_dashboards_subscribe()
+      throws Exception {
+    DeviceProvisioner provisioner =
+        new DeviceProvisioner(URI.create("http://127.0.0.1:" + server.httpPort()));
+    String auth = provisioner.login(ADMIN, PASSWORD);
+    List<ProvisionedDevice> devices =
+        provisioner.provision(auth, "live-", "live-token-", DEVICES, 4);
+    Path feeder = work.resolve("live-devices.csv");
+    DeviceProvisioner.writeFeeder(feeder, devices);
+
+    Map<String, String> properties = new LinkedHashMap<>();
+    properties.put("port", String.valueOf(server.mqttPort()));
+    properties.put("httpUrl", "http://127.0.0.1:" + server.httpPort());
+    properties.put("restUser", ADMIN);
+    properties.put("restPassword", PASSWORD);
+    properties.put("feeder", feeder.toString());
+    properties.put("devices", String.valueOf(DEVICES));
+    properties.put("ratePerDevice", "2");
+    properties.put("duration", "4");
+    properties.put("cold", "5");
+    properties.put("subscriptions", "5");
+    properties.put("wsSessions", "2");
+    properties.put("wsGrace", "2");
+    // A keep-alive every second: Gatling empties a socket's unmatched messages on every send, so
+    // updates are lost to the measurement unless they are taken right before it.
+    properties.put("wsKeepAlive", "1");
+    properties.put("rampConnectionsPerSec", "20");
+    properties.put("sourceAddresses", String.valueOf(DEVICES));
+    properties.put("summary", work.resolve("live-summary.json").toString());
+    int status = runGatling(LiveUpdates.class.getName(), properties);
+
+    assertThat(status).as("Gatling exit status (assertion: no KO)").isZero();
+    JsonNode summary = new ObjectMapper().readTree(work.resolve("live-summary.json").toFile());
+    JsonNode live = summary.path("liveUpdates");
+    assertThat(live.path("subscriptionsStarted").asInt()).isEqualTo(5);
+    assertThat(live.path("errors").asLong()).isZero();
+    assertThat(live.path("unmatched").asLong()).isZero();
+    // 5 watched devices × 2 msg/s × 4 s, less what the first updates carried.
+    assertThat(live.path("expected").asLong()).isGreaterThanOrEqualTo(30);
+    assertThat(live.path("lost").asLong()).isZero();
+    assertThat(live.path("updateLatencyMillis").path("count").asLong())
+        .isEqualTo(live.path("received").asLong())
+        .isGreaterThanOrEqualTo(live.path("expected").asLong());
+    assertThat(summary.path("connects").asLong()).isEqualTo(DEVICES);
   }
 
   /** Every acknowledged message of {@code ledger} looked up row by row in the test's Cassandra. */

@@ -277,6 +277,15 @@ public final class MqttRunStats {
     return BUCKET_BOUNDS_MICROS.length;
   }
 
+  /**
+   * Epoch ms of the first connection attempt (second 0 of the per-second series and windows), or of
+   * this object's creation before any.
+   */
+  public long originEpochMillis() {
+    long origin = originMillis.get();
+    return origin == 0 ? startMillis : origin;
+  }
+
   /** Acknowledged publishes so far. */
   public long ackedCount() {
     return acked.sum();
@@ -318,7 +327,7 @@ public final class MqttRunStats {
   /** The run's numbers as a JSON object, plus whatever the simulation adds in {@code extra}. */
   public void writeSummary(Path file, Map<String, Object> extra) {
     Map<String, Object> json = new LinkedHashMap<>(extra);
-    json.put("startEpochMillis", originMillis.get() == 0 ? startMillis : originMillis.get());
+    json.put("startEpochMillis", originEpochMillis());
     json.put("endEpochMillis", System.currentTimeMillis());
     json.put("connects", connects.sum());
     json.put("sent", sent.sum());
@@ -389,6 +398,7 @@ public final class MqttRunStats {
     }
     out.put("mean", round(histogram.getMean() / perMilli));
     out.put("p50", round(histogram.getValueAtPercentile(50) / perMilli));
+    out.put("p90", round(histogram.getValueAtPercentile(90) / perMilli));
     out.put("p95", round(histogram.getValueAtPercentile(95) / perMilli));
     out.put("p99", round(histogram.getValueAtPercentile(99) / perMilli));
     out.put("p999", round(histogram.getValueAtPercentile(99.9) / perMilli));

@@ -11,7 +11,8 @@ import scala.Function1;
 /**
  * Publishes one message and passes the user on when it is acknowledged: PUBLISH → PUBACK is the
  * response time (QoS 1), KO on ack timeout, on close, or when the user is not connected. The
- * payload is built per message from the connection's next {@link MessageContext}.
+ * payload is built per message from the connection's next {@link MessageContext}, and told when
+ * that message is acknowledged ({@link PayloadFactory#acked}).
  */
 final class PublishAction extends MqttAction {
 
@@ -46,12 +47,14 @@ final class PublishAction extends MqttAction {
       return;
     }
     long sequence = connection.isConnected() ? connection.nextSequence() : -1;
-    byte[] bytes =
-        sequence < 0
-            ? new byte[0]
-            : payload.payload(
-                new MessageContext(
-                    session.userId(), sequence, connection.ledger().baseTs() + sequence));
+    MessageContext context =
+        new MessageContext(
+            session.userId(),
+            sequence,
+            connection.ledger().baseTs() + sequence,
+            connection.ledger().username(),
+            clock.nowMillis());
+    byte[] bytes = sequence < 0 ? new byte[0] : payload.payload(context);
     connection.publish(
         resolvedTopic,
         qos,
@@ -60,7 +63,11 @@ final class PublishAction extends MqttAction {
         new MqttConnection.AckCallback() {
           @Override
           public void acked(MqttMessage ack, long latencyNanos) {
-            ok(session, start, clock.nowMillis());
+            long end = clock.nowMillis();
+            if (sequence >= 0) {
+              payload.acked(context, end);
+            }
+            ok(session, start, end);
           }
 
           @Override

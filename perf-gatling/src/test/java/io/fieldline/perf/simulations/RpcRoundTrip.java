@@ -17,8 +17,6 @@ import io.fieldline.perf.rpc.RoundTripStats;
 import io.gatling.javaapi.core.ScenarioBuilder;
 import io.gatling.javaapi.core.Session;
 import io.gatling.javaapi.http.HttpProtocolBuilder;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -91,15 +89,7 @@ public class RpcRoundTrip extends MqttSimulation {
   }
 
   private HttpProtocolBuilder rest() {
-    String token;
-    try {
-      token = new DeviceProvisioner(rpc.httpUrl()).login(rpc.restUser(), rpc.restPassword());
-    } catch (IOException e) {
-      throw new UncheckedIOException("REST login at " + rpc.httpUrl() + " failed", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while logging in", e);
-    }
+    String token = new RestAccess(rpc.httpUrl(), rpc.restUser(), rpc.restPassword()).login();
     // One pool of kept-alive connections for all calls, as a REST client would hold; no warm-up
     // request (Gatling's default goes to gatling.io).
     return http.baseUrl(rpc.httpUrl().toString())

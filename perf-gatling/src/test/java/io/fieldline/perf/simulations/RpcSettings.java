@@ -1,7 +1,6 @@
 package io.fieldline.perf.simulations;
 
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -35,30 +34,12 @@ public record RpcSettings(
 
   public static RpcSettings fromSystemProperties() {
     List<String> errors = new ArrayList<>();
-    URI url = URI.create("http://127.0.0.1:8080");
-    String urlValue = System.getProperty("httpUrl", "").strip();
-    if (urlValue.isEmpty()) {
-      errors.add("httpUrl: required (the REST base URL, e.g. http://127.0.0.1:8080)");
-    } else {
-      try {
-        url = new URI(urlValue);
-        if (!"http".equals(url.getScheme()) || url.getHost() == null) {
-          errors.add("httpUrl: an http://host:port URL, not " + urlValue);
-        }
-      } catch (URISyntaxException e) {
-        errors.add("httpUrl: not a URL: " + urlValue);
-      }
-    }
-    String user = System.getProperty("restUser", "").strip();
-    String password = System.getProperty("restPassword", "");
-    if (user.isEmpty() || password.isEmpty()) {
-      errors.add("restUser and restPassword: required (the REST login)");
-    }
+    RestAccess rest = RestAccess.fromSystemProperties(errors);
     RpcSettings settings =
         new RpcSettings(
-            url,
-            user,
-            password,
+            rest.httpUrl(),
+            rest.user(),
+            rest.password(),
             SimulationSettings.doubleProperty("rpcRate", 500, errors),
             Duration.ofMillis(
                 SimulationSettings.intProperty("rpcTimeout", 10_000, 100, 600_000, errors)),
