@@ -38,7 +38,7 @@ timed() {
   end=$(date +%s.%N)
   local secs
   secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
-  printf '%-58s %7s s%s\n' "$label" "$secs" "$( ((rc == 0)) || echo "  (exit $rc)")" >> "$SMOKE_TIMINGS"
+  printf '%-72s %7s s%s\n' "$label" "$secs" "$( ((rc == 0)) || echo "  (exit $rc)")" >> "$SMOKE_TIMINGS"
   say "$label: ${secs} s$( ((rc == 0)) || echo " (exit $rc)")"
   return "$rc"
 }

@@ -170,6 +170,47 @@ publish() {
 
 port_free() { ! (exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null; }
 
+# The most open files a container may have here: the engine's own hard limit, unless it may raise
+# it (CAP_SYS_RESOURCE, which an ordinary root dockerd has; sandboxes may drop it).
+engine_nofile() {
+  "$DOCKER" run --rm --network none --ulimit nofile=1048576:1048576 debian:bookworm-slim \
+    sh -c 'ulimit -Hn' 2> /dev/null \
+    || "$DOCKER" run --rm --network none debian:bookworm-slim sh -c 'ulimit -Hn'
+}
+
+# fd_override <compose file> <override file>: when the engine cannot give a container the
+# open-files limit the compose file asks for (ulimits: nofile), writes an override file that
+# caps each such service at the engine's limit (HAProxy also gets a smaller global maxconn, in
+# an extra configuration file loaded after haproxy.cfg, since it refuses to start when it cannot
+# get 2 descriptors per connection) and prints the file's name; prints nothing when the compose
+# file can run as it is. The compose files themselves are never changed.
+fd_override() {
+  local file=$1 out=$2 limit
+  limit=$ENGINE_NOFILE
+  docker-compose -f "$file" config 2> /dev/null | /usr/bin/python3 -c '
+import sys, yaml
+limit, out = int(sys.argv[1]), sys.argv[2]
+services = yaml.safe_load(sys.stdin)["services"]
+override = {}
+for name, service in services.items():
+    nofile = (service.get("ulimits") or {}).get("nofile")
+    if isinstance(nofile, dict) and max(int(nofile.get("soft", 0)), int(nofile.get("hard", 0))) > limit:
+        entry = {"ulimits": {"nofile": {"soft": limit, "hard": limit}}}
+        if str(service.get("image", "")).startswith("haproxy:"):
+            entry["volumes"] = [out + ".haproxy.cfg:/usr/local/etc/haproxy/smoke-limits.cfg:ro"]
+            entry["command"] = ["haproxy", "-W", "-db", "-f", "/usr/local/etc/haproxy/haproxy.cfg",
+                                "-f", "/usr/local/etc/haproxy/smoke-limits.cfg"]
+            with open(out + ".haproxy.cfg", "w") as f:
+                f.write("# docker/test/smoke.sh: this engine allows %d open files\nglobal\n    maxconn %d\n"
+                        % (limit, limit // 2 - 500))
+        override[name] = entry
+if override:
+    with open(out, "w") as f:
+        yaml.safe_dump({"services": override}, f)
+    print(out)
+' "$limit" "$out"
+}
+
 # ---------------------------------------------------------------------------------------------
 # 3. One node.
 one_node() {
@@ -239,6 +280,15 @@ timed "fieldline image: docker build -f docker/Dockerfile" \
   "$DOCKER" build -f docker/Dockerfile --network host -t "$IMAGE" . > "$SMOKE_WORK/build-fieldline.log" 2>&1 \
   || { tail -n 40 "$SMOKE_WORK/build-fieldline.log" >&2; die "docker build of docker/Dockerfile (log: $SMOKE_WORK/build-fieldline.log)"; }
 say "fieldline image: $("$DOCKER" image inspect -f '{{.Size}}' "$IMAGE" | awk '{ printf "%.0f MB", $1 / 1e6 }')"
+
+ENGINE_NOFILE=$(engine_nofile) || die "a container cannot run on this engine (docker run debian:bookworm-slim)"
+say "a container here may have at most $ENGINE_NOFILE open files"
+override=$(fd_override docker/docker-compose.yml "$SMOKE_WORK/one-node.override.yml")
+if [[ -n $override ]]; then
+  ONE+=(-f "$override")
+  say "NOTE: the compose file asks for more open files than this engine allows ($ENGINE_NOFILE);" \
+    "capped for this test by $override (docker/docker-compose.yml itself is unchanged)"
+fi
 
 for stack in $SMOKE_STACKS; do
   case $stack in
