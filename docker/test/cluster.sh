@@ -70,10 +70,19 @@ cluster() {
   token=$(login "$url" "$FIELDLINE_ADMIN_PASSWORD") || die "cluster: REST login through HAProxy"
   rm -rf "$LOAD_DIR"
   mkdir -p "$LOAD_DIR"
-  curl -sS -f --max-time 60 -X POST "$url/api/fieldline/devices/bulk" \
-    -H "X-Authorization: Bearer $token" -H 'Content-Type: application/json' \
-    -d '{"namePrefix":"smoke-","count":50,"type":"smoke","tokenPrefix":"smoke-token-"}' \
-    > "$LOAD_DIR/devices.json" || die "cluster: bulk-create 50 devices"
+  # Idempotent (a repeat answers the devices already made), so a 503 (Cassandra timed out: seen
+  # in the first seconds after fieldline-2 and -3 start, while their warm-up writes load the
+  # machine) is retried, a bounded number of times.
+  local attempt
+  for attempt in 1 2 3 4 5 6; do
+    curl -sS -f --max-time 60 -X POST "$url/api/fieldline/devices/bulk" \
+      -H "X-Authorization: Bearer $token" -H 'Content-Type: application/json' \
+      -d '{"namePrefix":"smoke-","count":50,"type":"smoke","tokenPrefix":"smoke-token-"}' \
+      > "$LOAD_DIR/devices.json" && break
+    ((attempt < 6)) || die "cluster: bulk-create 50 devices (6 attempts)"
+    say "cluster: bulk create failed (attempt $attempt), again in 5 s"
+    sleep 5
+  done
   [[ $(jq length "$LOAD_DIR/devices.json") == 50 ]] || die "cluster: bulk create did not answer 50 devices"
 
   /usr/bin/python3 "$here/mqtt_load.py" --mqtt 127.0.0.1:1883 --rest "$url" --token "$token" \

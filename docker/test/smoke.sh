@@ -179,36 +179,12 @@ engine_nofile() {
 }
 
 # fd_override <compose file> <override file>: when the engine cannot give a container the
-# open-files limit the compose file asks for (ulimits: nofile), writes an override file that
-# caps each such service at the engine's limit (HAProxy also gets a smaller global maxconn, in
-# an extra configuration file loaded after haproxy.cfg, since it refuses to start when it cannot
-# get 2 descriptors per connection) and prints the file's name; prints nothing when the compose
-# file can run as it is. The compose files themselves are never changed.
+# open-files limit the compose file asks for (ulimits: nofile), writes an override file capping
+# those services at the engine's limit and prints its name (docker/test/fd_override.py); prints
+# nothing when the compose file can run as it is. The compose files themselves are never changed.
 fd_override() {
-  local file=$1 out=$2 limit
-  limit=$ENGINE_NOFILE
-  docker-compose -f "$file" config 2> /dev/null | /usr/bin/python3 -c '
-import sys, yaml
-limit, out = int(sys.argv[1]), sys.argv[2]
-services = yaml.safe_load(sys.stdin)["services"]
-override = {}
-for name, service in services.items():
-    nofile = (service.get("ulimits") or {}).get("nofile")
-    if isinstance(nofile, dict) and max(int(nofile.get("soft", 0)), int(nofile.get("hard", 0))) > limit:
-        entry = {"ulimits": {"nofile": {"soft": limit, "hard": limit}}}
-        if str(service.get("image", "")).startswith("haproxy:"):
-            entry["volumes"] = [out + ".haproxy.cfg:/usr/local/etc/haproxy/smoke-limits.cfg:ro"]
-            entry["command"] = ["haproxy", "-W", "-db", "-f", "/usr/local/etc/haproxy/haproxy.cfg",
-                                "-f", "/usr/local/etc/haproxy/smoke-limits.cfg"]
-            with open(out + ".haproxy.cfg", "w") as f:
-                f.write("# docker/test/smoke.sh: this engine allows %d open files\nglobal\n    maxconn %d\n"
-                        % (limit, limit // 2 - 500))
-        override[name] = entry
-if override:
-    with open(out, "w") as f:
-        yaml.safe_dump({"services": override}, f)
-    print(out)
-' "$limit" "$out"
+  docker-compose -f "$1" config 2> /dev/null \
+    | /usr/bin/python3 "$here/fd_override.py" "$ENGINE_NOFILE" "$2"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -223,6 +199,13 @@ one_node() {
   # must keep (a token issued before them stays valid).
   export FIELDLINE_ADMIN_PASSWORD="smoke-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
   export FIELDLINE_JWT_SECRET=""
+  local override
+  override=$(fd_override docker/docker-compose.yml "$SMOKE_WORK/one-node.override.yml")
+  if [[ -n $override ]]; then
+    ONE+=(-f "$override")
+    say "NOTE: the compose file asks for more open files than this engine allows ($ENGINE_NOFILE);" \
+      "capped for this test by $override (docker/docker-compose.yml itself is unchanged)"
+  fi
 
   timed "one-node: up -d (until Cassandra is healthy and Fieldline created)" \
     timeout 420 "${ONE[@]}" up -d || die "one-node: docker-compose up"
@@ -273,6 +256,9 @@ trap 'exit 130' INT TERM
 for tool in docker-compose:docker-compose mosquitto_pub:mosquitto-clients jq:jq curl:curl; do
   command -v "${tool%%:*}" > /dev/null || apt_install "${tool#*:}" || die "cannot install ${tool#*:}"
 done
+# Debian's Python with PyYAML (fd_override.py) and paho-mqtt (mqtt_load.py, the cluster's devices).
+/usr/bin/python3 -c 'import yaml, paho.mqtt' 2> /dev/null || apt_install python3-yaml python3-paho-mqtt \
+  || die "cannot install python3-yaml and python3-paho-mqtt"
 
 timed "stand-in images (docker/test/images/build.sh)" "$here/images/build.sh" \
   || die "stand-in images"
@@ -283,12 +269,6 @@ say "fieldline image: $("$DOCKER" image inspect -f '{{.Size}}' "$IMAGE" | awk '{
 
 ENGINE_NOFILE=$(engine_nofile) || die "a container cannot run on this engine (docker run debian:bookworm-slim)"
 say "a container here may have at most $ENGINE_NOFILE open files"
-override=$(fd_override docker/docker-compose.yml "$SMOKE_WORK/one-node.override.yml")
-if [[ -n $override ]]; then
-  ONE+=(-f "$override")
-  say "NOTE: the compose file asks for more open files than this engine allows ($ENGINE_NOFILE);" \
-    "capped for this test by $override (docker/docker-compose.yml itself is unchanged)"
-fi
 
 for stack in $SMOKE_STACKS; do
   case $stack in
