@@ -76,7 +76,7 @@ class ComposeFilesTest {
   @Test
   void should_start_fieldline_after_a_healthy_cassandra_when_one_node_is_composed() {
     Map<String, Object> services = services("docker-compose.yml");
-    assertThat(services).containsOnlyKeys("cassandra", "fieldline");
+    assertThat(services).containsOnlyKeys("cassandra", "fieldline", "prometheus", "grafana");
 
     Map<String, Object> cassandra = map(services, "cassandra");
     assertThat(cassandra.get("image")).isEqualTo("cassandra:5.0");
@@ -369,5 +369,37 @@ class ComposeFilesTest {
         .filter(line -> line.startsWith("server "))
         .map(line -> line.substring("server ".length()))
         .toList();
+  }
+
+  @Test
+  void should_run_prometheus_and_grafana_only_in_the_monitoring_profile_when_composed() {
+    Map<String, String> scrapeConfigs =
+        Map.of(
+            "docker-compose.yml", "./prometheus/prometheus.yml",
+            "docker-compose.cluster.yml", "./prometheus/prometheus-cluster.yml");
+    scrapeConfigs.forEach(
+        (file, scrapeConfig) -> {
+          Map<String, Object> services = services(file);
+          Map<String, Object> prometheus = map(services, "prometheus");
+          Map<String, Object> grafana = map(services, "grafana");
+          assertThat(strings(prometheus.get("profiles"))).as(file).containsExactly("monitoring");
+          assertThat(strings(grafana.get("profiles"))).as(file).containsExactly("monitoring");
+          assertThat(strings(prometheus.get("volumes")))
+              .as(file)
+              .contains(scrapeConfig + ":/etc/prometheus/prometheus.yml:ro");
+          assertThat(strings(grafana.get("volumes")))
+              .as(file)
+              .contains(
+                  "./grafana/provisioning:/etc/grafana/provisioning:ro",
+                  "./grafana/fieldline-dashboard.json"
+                      + ":/var/lib/grafana/dashboards/fieldline-dashboard.json:ro");
+          // Monitoring is optional: every other service starts without the profile.
+          services.forEach(
+              (name, service) -> {
+                if (!name.equals("prometheus") && !name.equals("grafana")) {
+                  assertThat(asMap(service)).as("%s: %s", file, name).doesNotContainKey("profiles");
+                }
+              });
+        });
   }
 }
