@@ -3,6 +3,8 @@
 # HAProxy (docker/test/mqtt_load.py, Debian's python3-paho-mqtt):
 #   - up: every container healthy (Cassandra 1 -> 2 -> 3, ZooKeeper, fieldline-1, then 2 and 3,
 #     HAProxy), `nodetool status` shows three nodes Up/Normal;
+#   - a rolling upgrade (docs/operations.md): the image rebuilt, each Fieldline node recreated on
+#     it in turn, healthy and every device acknowledged again before the next;
 #   - docker kill fieldline-2 mid-run: every device is acknowledged again afterwards (devices on
 #     fieldline-2 reconnect through HAProxy to the survivors; devices it owned move to a new owner
 #     once its ZooKeeper session expires);
@@ -39,6 +41,35 @@ wait_load() {
 }
 
 container_of() { "${CL[@]}" ps -q "$1" | head -n 1; }
+
+# The rolling upgrade of docs/operations.md ("Upgrades"), while the devices publish: the image is
+# rebuilt (a new revision label: a new image, every layer re-used), then each Fieldline node in
+# turn is recreated on it with `up -d --no-deps` (docker stop: SIGTERM, the node drains its
+# in-flight writes and closes its sessions) and must be healthy, and every device acknowledged
+# again, before the next. The final check of the run then covers every message acknowledged
+# across the upgrade. Schema changes between versions are tested in mvn verify (SchemaUpgradeIT).
+rolling_upgrade() {
+  local old new node
+  old=$("$DOCKER" image inspect -f '{{.Id}}' "$IMAGE")
+  timed "cluster: upgrade: docker build (new revision)" \
+    "$DOCKER" build -f docker/Dockerfile --network host --build-arg "REVISION=$REVISION-upgrade" \
+    -t "$IMAGE" . > "$SMOKE_WORK/build-upgrade.log" 2>&1 \
+    || { tail -n 40 "$SMOKE_WORK/build-upgrade.log" >&2; die "cluster: upgrade: docker build"; }
+  new=$("$DOCKER" image inspect -f '{{.Id}}' "$IMAGE")
+  [[ $new != "$old" ]] || die "cluster: upgrade: the rebuilt image is the same image"
+  for node in fieldline-1 fieldline-2 fieldline-3; do
+    touch "$LOAD_DIR/mark"
+    timed "cluster: upgrade: up -d --no-deps $node (recreated on the new image)" \
+      "${CL[@]}" up -d --no-deps "$node" > "$SMOKE_WORK/upgrade-$node.log" 2>&1 \
+      || { cat "$SMOKE_WORK/upgrade-$node.log" >&2; die "cluster: upgrade: up -d --no-deps $node"; }
+    [[ $("$DOCKER" inspect -f '{{.Image}}' "$(container_of "$node")") == "$new" ]] \
+      || die "cluster: upgrade: $node was not recreated on the new image"
+    timed "cluster: upgrade: $node healthy" wait_healthy 180 "${CL[@]}" -- "$node"
+    timed "cluster: upgrade: every device acknowledged again after $node" \
+      wait_load 180 "all 50 devices acknowledged after the upgrade of $node" '.devices_acked_since_mark == 50'
+  done
+  say "cluster: rolling upgrade done: $(progress '"\(.acked) acknowledged in all, \(.connected) devices connected"')"
+}
 
 cluster() {
   local url=http://127.0.0.1:8080 token
@@ -99,6 +130,8 @@ cluster() {
   load_pid=$!
   timed "cluster: 50 devices connected through HAProxy, 500 messages acknowledged" \
     wait_load 120 "50 devices connected and 500 acknowledged" '.connected == 50 and .acked >= 500'
+
+  rolling_upgrade
 
   touch "$LOAD_DIR/mark"
   timed "cluster: docker kill fieldline-2" "$DOCKER" kill "$(container_of fieldline-2)" > /dev/null \

@@ -9,6 +9,7 @@
 #   cassandra:5.0                  cassandra-all and its jars from Maven Central (cassandra/)
 #   zookeeper:3.9                  Debian's libzookeeper-java (zookeeper/)
 #   haproxy:3.0                    Debian's haproxy (haproxy/)
+#   prom/prometheus:v2.53.0        Debian's prometheus (prometheus/; the monitoring profile)
 #
 # What each differs in from the official image: the README-style comment at the top of its
 # Dockerfile, and docs/operations.md ("Testing the stacks without Docker Hub").
@@ -163,7 +164,7 @@ stage_cassandra() {
   stage_ca "$1"
 }
 
-all=(debian temurin-jre maven cassandra zookeeper haproxy)
+all=(debian temurin-jre maven cassandra zookeeper haproxy prometheus)
 (($# > 0)) && all=("$@")
 for name in "${all[@]}"; do
   case $name in
@@ -173,6 +174,7 @@ for name in "${all[@]}"; do
     cassandra) build_image cassandra cassandra:5.0 eclipse-temurin:17-jre ;;
     zookeeper) build_image zookeeper zookeeper:3.9 eclipse-temurin:17-jre ;;
     haproxy) build_image haproxy haproxy:3.0 debian:bookworm-slim ;;
+    prometheus) build_image prometheus prom/prometheus:v2.53.0 debian:bookworm-slim ;;
     *) die "unknown stand-in $name" ;;
   esac
 done
