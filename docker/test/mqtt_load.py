@@ -10,7 +10,8 @@ so HAProxy picks a surviving node); messages still unacknowledged are re-sent by
 reconnecting, and count only if that attempt is acknowledged.
 
 Runs until the file --stop exists, writing progress (total acknowledged messages, and
-acknowledged messages per device since --mark was last touched) to --progress every second; then
+acknowledged messages per device since the --mark file last changed its content, with that
+content, so a reader knows the counts belong to its mark) to --progress every second; then
 waits up to --drain seconds for outstanding PUBACKs, disconnects, reads every device's stored
 "seq" values over REST and compares. Exit status 0 only when nothing acknowledged is missing.
 
@@ -88,6 +89,14 @@ def stored_seqs(rest, token, device):
     return {int(float(point["value"])) for point in rest_get(url, token).get("seq", [])}
 
 
+def read_mark(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        return ""
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mqtt", required=True, help="host:port")
@@ -115,7 +124,7 @@ def main():
 
     started = time.time()
     next_tick = started
-    mark_time = 0.0
+    mark_id, mark_time = "", 0.0
     last_progress = 0.0
     while not os.path.exists(args.stop):
         if time.time() - started > args.max_seconds:
@@ -126,14 +135,17 @@ def main():
         now = time.time()
         if now - last_progress >= 1:
             last_progress = now
-            if os.path.exists(args.mark):
-                mark_time = os.path.getmtime(args.mark)
+            mark = read_mark(args.mark)
+            if mark != mark_id:
+                # A new mark: count acknowledgements from now on (this process's clock).
+                mark_id, mark_time = mark, now
             since_mark = [sum(1 for _, t in list(d.acked) if t > mark_time) for d in devices]
             progress = {
                 "elapsed": round(now - started, 1),
                 "acked": sum(len(d.acked) for d in devices),
                 "published": sum(len(d.published) for d in devices),
                 "connected": sum(1 for d in devices if d.connected.is_set()),
+                "mark": mark_id,
                 "devices_acked_since_mark": sum(1 for n in since_mark if n > 0),
                 "acked_since_mark": sum(since_mark),
             }
