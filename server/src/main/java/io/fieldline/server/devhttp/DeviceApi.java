@@ -25,6 +25,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.pekko.http.javadsl.model.HttpEntity;
@@ -157,45 +158,25 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
             concat(
                 path(
                     "telemetry",
-                    () -> answered(() -> post(() -> upload(token, Uploads.Kind.TELEMETRY)))),
+                    () -> answered(() -> post(() -> upload(token, Resource.TELEMETRY)))),
                 path(
                     "attributes",
                     () ->
                         answered(
                             () ->
                                 concat(
-                                    post(() -> upload(token, Uploads.Kind.ATTRIBUTES)),
+                                    post(() -> upload(token, Resource.ATTRIBUTES)),
                                     get(() -> parameterMap(params -> read(token, params)))))),
                 path(
                     PathMatchers.segment("attributes").slash("updates"),
-                    () ->
-                        answered(
-                            () ->
-                                get(
-                                    () ->
-                                        parameterMap(
-                                            params ->
-                                                poll(
-                                                    token,
-                                                    LongPoll.Kind.ATTRIBUTES,
-                                                    Resource.ATTRIBUTE_UPDATES,
-                                                    params))))),
+                    () -> answered(() -> poll(token, LongPoll.Kind.ATTRIBUTES))),
                 path(
                     "rpc",
                     () ->
                         answered(
                             () ->
                                 concat(
-                                    get(
-                                        () ->
-                                            parameterMap(
-                                                params ->
-                                                    poll(
-                                                        token,
-                                                        LongPoll.Kind.RPC,
-                                                        Resource.RPC_POLL,
-                                                        params))),
-                                    post(() -> clientRpc(token))))),
+                                    poll(token, LongPoll.Kind.RPC), post(() -> clientRpc(token))))),
                 path(
                     PathMatchers.segment("rpc").slash(PathMatchers.segment()),
                     requestId -> answered(() -> post(() -> reply(token, requestId))))));
@@ -206,113 +187,116 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
     return handleRejections(rejections, route);
   }
 
-  private Route upload(String token, Uploads.Kind kind) {
-    metrics.request(kind == Uploads.Kind.TELEMETRY ? Resource.TELEMETRY : Resource.ATTRIBUTES);
-    return withSizeLimit(
-        config.maxBodyBytes(),
-        () ->
-            entity(
-                Unmarshaller.entityToByteArray(),
-                body ->
-                    reply(() -> withDevice(token, device -> uploads.upload(device, kind, body)))));
+  private Route upload(String token, Resource resource) {
+    metrics.request(resource);
+    Uploads.Kind kind =
+        resource == Resource.TELEMETRY ? Uploads.Kind.TELEMETRY : Uploads.Kind.ATTRIBUTES;
+    return withBody(
+        token,
+        Unmarshaller.entityToByteArray(),
+        (device, body) -> uploads.upload(device, kind, body));
   }
 
   private Route read(String token, Map<String, String> params) {
     metrics.request(Resource.ATTRIBUTES_READ);
-    return reply(
-        () ->
-            withDevice(
-                token,
-                device -> {
-                  Duration wait = budgets.admit(device.id(), DeviceBudgets.Rated.ATTRIBUTE_READ);
-                  if (!wait.isZero()) {
-                    return rateLimited(device, "attribute reads", wait);
-                  }
-                  Set<String> client = keys(params.get("clientKeys"));
-                  Set<String> shared = keys(params.get("sharedKeys"));
-                  boolean everything = client == null && shared == null;
-                  CompletionStage<List<AttributeKvEntry>> clientValues =
-                      everything || client != null
-                          ? queries.attributes(
-                              device.id(), AttributeScope.CLIENT_SCOPE, Optional.ofNullable(client))
-                          : NONE;
-                  CompletionStage<List<AttributeKvEntry>> sharedValues =
-                      everything || shared != null
-                          ? queries.attributes(
-                              device.id(), AttributeScope.SHARED_SCOPE, Optional.ofNullable(shared))
-                          : NONE;
-                  return clientValues.thenCombine(
-                      sharedValues, (c, s) -> DeviceJson.ok(DeviceJson.attributes(c, s)));
-                }));
+    return reply(() -> withDevice(token, device -> readAttributes(device, params)));
   }
 
-  private Route poll(
-      String token, LongPoll.Kind kind, Resource resource, Map<String, String> params) {
-    metrics.request(resource);
-    Duration timeout;
-    try {
-      timeout = config.pollTimeout(Long.parseLong(params.getOrDefault("timeout", "0")));
-    } catch (IllegalArgumentException e) {
-      metrics.refused(Refusal.BAD_REQUEST, "-", "bad timeout parameter");
-      return complete(HttpJson.error(400, "timeout must be a non-negative number of milliseconds"));
+  private CompletionStage<HttpResponse> readAttributes(Device device, Map<String, String> params) {
+    Duration wait = budgets.admit(device.id(), DeviceBudgets.Rated.ATTRIBUTE_READ);
+    if (!wait.isZero()) {
+      return rateLimited(device, "attribute reads", wait);
     }
-    // The request lives as long as the poll may wait, past the server's default request timeout.
-    return withRequestTimeout(
-        timeout.plus(DeviceApiConfig.ANSWER_MARGIN),
-        () -> reply(() -> withDevice(token, device -> polls.start(kind, device.id(), timeout))));
+    Set<String> client = keys(params.get("clientKeys"));
+    Set<String> shared = keys(params.get("sharedKeys"));
+    // ThingsBoard's rule: no keys at all asks for both scopes whole.
+    boolean everything = client == null && shared == null;
+    CompletionStage<List<AttributeKvEntry>> clientValues =
+        everything || client != null
+            ? queries.attributes(
+                device.id(), AttributeScope.CLIENT_SCOPE, Optional.ofNullable(client))
+            : NONE;
+    CompletionStage<List<AttributeKvEntry>> sharedValues =
+        everything || shared != null
+            ? queries.attributes(
+                device.id(), AttributeScope.SHARED_SCOPE, Optional.ofNullable(shared))
+            : NONE;
+    return clientValues.thenCombine(
+        sharedValues, (c, s) -> DeviceJson.ok(DeviceJson.attributes(c, s)));
+  }
+
+  private Route poll(String token, LongPoll.Kind kind) {
+    return get(
+        () ->
+            parameterMap(
+                params -> {
+                  metrics.request(
+                      kind == LongPoll.Kind.RPC ? Resource.RPC_POLL : Resource.ATTRIBUTE_UPDATES);
+                  Duration timeout;
+                  try {
+                    timeout =
+                        config.pollTimeout(Long.parseLong(params.getOrDefault("timeout", "0")));
+                  } catch (IllegalArgumentException e) {
+                    metrics.refused(Refusal.BAD_REQUEST, "-", "bad timeout parameter");
+                    return complete(
+                        HttpJson.error(
+                            400, "timeout must be a non-negative number of milliseconds"));
+                  }
+                  // The request lives as long as the poll may wait, past the server's default
+                  // request timeout.
+                  return withRequestTimeout(
+                      timeout.plus(DeviceApiConfig.ANSWER_MARGIN),
+                      () ->
+                          reply(
+                              () ->
+                                  withDevice(
+                                      token, device -> polls.start(kind, device.id(), timeout))));
+                }));
   }
 
   private Route clientRpc(String token) {
     metrics.request(Resource.CLIENT_RPC);
-    return withSizeLimit(
-        config.maxBodyBytes(),
-        () ->
-            entity(
-                Unmarshaller.entityToByteArray(),
-                body ->
-                    reply(
-                        () ->
-                            withDevice(
-                                token,
-                                device -> {
-                                  Duration wait =
-                                      budgets.admit(device.id(), DeviceBudgets.Rated.CLIENT_RPC);
-                                  if (!wait.isZero()) {
-                                    return rateLimited(device, "client-side RPC requests", wait);
-                                  }
-                                  return CompletableFuture.completedFuture(
-                                      DeviceJson.ok(clientRpc.answer(body)));
-                                }))));
+    return withBody(token, Unmarshaller.entityToByteArray(), this::answerClientRpc);
+  }
+
+  private CompletionStage<HttpResponse> answerClientRpc(Device device, byte[] body) {
+    Duration wait = budgets.admit(device.id(), DeviceBudgets.Rated.CLIENT_RPC);
+    if (!wait.isZero()) {
+      return rateLimited(device, "client-side RPC requests", wait);
+    }
+    return CompletableFuture.completedFuture(DeviceJson.ok(clientRpc.answer(body)));
   }
 
   private Route reply(String token, String requestId) {
     metrics.request(Resource.RPC_REPLY);
+    return withBody(
+        token,
+        Unmarshaller.entityToString(),
+        (device, body) -> {
+          int id;
+          try {
+            id = Integer.parseInt(requestId);
+          } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("the request id must be an integer");
+          }
+          if (!replies.reply(device.id(), id, body)) {
+            metrics.unknownReply(device.id().toString(), requestId);
+          }
+          // Answered either way, as ThingsBoard does and as the MQTT path acknowledges an answer
+          // to nothing.
+          return CompletableFuture.completedFuture(HttpResponse.create().withStatus(200));
+        });
+  }
+
+  /** The body, within the size limit (413 beyond), then {@code then} for the token's device. */
+  private <T> Route withBody(
+      String token,
+      Unmarshaller<? super HttpEntity, T> as,
+      BiFunction<Device, T, CompletionStage<HttpResponse>> then) {
     return withSizeLimit(
         config.maxBodyBytes(),
         () ->
-            entity(
-                Unmarshaller.entityToString(),
-                body ->
-                    reply(
-                        () ->
-                            withDevice(
-                                token,
-                                device -> {
-                                  int id;
-                                  try {
-                                    id = Integer.parseInt(requestId);
-                                  } catch (NumberFormatException e) {
-                                    throw new IllegalArgumentException(
-                                        "the request id must be an integer");
-                                  }
-                                  if (!replies.reply(device.id(), id, body)) {
-                                    metrics.unknownReply(device.id().toString(), requestId);
-                                  }
-                                  // Answered either way, as ThingsBoard does and as the MQTT path
-                                  // acknowledges a reply to nothing.
-                                  return CompletableFuture.completedFuture(
-                                      HttpResponse.create().withStatus(200));
-                                }))));
+            entity(as, body -> reply(() -> withDevice(token, device -> then.apply(device, body)))));
   }
 
   /** {@code then} for the device whose access token is {@code token}, or 401. */
