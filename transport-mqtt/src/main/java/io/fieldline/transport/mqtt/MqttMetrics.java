@@ -258,7 +258,8 @@ public final class MqttMetrics {
               .register(registry));
     }
     gatewayChildrenCreated =
-        Counter.builder("fieldline.mqtt.gateway.children.created")
+        // Not "...children.created": Prometheus reserves the _created suffix of counters.
+        Counter.builder("fieldline.mqtt.gateway.child.creations")
             .description("Child devices created by gateways (connect or first data)")
             .register(registry);
     gatewayTimestampsReused =

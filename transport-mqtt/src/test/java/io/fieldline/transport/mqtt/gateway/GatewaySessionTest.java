@@ -90,7 +90,7 @@ class GatewaySessionTest {
     submissions.get(1).store();
     assertThat(client.received()).containsExactly("PUBACK 1");
     assertThat(fixture.count("fieldline.mqtt.gateway.points", "topic", "telemetry")).isEqualTo(3);
-    assertThat(fixture.count("fieldline.mqtt.gateway.children.created")).isEqualTo(3);
+    assertThat(fixture.count("fieldline.mqtt.gateway.child.creations")).isEqualTo(3);
     assertThat(fixture.count("fieldline.mqtt.gateway.messages", "topic", "telemetry")).isEqualTo(1);
   }
 
@@ -231,7 +231,7 @@ class GatewaySessionTest {
     Device child = child(fixture, "A");
     assertThat(child.accessToken()).as("the other creator's device").isEqualTo("other-A");
     assertThat(GatewayLink.gatewayOf(child)).contains(gateway.id());
-    assertThat(fixture.count("fieldline.mqtt.gateway.children.created")).isZero();
+    assertThat(fixture.count("fieldline.mqtt.gateway.child.creations")).isZero();
   }
 
   @Test
