@@ -25,6 +25,8 @@ import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.mqtt.MqttMessageBuilders;
 import io.netty.handler.codec.mqtt.MqttQoS;
 import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -60,11 +62,20 @@ final class PublishRouter {
   private static final RateLimitedLog TOPIC_WARNINGS =
       new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
   private static final RateLimitedLog RPC_WARNINGS = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
-  private static final RateLimitedLog GATEWAY_WARNINGS =
-      new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  // One budget per reason: a flood of one refusal must not hide the others.
+  private static final Map<GatewayRefusal, RateLimitedLog> REFUSAL_WARNINGS =
+      new EnumMap<>(GatewayRefusal.class);
+
+  static {
+    for (GatewayRefusal reason : GatewayRefusal.values()) {
+      REFUSAL_WARNINGS.put(reason, new RateLimitedLog(LOG, 10, TimeUnit.SECONDS));
+    }
+  }
+
   private static final String UNKNOWN_TOPIC = "unknown topic: not part of the device API";
   private static final String NOT_A_GATEWAY =
-      "gateway topic, but the device is not a gateway (its additionalInfo has no \"gateway\":true)";
+      "unknown topic for this device: a gateway topic, but the device is not a gateway"
+          + " (its additionalInfo has no \"gateway\":true)";
   // MQTT 5 §3.4.2.1: 0x97 Quota exceeded, for a gateway message over a bound of its session.
   private static final byte QUOTA_EXCEEDED = (byte) 0x97;
   private static final CompletableFuture<Ack> NOTHING_TO_STORE =
@@ -202,11 +213,13 @@ final class PublishRouter {
           CloseReason.PAYLOAD, "gateway message on {} refused: {}", topicName, e.getMessage());
       return null;
     }
-    GATEWAY_WARNINGS.warn(
-        "{} gateway message on {} refused and dead-lettered: {}",
-        connection.logPrefix(),
-        topicName,
-        e.getMessage());
+    REFUSAL_WARNINGS
+        .get(e.reason())
+        .warn(
+            "{} gateway message on {} refused and dead-lettered: {}",
+            connection.logPrefix(),
+            topicName,
+            e.getMessage());
     return context
         .deadLetters()
         .write(new DeadLetter(device.id(), now, topicName, e.getMessage(), payload))
