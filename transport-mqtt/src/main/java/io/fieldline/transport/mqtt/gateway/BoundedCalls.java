@@ -5,6 +5,7 @@ import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -13,6 +14,9 @@ import java.util.function.Supplier;
  * session's state. A gateway session uses one for its registry lookups and links and one (of one)
  * for its device creations.
  *
+ * <p>Calls still waiting when the connection has closed are not started: they fail at once, so a
+ * gateway that leaves with thousands of children to create does not keep the registry busy.
+ *
  * <p>Confined to the channel's event loop. The queue of waiting calls is bounded by what feeds it:
  * at most {@code gateway.max-children} children are being resolved per session.
  */
@@ -20,12 +24,17 @@ final class BoundedCalls {
 
   private final int max;
   private final EventExecutor eventLoop;
+  private final BooleanSupplier open;
   private final ArrayDeque<Runnable> waiting = new ArrayDeque<>();
   private int running;
 
-  BoundedCalls(int max, EventExecutor eventLoop) {
+  /**
+   * @param open whether the connection is still open (calls are started only while it is)
+   */
+  BoundedCalls(int max, EventExecutor eventLoop, BooleanSupplier open) {
     this.max = max;
     this.eventLoop = eventLoop;
+    this.open = open;
   }
 
   /** Runs {@code call} now if fewer than {@code max} run, else once enough have completed. */
@@ -47,6 +56,10 @@ final class BoundedCalls {
   }
 
   private <T> void start(Supplier<? extends CompletionStage<T>> call, CompletableFuture<T> result) {
+    if (!open.getAsBoolean()) {
+      result.completeExceptionally(new IllegalStateException("connection closed"));
+      return;
+    }
     running++;
     CompletionStage<T> stage;
     try {

@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,13 +64,14 @@ final class GatewayChildren {
       MqttMetrics metrics,
       int registryConcurrency,
       EventExecutor eventLoop,
+      BooleanSupplier open,
       String logPrefix) {
     this.registry = registry;
     this.gateway = gateway;
     this.metrics = metrics;
     this.logPrefix = logPrefix;
-    this.registryCalls = new BoundedCalls(registryConcurrency, eventLoop);
-    this.creations = new BoundedCalls(1, eventLoop);
+    this.registryCalls = new BoundedCalls(registryConcurrency, eventLoop, open);
+    this.creations = new BoundedCalls(1, eventLoop, open);
   }
 
   /** Names the session holds (resolved or being resolved). */

@@ -84,6 +84,7 @@ public final class GatewayPublishes {
             context.metrics(),
             bounds.registryConcurrency(),
             eventLoop,
+            () -> connection.ctx().channel().isActive(),
             connection.logPrefix());
     // A retransmission follows at most one window of unacknowledged messages; twice that leaves
     // room for the messages of the connection it arrives on.
