@@ -15,6 +15,7 @@ import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.AckType;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.Slot;
 import io.fieldline.transport.mqtt.session.Connection;
+import io.fieldline.transport.mqtt.session.GatewayTimestamps;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionState;
 import io.netty.util.concurrent.EventExecutor;
@@ -88,7 +89,7 @@ public final class GatewayPublishes {
             connection.logPrefix());
     // A retransmission follows at most one window of unacknowledged messages; twice that leaves
     // room for the messages of the connection it arrives on.
-    this.timestamps = GatewayTimestamps.of(session, 2 * context.config().maxInflight());
+    this.timestamps = session.gatewayTimestamps(2 * context.config().maxInflight());
   }
 
   /**

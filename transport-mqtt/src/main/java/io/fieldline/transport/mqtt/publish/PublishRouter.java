@@ -76,8 +76,6 @@ final class PublishRouter {
   private static final String NOT_A_GATEWAY =
       "unknown topic for this device: a gateway topic, but the device is not a gateway"
           + " (its additionalInfo has no \"gateway\":true)";
-  // MQTT 5 §3.4.2.1: 0x97 Quota exceeded, for a gateway message over a bound of its session.
-  private static final byte QUOTA_EXCEEDED = (byte) 0x97;
   private static final CompletableFuture<Ack> NOTHING_TO_STORE =
       CompletableFuture.completedFuture(Ack.stored());
 
@@ -197,7 +195,7 @@ final class PublishRouter {
       slot.reasonCode(PublishReasons.PAYLOAD_FORMAT_INVALID);
       return invalidPayload(topicName, payload, now, e);
     } catch (GatewayRefusedException e) {
-      slot.reasonCode(QUOTA_EXCEEDED);
+      slot.reasonCode(PublishReasons.QUOTA_EXCEEDED);
       return refused(topicName, payload, now, e);
     }
   }

@@ -1,11 +1,7 @@
-package io.fieldline.transport.mqtt.gateway;
+package io.fieldline.transport.mqtt.session;
 
-import io.fieldline.transport.mqtt.session.SessionState;
-import java.util.Collections;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
-import java.util.Map;
-import java.util.WeakHashMap;
 import java.util.zip.CRC32C;
 
 /**
@@ -30,15 +26,10 @@ import java.util.zip.CRC32C;
  * their own {@code ts} overwrite their rows whatever happens. At most {@code max} stamps are kept
  * per session (the oldest is forgotten beyond it): about 50 bytes each.
  *
- * <p>Thread-safe: the successive connections of one session may run on different event loops.
- * {@code SessionState} is not this package's to change, so the memory is attached to it through a
- * weak identity map: it goes when the session's state is collected.
+ * <p>Thread-safe: the successive connections of one session may run on different event loops. Held
+ * by the session's {@link SessionState#gatewayTimestamps(int)}.
  */
-final class GatewayTimestamps {
-
-  // SessionState does not override equals/hashCode: identity keys. Guarded by itself.
-  private static final Map<SessionState, GatewayTimestamps> BY_SESSION =
-      Collections.synchronizedMap(new WeakHashMap<>());
+public final class GatewayTimestamps {
 
   /**
    * A stamp for one message.
@@ -46,7 +37,7 @@ final class GatewayTimestamps {
    * @param receivedAt the receive time to give its values without {@code ts}, epoch milliseconds
    * @param reused whether it is the stamp of an earlier copy of the message
    */
-  record Stamp(long receivedAt, boolean reused) {}
+  public record Stamp(long receivedAt, boolean reused) {}
 
   private record Remembered(long receivedAt, int crc, int length) {}
 
@@ -58,16 +49,11 @@ final class GatewayTimestamps {
     this.max = max;
   }
 
-  /** The memory of {@code session}, created on first use with room for {@code max} stamps. */
-  static GatewayTimestamps of(SessionState session, int max) {
-    return BY_SESSION.computeIfAbsent(session, any -> new GatewayTimestamps(max));
-  }
-
   /**
    * The stamp of a QoS 1/2 PUBLISH received at {@code now}: the remembered one for a DUP copy of a
    * message still unacknowledged, else {@code now} (then remembered).
    */
-  synchronized Stamp stamp(int packetId, boolean dup, byte[] payload, long now) {
+  public synchronized Stamp stamp(int packetId, boolean dup, byte[] payload, long now) {
     int crc = crc(payload);
     if (dup) {
       Remembered earlier = unacknowledged.get(packetId);
@@ -86,12 +72,12 @@ final class GatewayTimestamps {
   }
 
   /** The message {@code packetId} was acknowledged: it will not be sent again. */
-  synchronized void forget(int packetId) {
+  public synchronized void forget(int packetId) {
     unacknowledged.remove(packetId);
   }
 
   /** Stamps remembered now. */
-  synchronized int size() {
+  public synchronized int size() {
     return unacknowledged.size();
   }
 

@@ -1,4 +1,4 @@
-package io.fieldline.transport.mqtt.gateway;
+package io.fieldline.transport.mqtt.session;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
