@@ -80,13 +80,16 @@ public final class MqttMetrics {
     TAKEN,
     /** Acknowledged by the device (QoS 1) or written to it (QoS 0). */
     DELIVERED,
-    /** The device answered on {@code v1/devices/me/rpc/response/{n}}. */
+    /**
+     * The device answered on {@code v1/devices/me/rpc/response/{n}}, or its gateway on {@code
+     * v1/gateway/rpc}.
+     */
     RESPONDED,
     /** Given up before delivery (reported to its callback as undelivered). */
     UNDELIVERED,
     /** A two-way request not answered within its timeout: the session forgot it. */
     TIMED_OUT,
-    /** An answer on {@code v1/devices/me/rpc/response/{n}} for no request pending. */
+    /** An answer (either topic) for no request of that device pending. */
     UNKNOWN_RESPONSE
   }
 
@@ -102,12 +105,16 @@ public final class MqttMetrics {
     DROPPED
   }
 
-  /** The gateway API's topics ({@code v1/gateway/*}). */
+  /** The gateway API's topics ({@code v1/gateway/*}) a gateway publishes to. */
   public enum GatewayTopic {
     CONNECT,
     DISCONNECT,
     TELEMETRY,
-    ATTRIBUTES
+    ATTRIBUTES,
+    /** {@code v1/gateway/attributes/request}: a child's attribute values asked for. */
+    ATTRIBUTES_REQUEST,
+    /** {@code v1/gateway/rpc}: a child's answer to a server-side RPC. */
+    RPC
   }
 
   /** Why a gateway PUBLISH was refused. */
@@ -141,6 +148,7 @@ public final class MqttMetrics {
   private final Map<GatewayRefusal, Counter> gatewayRefusals = new EnumMap<>(GatewayRefusal.class);
   private final Counter gatewayChildrenCreated;
   private final Counter gatewayTimestampsReused;
+  private final AtomicLong gatewayChildren = new AtomicLong();
   private final AtomicLong downlinkHeld = new AtomicLong();
   private final AtomicLong downlinkHeldBytes = new AtomicLong();
 
@@ -268,6 +276,11 @@ public final class MqttMetrics {
                 "Retransmitted gateway PUBLISHes whose values without ts got the first copy's"
                     + " time again")
             .register(registry);
+    Gauge.builder("fieldline.mqtt.gateway.children", gatewayChildren, AtomicLong::get)
+        .description(
+            "Child devices the gateway sessions of this node hold and listen to (shared"
+                + " attributes, server-side RPC)")
+        .register(registry);
     Gauge.builder("fieldline.mqtt.downlink.held", downlinkHeld, AtomicLong::get)
         .description("Messages held for devices: queued, or sent at QoS 1 and not acknowledged")
         .register(registry);
@@ -402,6 +415,11 @@ public final class MqttMetrics {
 
   public void gatewayTimestampsReused() {
     gatewayTimestampsReused.increment();
+  }
+
+  /** Gateway sessions listen to {@code delta} more (or fewer) children. */
+  public void gatewayChildrenListened(int delta) {
+    gatewayChildren.addAndGet(delta);
   }
 
   /** Messages (and their bytes) held for devices changed by the given amounts. */

@@ -135,8 +135,37 @@ public record MqttTransportConfig(
    * @param maxDevicesPerMessage devices one telemetry or attributes message may name
    * @param registryConcurrency child lookups and links one gateway session runs at once (creations
    *     always run one at a time)
+   * @param attributeRequestRate attribute requests per second a gateway's connection is answered at
+   *     (its own and its children's) before its reading is slowed; 0 = no limit
+   * @param attributeRequestBurst attribute requests a gateway's connection is answered at once, on
+   *     top of the rate; also the most attribute reads it has outstanding
+   * @param maxQueued messages a gateway's session holds for the gateway and its children (in place
+   *     of {@code downlink.max-queued})
+   * @param maxQueuedBytes payload and topic bytes of those messages (in place of {@code
+   *     downlink.max-queued-bytes})
+   * @param maxPendingRpc server-side RPC requests a gateway's session tracks for the gateway and
+   *     its children (in place of {@code downlink.max-pending-rpc})
    */
-  public record Gateway(int maxChildren, int maxDevicesPerMessage, int registryConcurrency) {}
+  public record Gateway(
+      int maxChildren,
+      int maxDevicesPerMessage,
+      int registryConcurrency,
+      int attributeRequestRate,
+      int attributeRequestBurst,
+      int maxQueued,
+      long maxQueuedBytes,
+      int maxPendingRpc) {
+
+    /** The downlink bounds of a gateway's session: {@code downlink}'s, with the gateway's holds. */
+    public Downlink downlink(Downlink downlink) {
+      return new Downlink(
+          maxQueued,
+          maxQueuedBytes,
+          downlink.maxInflight(),
+          downlink.retransmitInterval(),
+          maxPendingRpc);
+    }
+  }
 
   /** The TLS engine under Netty's {@code SslHandler}. */
   public enum Provider {
@@ -226,7 +255,12 @@ public record MqttTransportConfig(
         new Gateway(
             r.integer("gateway.max-children", 1, 1_000_000),
             r.integer("gateway.max-devices-per-message", 1, 1_000_000),
-            r.integer("gateway.registry-concurrency", 1, 1024));
+            r.integer("gateway.registry-concurrency", 1, 1024),
+            r.integer("gateway.attribute-request-rate", 0, 1_000_000),
+            r.integer("gateway.attribute-request-burst", 1, 65535),
+            r.integer("gateway.max-queued", 1, 65535),
+            r.bytes("gateway.max-queued-bytes", 1024, 1L << 30),
+            r.integer("gateway.max-pending-rpc", 1, 1_000_000));
     r.check(
         tls.cert().isEmpty() == tls.key().isEmpty(),
         "tls.key",

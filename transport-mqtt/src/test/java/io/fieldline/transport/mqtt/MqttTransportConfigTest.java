@@ -57,8 +57,22 @@ class MqttTransportConfigTest {
                 new MqttTransportConfig.Downlink(100, 262_144, 16, Duration.ofSeconds(10), 100),
                 new MqttTransportConfig.Tls(
                     8883, "", "", Duration.ofSeconds(30), true, MqttTransportConfig.Provider.AUTO),
-                new MqttTransportConfig.Gateway(10_000, 1_000, 8)));
+                new MqttTransportConfig.Gateway(
+                    10_000, 1_000, 8, 100, 100, 1000, 1_048_576, 1000)));
     assertThat(config.tls().enabled()).isFalse();
+  }
+
+  @Test
+  void should_give_a_gateways_session_its_own_holds_and_the_downlinks_window() {
+    MqttTransportConfig config =
+        parse(
+            "fieldline.mqtt { downlink.max-inflight = 7, gateway { max-queued = 5,"
+                + " max-queued-bytes = 2 KiB, max-pending-rpc = 3 } }");
+
+    assertThat(config.gateway().downlink(config.downlink()))
+        .isEqualTo(
+            new MqttTransportConfig.Downlink(
+                5, 2048, 7, config.downlink().retransmitInterval(), 3));
   }
 
   @Test

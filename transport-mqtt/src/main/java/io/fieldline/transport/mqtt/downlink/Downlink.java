@@ -1,10 +1,13 @@
 package io.fieldline.transport.mqtt.downlink;
 
 import io.fieldline.common.Device;
+import io.fieldline.common.DeviceId;
+import io.fieldline.common.GatewayLink;
 import io.fieldline.common.events.DeviceEvent.RpcSubscribed;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.transport.mqtt.MqttMetrics.DownlinkOutcome;
 import io.fieldline.transport.mqtt.MqttMetrics.RpcOutcome;
+import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.DownlinkMessage;
 import io.fieldline.transport.mqtt.session.DownlinkState;
@@ -13,7 +16,9 @@ import io.fieldline.transport.mqtt.session.RpcDelivery;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionState;
 import io.netty.channel.ChannelHandlerContext;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -27,6 +32,12 @@ import org.slf4j.LoggerFactory;
  * DownlinkListener}) and, if the session is subscribed to server-side RPC, announces it so that
  * waiting requests are offered again; on close it stops listening and hands its messages back to
  * the session, which keeps or gives them up.
+ *
+ * <p><b>A gateway's session</b> also listens to each child the gateway's messages brought into it
+ * ({@link #listen}, until {@link #forget} or the close), with the child's name in what it sends
+ * ({@link DownlinkRoute#child}); the session's bounds are then the gateway's ({@code
+ * gateway.max-queued}, {@code max-queued-bytes}, {@code max-pending-rpc}), shared by the gateway
+ * and its children.
  *
  * <p>Confined to the channel's event loop, except {@link #hold}, {@link #send} and {@link #adopt},
  * which any thread may call and which hop to it.
@@ -46,8 +57,15 @@ public final class Downlink implements DownlinkState.Holder {
   private final ServerRpcs rpcs;
   private final Outbound outbound;
   private final DownlinkListener listener;
+  private final MqttTransportConfig.Downlink bounds;
+  // A gateway's children listened to, by the name the gateway knows them by.
+  private final Map<String, Child> children = new HashMap<>();
   private DeviceEvents.@Nullable Subscription registration;
   private boolean closed;
+
+  /** A child of a gateway's session listened to. */
+  private record Child(
+      DeviceId id, DownlinkListener listener, DeviceEvents.Subscription registration) {}
 
   /** The downlink of {@code device}'s session {@code session}, accepted on {@code connection}. */
   public Downlink(
@@ -58,12 +76,19 @@ public final class Downlink implements DownlinkState.Holder {
     this.device = device;
     this.session = session;
     this.state = session.downlink();
-    this.rpcs = new ServerRpcs(connection, state, context.metrics());
-    this.outbound =
-        new Outbound(connection, state, context.config().downlink(), context.metrics(), rpcs);
-    this.listener =
-        new DownlinkListener(
-            this, session, context.config().downlink(), context.metrics(), connection.logPrefix());
+    // Read once per connection, like the publish path's role (PublishRouter).
+    this.bounds =
+        GatewayLink.isGateway(device)
+            ? context.config().gateway().downlink(context.config().downlink())
+            : context.config().downlink();
+    this.rpcs = new ServerRpcs(connection, state, context.metrics(), device.id());
+    this.outbound = new Outbound(connection, state, bounds, context.metrics(), rpcs);
+    this.listener = listener(DownlinkRoute.device());
+  }
+
+  private DownlinkListener listener(DownlinkRoute route) {
+    return new DownlinkListener(
+        this, session, route, bounds, context.metrics(), connection.logPrefix());
   }
 
   /**
@@ -75,16 +100,62 @@ public final class Downlink implements DownlinkState.Holder {
     outbound.adopt(state.attach(this, context.metrics()));
     rpcs.resume();
     registration = context.events().subscribe(device.id(), listener);
+    rpcSubscribed(); // a resumed session may have subscribed before
+  }
+
+  /**
+   * The session (re)subscribed to server-side RPC — {@code v1/devices/me/rpc/request/+}, or a
+   * gateway's {@code v1/gateway/rpc}: requests waiting for the device, or for the children the
+   * session listens to, are offered again. Announces only what the session is subscribed to.
+   */
+  public void rpcSubscribed() {
+    assert ctx.executor().inEventLoop();
     if (session.subscriptions().containsKey(DownlinkTopics.RPC_REQUEST_FILTER)) {
-      rpcSubscribed(); // a resumed session subscribed before
+      announce(device.id());
+    }
+    if (session.subscriptions().containsKey(DownlinkTopics.GATEWAY_RPC)) {
+      children.values().forEach(child -> announce(child.id()));
     }
   }
 
-  /** The session (re)subscribed to server-side RPC: requests waiting for it are offered again. */
-  public void rpcSubscribed() {
+  /**
+   * A gateway's session has the child {@code child} in use under {@code name}: its shared
+   * attributes and server-side RPC are sent to the gateway from now on (replacing what the name was
+   * listened to as before). The gateway itself named as its own child is not listened to twice.
+   */
+  public void listen(String name, DeviceId child) {
+    assert ctx.executor().inEventLoop();
+    if (closed || child.equals(device.id())) {
+      return;
+    }
+    forget(name);
+    DownlinkListener heard = listener(DownlinkRoute.child(name));
+    children.put(name, new Child(child, heard, context.events().subscribe(child, heard)));
+    context.metrics().gatewayChildrenListened(1);
+    if (session.subscriptions().containsKey(DownlinkTopics.GATEWAY_RPC)) {
+      announce(child); // requests that waited for the child are offered now
+    }
+  }
+
+  /** The gateway let the child {@code name} go: nothing more of it is sent to the gateway. */
+  public void forget(String name) {
+    assert ctx.executor().inEventLoop();
+    Child child = children.remove(name);
+    if (child != null) {
+      stopListening(child);
+    }
+  }
+
+  private void stopListening(Child child) {
+    child.listener().close();
+    child.registration().close();
+    context.metrics().gatewayChildrenListened(-1);
+  }
+
+  private void announce(DeviceId id) {
     context
         .events()
-        .publish(new RpcSubscribed(device.id()))
+        .publish(new RpcSubscribed(id))
         .exceptionally(
             error -> {
               ANNOUNCE_FAILURES.warn(
@@ -141,6 +212,8 @@ public final class Downlink implements DownlinkState.Holder {
     if (current != null) {
       current.close();
     }
+    children.values().forEach(this::stopListening);
+    children.clear();
     rpcs.close();
     state.detach(this, outbound.close());
   }

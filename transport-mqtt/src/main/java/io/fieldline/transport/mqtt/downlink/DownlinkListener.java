@@ -20,19 +20,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A connected session as its device's {@link DeviceEventListener}. Each event is decided on the
- * calling thread, from state any thread may read — is the session subscribed, does the message fit
- * the session's bound — and what is taken is handed to the connection's event loop, in the order
- * the events came:
+ * A connected session as the {@link DeviceEventListener} of one device: its own, or a child of a
+ * gateway's session ({@link DownlinkRoute} says which topics and shapes). Each event is decided on
+ * the calling thread, from state any thread may read — is the session subscribed, does the message
+ * fit the session's bound — and what is taken is handed to the connection's event loop, in the
+ * order the events came:
  *
  * <ul>
  *   <li>{@code AttributesUpdated} / {@code AttributesDeleted} of {@code SHARED_SCOPE}, if the
- *       session subscribed to {@code v1/devices/me/attributes}: {@code {"k": v}} / {@code
- *       {"deleted": [...]}} there. One that does not fit the bound is dropped and counted ({@code
- *       downlink{outcome=queue_full}}): the device can read its attributes back. Other scopes are
- *       not for devices.
- *   <li>{@code RpcRequested}, if the session subscribed to {@code v1/devices/me/rpc/request/+} and
- *       has room: {@code {"method": ..., "params": ...}} on {@code v1/devices/me/rpc/request/{n}}.
+ *       session subscribed to the route's attributes topic: a push there. One that does not fit the
+ *       bound is dropped and counted ({@code downlink{outcome=queue_full}}): the device (or
+ *       gateway) can read its attributes back. Other scopes are not for devices.
+ *   <li>{@code RpcRequested}, if the session subscribed to the route's RPC filter and tracks fewer
+ *       than {@code max-pending-rpc} requests and has room: a request on the route's RPC topic.
  *       Otherwise it is not taken, and its sender offers it again later.
  * </ul>
  *
@@ -45,6 +45,7 @@ final class DownlinkListener implements DeviceEventListener {
 
   private final Downlink downlink;
   private final SessionState session;
+  private final DownlinkRoute route;
   private final long maxQueuedBytes;
   private final int maxPendingRpc;
   private final MqttMetrics metrics;
@@ -54,11 +55,13 @@ final class DownlinkListener implements DeviceEventListener {
   DownlinkListener(
       Downlink downlink,
       SessionState session,
+      DownlinkRoute route,
       MqttTransportConfig.Downlink config,
       MqttMetrics metrics,
       String logPrefix) {
     this.downlink = downlink;
     this.session = session;
+    this.route = route;
     this.maxQueuedBytes = config.maxQueuedBytes();
     this.maxPendingRpc = config.maxPendingRpc();
     this.metrics = metrics;
@@ -73,12 +76,12 @@ final class DownlinkListener implements DeviceEventListener {
     if (event instanceof AttributesUpdated updated) {
       return updated.scope() == AttributeScope.SHARED_SCOPE
           && !updated.entries().isEmpty()
-          && push(DownlinkPayloads.updated(updated.entries()));
+          && push(route.updated(updated.entries()));
     }
     if (event instanceof AttributesDeleted deleted) {
       return deleted.scope() == AttributeScope.SHARED_SCOPE
           && !deleted.keys().isEmpty()
-          && push(DownlinkPayloads.deleted(deleted.keys()));
+          && push(route.deleted(deleted.keys()));
     }
     if (event instanceof RpcRequested requested) {
       return take(requested);
@@ -92,11 +95,12 @@ final class DownlinkListener implements DeviceEventListener {
   }
 
   private boolean push(byte[] payload) {
-    int qos = DownlinkTopics.qos(session, DownlinkTopics.ATTRIBUTES);
+    String topic = route.attributesTopic();
+    int qos = DownlinkTopics.qos(session, topic);
     if (qos < 0) {
       return false;
     }
-    DownlinkMessage message = new DownlinkMessage(DownlinkTopics.ATTRIBUTES, payload, qos, null);
+    DownlinkMessage message = new DownlinkMessage(topic, payload, qos, null);
     if (message.heldBytes() > maxQueuedBytes) {
       tooLarge(message, "shared-attribute push dropped");
       return false;
@@ -109,7 +113,7 @@ final class DownlinkListener implements DeviceEventListener {
   }
 
   private boolean take(RpcRequested requested) {
-    int qos = DownlinkTopics.qos(session, DownlinkTopics.RPC_REQUEST_FILTER);
+    int qos = DownlinkTopics.qos(session, route.rpcFilter());
     if (qos < 0) {
       return false;
     }
@@ -117,8 +121,9 @@ final class DownlinkListener implements DeviceEventListener {
     RpcDelivery rpc = new RpcDelivery(state.nextRequestId(), requested.rpc(), requested.callback());
     DownlinkMessage message =
         new DownlinkMessage(
-            DownlinkTopics.RPC_REQUEST_PREFIX + rpc.requestId(),
-            DownlinkPayloads.rpcRequest(requested.rpc().method(), requested.rpc().paramsJson()),
+            route.rpcTopic(rpc.requestId()),
+            route.rpcRequest(
+                rpc.requestId(), requested.rpc().method(), requested.rpc().paramsJson()),
             qos,
             rpc);
     if (message.heldBytes() > maxQueuedBytes) {
@@ -130,7 +135,7 @@ final class DownlinkListener implements DeviceEventListener {
               + message.heldBytes()
               + " bytes exceeds "
               + maxQueuedBytes
-              + " bytes, the most a session holds (downlink.max-queued-bytes)");
+              + " bytes, the most the session holds (max-queued-bytes)");
       metrics.rpc(RpcOutcome.TAKEN);
       return true;
     }
@@ -154,7 +159,10 @@ final class DownlinkListener implements DeviceEventListener {
   private void tooLarge(DownlinkMessage message, String what) {
     metrics.downlink(DownlinkOutcome.TOO_LARGE);
     FULL.warn(
-        "{} {}: {} bytes, above downlink.max-queued-bytes", logPrefix, what, message.heldBytes());
+        "{} {}: {} bytes, above the session's max-queued-bytes",
+        logPrefix,
+        what,
+        message.heldBytes());
   }
 
   private void full(String what) {

@@ -11,9 +11,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
- * The JSON the server sends to devices, in ThingsBoard's shapes. Values are typed as stored: a long
- * or double is a JSON number, a boolean a JSON boolean, a string a JSON string, a JSON value the
- * object or array itself. Stateless and thread-safe.
+ * The JSON the server sends to devices and gateways, in ThingsBoard's shapes. Values are typed as
+ * stored: a long or double is a JSON number, a boolean a JSON boolean, a string a JSON string, a
+ * JSON value the object or array itself. Stateless and thread-safe.
  */
 public final class DownlinkPayloads {
 
@@ -60,11 +60,104 @@ public final class DownlinkPayloads {
     return bytes(root);
   }
 
+  /** How a gateway asked for a child's attributes, which decides the answer's shape. */
+  public enum ChildAnswer {
+    /** One key ({@code "key"}): {@code "value": v}, left out when the key has no value. */
+    VALUE,
+    /** A list of keys ({@code "keys"}): {@code "values": {...}}, left out when none has a value. */
+    VALUES,
+    /**
+     * Keys per scope ({@code "client": [...]}, {@code "shared": [...]}): {@code "client": {...},
+     * "shared": {...}}, a scope with no value left out.
+     */
+    SCOPES
+  }
+
+  /** A child's shared-attribute push to its gateway: {@code {"device": name, "data": {...}}}. */
+  static byte[] childUpdated(String device, List<AttributeKvEntry> entries) {
+    return bytes(child(device, "data", values(entries)));
+  }
+
+  /** A child's shared-attribute delete: {@code {"device": name, "data": {"deleted": [...]}}}. */
+  static byte[] childDeleted(String device, List<String> keys) {
+    ObjectNode data = MAPPER.createObjectNode();
+    ArrayNode deleted = data.putArray("deleted");
+    keys.forEach(deleted::add);
+    return bytes(child(device, "data", data));
+  }
+
+  /**
+   * A server-side RPC request to a child, for its gateway: {@code {"device": name, "data": {"id":
+   * n, "method": ..., "params": ...}}}.
+   */
+  static byte[] childRpcRequest(String device, int requestId, String method, String paramsJson) {
+    ObjectNode data = MAPPER.createObjectNode();
+    data.put("id", requestId);
+    data.put("method", method);
+    data.set("params", jsonOrText(paramsJson));
+    return bytes(child(device, "data", data));
+  }
+
+  /**
+   * The answer to a gateway's attribute request for a child: {@code {"id": n, "device": name,
+   * ...}}, the values in the {@code shape} the request asked for.
+   */
+  public static byte[] childAttributes(
+      int requestId,
+      String device,
+      ChildAnswer shape,
+      List<AttributeKvEntry> client,
+      List<AttributeKvEntry> shared) {
+    ObjectNode root = MAPPER.createObjectNode();
+    root.put("id", requestId);
+    root.put("device", device);
+    switch (shape) {
+      case VALUE -> {
+        List<AttributeKvEntry> found = client.isEmpty() ? shared : client;
+        if (!found.isEmpty()) {
+          root.set("value", value(found.get(0).kv()));
+        }
+      }
+      case VALUES -> {
+        if (!client.isEmpty() || !shared.isEmpty()) {
+          ObjectNode values = values(client);
+          values.setAll(values(shared));
+          root.set("values", values);
+        }
+      }
+      case SCOPES -> {
+        if (!client.isEmpty()) {
+          root.set("client", values(client));
+        }
+        if (!shared.isEmpty()) {
+          root.set("shared", values(shared));
+        }
+      }
+    }
+    return bytes(root);
+  }
+
+  /** An error answer to a gateway's request for a child: {@code {"id", "device", "error"}}. */
+  public static byte[] childError(int requestId, String device, String message) {
+    ObjectNode root = MAPPER.createObjectNode();
+    root.put("id", requestId);
+    root.put("device", device);
+    root.put("error", message);
+    return bytes(root);
+  }
+
   /** An error answer: {@code {"error": "..."}}. */
   public static byte[] error(String message) {
     ObjectNode root = MAPPER.createObjectNode();
     root.put("error", message);
     return bytes(root);
+  }
+
+  private static ObjectNode child(String device, String field, JsonNode value) {
+    ObjectNode root = MAPPER.createObjectNode();
+    root.put("device", device);
+    root.set(field, value);
+    return root;
   }
 
   private static ObjectNode values(List<AttributeKvEntry> entries) {

@@ -23,6 +23,21 @@ public final class DownlinkTopics {
   /** Where server-side RPC request {@code n} goes, followed by {@code n}. */
   public static final String RPC_REQUEST_PREFIX = "v1/devices/me/rpc/request/";
 
+  /**
+   * A gateway's children's shared-attribute pushes; also the filter a gateway subscribes to for
+   * them (and the topic it publishes its children's client attributes on).
+   */
+  public static final String GATEWAY_ATTRIBUTES = "v1/gateway/attributes";
+
+  /** The answers to a gateway's attribute requests; also the filter that asks for them. */
+  public static final String GATEWAY_ATTRIBUTES_RESPONSE = "v1/gateway/attributes/response";
+
+  /**
+   * Server-side RPC requests to a gateway's children; also the filter that asks for them (and the
+   * topic the gateway publishes their answers on).
+   */
+  public static final String GATEWAY_RPC = "v1/gateway/rpc";
+
   private DownlinkTopics() {}
 
   /**

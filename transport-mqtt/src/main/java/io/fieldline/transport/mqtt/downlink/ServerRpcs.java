@@ -1,5 +1,6 @@
 package io.fieldline.transport.mqtt.downlink;
 
+import io.fieldline.common.DeviceId;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics.RpcOutcome;
 import io.fieldline.transport.mqtt.session.Connection;
@@ -15,7 +16,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,11 +23,13 @@ import org.slf4j.LoggerFactory;
  * Follows each server-side RPC a connection sends to what becomes of it, and reports that to the
  * request's {@link io.fieldline.common.rpc.RpcCallback}: {@code sent()} once its PUBLISH is
  * written, {@code delivered()} at its PUBACK (QoS 1) or right after the write (QoS 0), {@code
- * responded(body)} when the device publishes on {@code v1/devices/me/rpc/response/{n}}, {@code
- * undelivered(reason)} when the session gives it up first. The session tracks each request by
- * {@code n} ({@link DownlinkState#track}) until it ends: at its answer, {@code timeoutMillis} after
- * it was sent (two-way; the session forgets it, the caller's own timeout answers), or at delivery
- * (one-way).
+ * responded(body)} when the device publishes on {@code v1/devices/me/rpc/response/{n}} (or, for a
+ * child of a gateway's session, the gateway on {@code v1/gateway/rpc} with {@code "id": n}), {@code
+ * undelivered(reason)} when the session gives it up first. An answer settles only a request of the
+ * device it answers for: the session's own device on its topic, the named child on the gateway's.
+ * The session tracks each request by {@code n} ({@link DownlinkState#track}) until it ends: at its
+ * answer, {@code timeoutMillis} after it was sent (two-way; the session forgets it, the caller's
+ * own timeout answers), or at delivery (one-way).
  *
  * <p>Confined to the channel's event loop.
  */
@@ -41,25 +43,57 @@ public final class ServerRpcs {
   private final ChannelHandlerContext ctx;
   private final DownlinkState state;
   private final MqttMetrics metrics;
+  private final DeviceId device;
   // This connection's timers of sent two-way requests, by n; the deadlines live in the requests.
   private final Map<Integer, ScheduledFuture<?>> timeouts = new HashMap<>();
 
-  ServerRpcs(Connection connection, DownlinkState state, MqttMetrics metrics) {
+  /**
+   * @param device the session's device (the one that answers on {@code v1/devices/me/rpc/...})
+   */
+  ServerRpcs(Connection connection, DownlinkState state, MqttMetrics metrics, DeviceId device) {
     this.connection = connection;
     this.ctx = connection.ctx();
     this.state = state;
     this.metrics = metrics;
+    this.device = device;
   }
 
   /**
    * The device answered on {@code v1/devices/me/rpc/response/{requestId}}. An answer to a pending
    * one-way request proves its delivery (its PUBACK may still be on the way, or lost with an
-   * earlier connection); an answer to nothing pending (unknown, timed out, answered already) is
-   * counted and logged. The PUBLISH is acknowledged either way.
+   * earlier connection); an answer to nothing pending (unknown, timed out, answered already, or a
+   * request of a gateway's child) is counted and logged. The PUBLISH is acknowledged either way.
    */
   public void onResponse(String requestId, byte[] payload) {
     assert ctx.executor().inEventLoop();
-    RpcDelivery rpc = parse(requestId);
+    int n;
+    try {
+      n = Integer.parseInt(requestId);
+    } catch (NumberFormatException e) {
+      unknown("v1/devices/me/rpc/response/" + LogSafe.text(requestId));
+      return;
+    }
+    answered(
+        n, device, new String(payload, StandardCharsets.UTF_8), "v1/devices/me/rpc/response/" + n);
+  }
+
+  /**
+   * A gateway answered request {@code requestId} of its child {@code child} on {@code
+   * v1/gateway/rpc}, with {@code body} (the JSON text of its {@code "data"}); as {@link
+   * #onResponse} otherwise.
+   */
+  public void onChildResponse(int requestId, DeviceId child, String body) {
+    assert ctx.executor().inEventLoop();
+    answered(requestId, child, body, "v1/gateway/rpc (id " + requestId + ")");
+  }
+
+  private void answered(int requestId, DeviceId answering, String body, String where) {
+    RpcDelivery rpc = state.untrack(requestId);
+    if (rpc != null && !rpc.rpc().deviceId().equals(answering)) {
+      // Another device's request of the same session: not this answer's to settle.
+      state.track(rpc, Integer.MAX_VALUE);
+      rpc = null;
+    }
     if (rpc != null && rpc.rpc().oneway()) {
       delivered(rpc); // a one-way request is answered only if it arrived
       return;
@@ -68,16 +102,20 @@ public final class ServerRpcs {
       cancelTimeout(rpc.requestId());
       delivered(rpc);
       if (rpc.settle()) {
-        rpc.callback().responded(new String(payload, StandardCharsets.UTF_8));
+        rpc.callback().responded(body);
         metrics.rpc(RpcOutcome.RESPONDED);
         return;
       }
     }
+    unknown(where);
+  }
+
+  private void unknown(String where) {
     metrics.rpc(RpcOutcome.UNKNOWN_RESPONSE);
     UNKNOWN.warn(
-        "{} answer on v1/devices/me/rpc/response/{} matches no pending request: ignored",
+        "{} answer on {} matches no pending request of that device: ignored",
         connection.logPrefix(),
-        LogSafe.text(requestId));
+        where);
   }
 
   /** The PUBLISH of {@code message} was written ({@code success}) or failed. */
@@ -140,14 +178,6 @@ public final class ServerRpcs {
   void close() {
     timeouts.values().forEach(timer -> timer.cancel(false));
     timeouts.clear();
-  }
-
-  private @Nullable RpcDelivery parse(String requestId) {
-    try {
-      return state.untrack(Integer.parseInt(requestId));
-    } catch (NumberFormatException e) {
-      return null;
-    }
   }
 
   private void delivered(RpcDelivery rpc) {

@@ -6,6 +6,8 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.DeviceUpdate;
 import io.fieldline.common.GatewayLink;
 import io.fieldline.transport.mqtt.MqttMetrics;
+import io.fieldline.transport.mqtt.MqttMetrics.GatewayRefusal;
+import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.netty.util.concurrent.EventExecutor;
 import java.util.Collection;
 import java.util.HashMap;
@@ -36,8 +38,12 @@ import org.slf4j.LoggerFactory;
  * <p><b>Bounds.</b> Lookups and links run at most {@code registry-concurrency} at once; creations
  * one at a time, since each reserves its name by a lightweight transaction on the one partition
  * ({@code device_by_name} bucket 0) every creation contends on. The session holds at most {@code
- * max-children} names: the caller checks {@link #newNames} against {@link #size} before asking for
- * more; {@link #disconnect} frees a name.
+ * max-children} names: the caller checks a message's names ({@link #checkRoom}) before asking for
+ * them; {@link #disconnect} frees a name.
+ *
+ * <p><b>Watching.</b> Once a name is resolved (and still held) its {@link Watcher} hears of it, and
+ * again when the gateway disconnects it: the session's downlink listens to the child's events in
+ * between.
  *
  * <p>The session keeps its resolutions: a child renamed, relinked or deleted over REST while the
  * gateway holds it keeps the device (id) it had until the gateway disconnects it or reconnects.
@@ -49,12 +55,23 @@ final class GatewayChildren {
   private static final Logger LOG = LoggerFactory.getLogger(GatewayChildren.class);
   private static final int CREATE_ATTEMPTS = 3;
 
+  /** Hears which children the session holds. Called on the event loop. */
+  interface Watcher {
+    /** {@code name} now resolves to {@code device}. */
+    void held(String name, Device device);
+
+    /** The session let {@code name} go. */
+    void released(String name);
+  }
+
   private final DeviceRegistry registry;
   private final Device gateway;
   private final MqttMetrics metrics;
   private final String logPrefix;
   private final BoundedCalls registryCalls;
   private final BoundedCalls creations;
+  private final int maxChildren;
+  private final Watcher watcher;
   // Name → the device it resolves (or is resolving) to. Resolutions in progress count.
   private final Map<String, CompletableFuture<Device>> children = new HashMap<>();
 
@@ -62,14 +79,18 @@ final class GatewayChildren {
       DeviceRegistry registry,
       Device gateway,
       MqttMetrics metrics,
-      int registryConcurrency,
+      MqttTransportConfig.Gateway bounds,
       EventExecutor eventLoop,
       BooleanSupplier open,
-      String logPrefix) {
+      String logPrefix,
+      Watcher watcher) {
     this.registry = registry;
     this.gateway = gateway;
     this.metrics = metrics;
     this.logPrefix = logPrefix;
+    this.maxChildren = bounds.maxChildren();
+    this.watcher = watcher;
+    int registryConcurrency = bounds.registryConcurrency();
     this.registryCalls = new BoundedCalls(registryConcurrency, eventLoop, open);
     this.creations = new BoundedCalls(1, eventLoop, open);
   }
@@ -79,15 +100,27 @@ final class GatewayChildren {
     return children.size();
   }
 
-  /** How many of {@code names} the session does not hold yet. */
-  int newNames(Collection<String> names) {
+  /**
+   * Checks that the session may hold {@code names} (a message's children) within {@code
+   * max-children}.
+   *
+   * @throws GatewayRefusedException when the names it does not hold yet would take it beyond
+   */
+  void checkRoom(Collection<String> names) {
     int fresh = 0;
     for (String name : names) {
       if (!children.containsKey(name)) {
         fresh++;
       }
     }
-    return fresh;
+    if (fresh > 0 && children.size() + fresh > maxChildren) {
+      throw new GatewayRefusedException(
+          GatewayRefusal.TOO_MANY_CHILDREN,
+          "the message would bring the gateway's session to "
+              + (children.size() + fresh)
+              + " child devices, more than "
+              + maxChildren);
+    }
   }
 
   /** The resolution of {@code name}, already held or started now (created with {@code type}). */
@@ -111,6 +144,8 @@ final class GatewayChildren {
         (device, error) -> {
           if (error != null) {
             children.remove(name, resolving);
+          } else if (children.get(name) == resolving) {
+            watcher.held(name, device);
           }
         });
     return resolving;
@@ -118,7 +153,11 @@ final class GatewayChildren {
 
   /** The gateway disconnected {@code name}: the session lets it go. */
   boolean disconnect(String name) {
-    return children.remove(name) != null;
+    if (children.remove(name) == null) {
+      return false;
+    }
+    watcher.released(name);
+    return true;
   }
 
   /** Names held, for tests and diagnostics. */

@@ -14,6 +14,8 @@ import io.fieldline.transport.mqtt.MqttMetrics.GatewayTopic;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.AckType;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.Slot;
+import io.fieldline.transport.mqtt.downlink.AttributeReads;
+import io.fieldline.transport.mqtt.downlink.Downlink;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.GatewayTimestamps;
 import io.fieldline.transport.mqtt.session.SessionContext;
@@ -30,7 +32,10 @@ import java.util.function.Function;
 
 /**
  * The gateway topics of one gateway's session: {@code v1/gateway/connect}, {@code disconnect},
- * {@code telemetry} and {@code attributes}.
+ * {@code telemetry} and {@code attributes} here, {@code attributes/request} and {@code rpc} through
+ * {@link GatewayRequests}. The children the session holds ({@link GatewayChildren}) are those its
+ * downlink listens to ({@link Downlink#listen}): their shared attributes and server-side RPC reach
+ * the gateway from the moment a message names them until it disconnects them.
  *
  * <p><b>One acknowledgement per PUBLISH, after every child's rows.</b> A telemetry or attributes
  * message is parsed whole first ({@link GatewayPayloadParser}: anything invalid anywhere is a
@@ -63,6 +68,7 @@ public final class GatewayPublishes {
   private final MqttTransportConfig.Gateway bounds;
   private final GatewayPayloadParser parser;
   private final GatewayChildren children;
+  private final GatewayRequests requests;
   private final GatewayTimestamps timestamps;
   // Completes once the last message's children have been submitted (never exceptionally).
   private CompletableFuture<Void> submitted = DONE;
@@ -71,9 +77,16 @@ public final class GatewayPublishes {
    * The gateway topics of {@code gateway}'s session {@code session}, on {@code connection}.
    *
    * @param gateway a device whose additional info makes it a gateway
+   * @param downlink the session's downlink, which listens to the children the session holds
+   * @param reads the connection's paced attribute reads
    */
   public GatewayPublishes(
-      SessionContext context, Connection connection, Device gateway, SessionState session) {
+      SessionContext context,
+      Connection connection,
+      Device gateway,
+      SessionState session,
+      Downlink downlink,
+      AttributeReads reads) {
     this.context = context;
     this.eventLoop = connection.ctx().executor();
     this.bounds = context.config().gateway();
@@ -83,10 +96,22 @@ public final class GatewayPublishes {
             context.registry(),
             gateway,
             context.metrics(),
-            bounds.registryConcurrency(),
+            bounds,
             eventLoop,
             () -> connection.ctx().channel().isActive(),
-            connection.logPrefix());
+            connection.logPrefix(),
+            new GatewayChildren.Watcher() {
+              @Override
+              public void held(String name, Device child) {
+                downlink.listen(name, child.id());
+              }
+
+              @Override
+              public void released(String name) {
+                downlink.forget(name);
+              }
+            });
+    this.requests = new GatewayRequests(context, connection, session, downlink, reads, children);
     // A retransmission follows at most one window of unacknowledged messages; twice that leaves
     // room for the messages of the connection it arrives on.
     this.timestamps = session.gatewayTimestamps(2 * context.config().maxInflight());
@@ -103,13 +128,13 @@ public final class GatewayPublishes {
     assert eventLoop.inEventLoop();
     context.metrics().gatewayMessage(GatewayTopic.CONNECT);
     ChildDevice child = parser.parseConnect(payload);
-    checkRoom(List.of(child.name()));
+    children.checkRoom(List.of(child.name()));
     return children.child(child.name(), child.type()).thenApply(device -> Ack.stored());
   }
 
   /**
-   * {@code v1/gateway/disconnect}: the session lets the child go (acknowledged at once, whether the
-   * session held it or not).
+   * {@code v1/gateway/disconnect}: the session lets the child go — nothing more of it is sent to
+   * the gateway — acknowledged at once, whether the session held it or not.
    *
    * @throws io.fieldline.common.PayloadFormatException for an invalid payload
    */
@@ -167,6 +192,32 @@ public final class GatewayPublishes {
         (child, entries) -> new DeviceMessage.PostAttributes(child, receivedAt, entries));
   }
 
+  /**
+   * {@code v1/gateway/attributes/request}: acknowledged once the child is resolved; the answer
+   * follows on {@code v1/gateway/attributes/response} ({@link GatewayRequests}).
+   *
+   * @throws io.fieldline.common.PayloadFormatException for an invalid payload
+   * @throws GatewayRefusedException when the session holds {@code max-children} children
+   */
+  public CompletionStage<Ack> attributesRequest(byte[] payload) {
+    assert eventLoop.inEventLoop();
+    context.metrics().gatewayMessage(GatewayTopic.ATTRIBUTES_REQUEST);
+    return requests.attributesRequest(payload);
+  }
+
+  /**
+   * {@code v1/gateway/rpc}: a child's answer to a server-side RPC, acknowledged once the child is
+   * resolved ({@link GatewayRequests}).
+   *
+   * @throws io.fieldline.common.PayloadFormatException for an invalid payload
+   * @throws GatewayRefusedException when the session holds {@code max-children} children
+   */
+  public CompletionStage<Ack> rpc(byte[] payload) {
+    assert eventLoop.inEventLoop();
+    context.metrics().gatewayMessage(GatewayTopic.RPC);
+    return requests.rpcAnswer(payload);
+  }
+
   /** The acknowledgement of {@code slot} was sent: its message will not come again. */
   public void acknowledged(Slot slot) {
     if (slot.ackType() != AckType.NONE) {
@@ -186,24 +237,12 @@ public final class GatewayPublishes {
     return stamp.receivedAt();
   }
 
-  private void checkRoom(List<String> names) {
-    int fresh = children.newNames(names);
-    if (fresh > 0 && children.size() + fresh > bounds.maxChildren()) {
-      throw new GatewayRefusedException(
-          GatewayRefusal.TOO_MANY_CHILDREN,
-          "the message would bring the gateway's session to "
-              + (children.size() + fresh)
-              + " child devices, more than "
-              + bounds.maxChildren());
-    }
-  }
-
   private <V> CompletionStage<Ack> store(
       Map<String, List<V>> byChild,
       GatewayTopic topic,
       BiFunction<DeviceId, List<V>, DeviceMessage> message) {
     List<String> names = new ArrayList<>(byChild.keySet());
-    checkRoom(names);
+    children.checkRoom(names);
     List<CompletableFuture<Device>> resolving = new ArrayList<>(names.size());
     for (String name : names) {
       resolving.add(children.child(name, "default"));

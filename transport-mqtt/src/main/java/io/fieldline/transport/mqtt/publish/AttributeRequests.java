@@ -3,7 +3,9 @@ package io.fieldline.transport.mqtt.publish;
 import io.fieldline.common.AttributeKvEntry;
 import io.fieldline.common.AttributeScope;
 import io.fieldline.common.Device;
+import io.fieldline.common.DeviceId;
 import io.fieldline.transport.mqtt.MqttMetrics.AttributeRequestOutcome;
+import io.fieldline.transport.mqtt.downlink.AttributeReads;
 import io.fieldline.transport.mqtt.downlink.Downlink;
 import io.fieldline.transport.mqtt.downlink.DownlinkPayloads;
 import io.fieldline.transport.mqtt.downlink.DownlinkTopics;
@@ -32,13 +34,16 @@ import org.slf4j.LoggerFactory;
  * v1/devices/me/attributes/response/+} (QoS 0 without one: the device still gets its answer). A
  * request that is not understood, or whose read fails, is answered {@code {"error": "..."}}.
  *
- * <p>Reads are paced like client-side RPC: {@code attribute-request-burst} at once, then {@code
- * attribute-request-rate} per second, beyond which reading the socket pauses; and at most {@code
- * attribute-request-burst} reads run at once, beyond which reading pauses until one completes.
+ * <p>Also the connection's {@link AttributeReads}, which a gateway's session reads its children's
+ * attributes through: one budget for both. Reads are paced like client-side RPC: {@code burst}
+ * requests at once, then {@code rate} per second, beyond which reading the socket pauses; and at
+ * most {@code burst} reads run at once, beyond which reading pauses until one completes ({@code
+ * attribute-request-rate} and {@code -burst}; a gateway's connection has its own pair, {@code
+ * gateway.attribute-request-rate} and {@code -burst}).
  *
  * <p>Confined to the channel's event loop; reads complete on it.
  */
-final class AttributeRequests {
+final class AttributeRequests implements AttributeReads {
 
   private static final Logger LOG = LoggerFactory.getLogger(AttributeRequests.class);
   private static final RateLimitedLog READ_FAILURES = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
@@ -51,32 +56,33 @@ final class AttributeRequests {
   private final SessionState session;
   private final Downlink downlink;
   private final RequestPacer pacer;
+  private final int burst;
   private int reading;
 
+  /**
+   * @param rate requests per second before reading pauses; 0 = no pacing
+   * @param burst requests at once on top of the rate; also the most reads running at once
+   */
   AttributeRequests(
       SessionContext context,
       Connection connection,
       Device device,
       SessionState session,
-      Downlink downlink) {
+      Downlink downlink,
+      int rate,
+      int burst) {
     this.context = context;
     this.connection = connection;
     this.device = device;
     this.session = session;
     this.downlink = downlink;
-    this.pacer =
-        new RequestPacer(
-            context.config().attributeRequestRate(),
-            context.config().attributeRequestBurst(),
-            now());
+    this.burst = burst;
+    this.pacer = new RequestPacer(rate, burst, now());
   }
 
   /** A request with the id of its topic; the PUBLISH itself is acknowledged by the caller. */
   void onRequest(String requestId, byte[] payload) {
-    Duration pause = pacer.delayAfter(now());
-    if (!pause.isZero()) {
-      connection.pauseFor(Pause.ATTRIBUTE_RATE, pause);
-    }
+    pace();
     String topic = DownlinkTopics.ATTRIBUTES_RESPONSE_PREFIX + requestId;
     AttributeRequest request;
     try {
@@ -85,44 +91,77 @@ final class AttributeRequests {
       answer(topic, DownlinkPayloads.error(e.getMessage()), AttributeRequestOutcome.INVALID);
       return;
     }
+    Set<String> all = Set.of();
+    readPaced(
+            device.id(),
+            request.everything() ? all : request.clientKeys(),
+            request.everything() ? all : request.sharedKeys())
+        .whenComplete(
+            (values, error) ->
+                onRead(
+                    topic,
+                    values == null
+                        ? null
+                        : DownlinkPayloads.attributes(values.client(), values.shared()),
+                    error));
+  }
+
+  @Override
+  public CompletionStage<Values> read(
+      DeviceId id, @Nullable Set<String> clientKeys, @Nullable Set<String> sharedKeys) {
+    pace();
+    return readPaced(id, clientKeys, sharedKeys);
+  }
+
+  private void pace() {
+    assert connection.ctx().executor().inEventLoop();
+    Duration pause = pacer.delayAfter(now());
+    if (!pause.isZero()) {
+      connection.pauseFor(Pause.ATTRIBUTE_RATE, pause);
+    }
+  }
+
+  // Counted against the pace already; completes on the event loop.
+  private CompletionStage<Values> readPaced(
+      DeviceId id, @Nullable Set<String> clientKeys, @Nullable Set<String> sharedKeys) {
     reading++;
-    if (reading >= context.config().attributeRequestBurst()) {
+    if (reading >= burst) {
       connection.pause(Pause.ATTRIBUTE_READS);
     }
-    CompletionStage<List<AttributeKvEntry>> client =
-        request.everything()
-            ? read(AttributeScope.CLIENT_SCOPE, Optional.empty())
-            : keysOf(AttributeScope.CLIENT_SCOPE, request.clientKeys());
-    CompletionStage<List<AttributeKvEntry>> shared =
-        request.everything()
-            ? read(AttributeScope.SHARED_SCOPE, Optional.empty())
-            : keysOf(AttributeScope.SHARED_SCOPE, request.sharedKeys());
-    client
-        .thenCombine(shared, DownlinkPayloads::attributes)
+    CompletableFuture<Values> done = new CompletableFuture<>();
+    keysOf(id, AttributeScope.CLIENT_SCOPE, clientKeys)
+        .thenCombine(keysOf(id, AttributeScope.SHARED_SCOPE, sharedKeys), Values::new)
         .whenCompleteAsync(
-            (values, error) -> onRead(topic, values, error),
+            (values, error) -> {
+              reading--;
+              if (reading < burst) {
+                connection.resume(Pause.ATTRIBUTE_READS);
+              }
+              if (error != null) {
+                done.completeExceptionally(error);
+              } else {
+                done.complete(values);
+              }
+            },
             connection.ctx().channel().eventLoop());
+    return done;
   }
 
   private CompletionStage<List<AttributeKvEntry>> keysOf(
-      AttributeScope scope, @Nullable Set<String> keys) {
-    return keys == null ? NONE : read(scope, Optional.of(keys));
-  }
-
-  private CompletionStage<List<AttributeKvEntry>> read(
-      AttributeScope scope, Optional<Set<String>> keys) {
+      DeviceId id, AttributeScope scope, @Nullable Set<String> keys) {
+    if (keys == null) {
+      return NONE;
+    }
     try {
-      return context.queries().attributes(device.id(), scope, keys);
+      return context
+          .queries()
+          .attributes(id, scope, keys.isEmpty() ? Optional.empty() : Optional.of(keys));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
   }
 
   private void onRead(String topic, byte @Nullable [] values, @Nullable Throwable error) {
-    reading--;
-    if (reading < context.config().attributeRequestBurst()) {
-      connection.resume(Pause.ATTRIBUTE_READS);
-    }
     if (!connection.isConnected()) {
       context.metrics().attributeRequest(AttributeRequestOutcome.DROPPED);
       return;

@@ -39,14 +39,24 @@ record DeviceTopic(Kind kind, String requestId) {
     GATEWAY_TELEMETRY,
     /** {@code v1/gateway/attributes}: client-side attributes of a gateway's child devices. */
     GATEWAY_ATTRIBUTES,
+    /** {@code v1/gateway/attributes/request}: a gateway reads a child's attributes. */
+    GATEWAY_ATTRIBUTES_REQUEST,
+    /** {@code v1/gateway/rpc}: a gateway answers a server-side RPC to a child. */
+    GATEWAY_RPC,
     UNKNOWN;
 
     /** Whether this is a topic of the gateway API, served only to gateways. */
     boolean isGateway() {
-      return this == GATEWAY_CONNECT
-          || this == GATEWAY_DISCONNECT
-          || this == GATEWAY_TELEMETRY
-          || this == GATEWAY_ATTRIBUTES;
+      return switch (this) {
+        case GATEWAY_CONNECT,
+            GATEWAY_DISCONNECT,
+            GATEWAY_TELEMETRY,
+            GATEWAY_ATTRIBUTES,
+            GATEWAY_ATTRIBUTES_REQUEST,
+            GATEWAY_RPC ->
+            true;
+        case TELEMETRY, ATTRIBUTES, ATTRIBUTES_REQUEST, RPC_REQUEST, RPC_RESPONSE, UNKNOWN -> false;
+      };
     }
   }
 
@@ -59,6 +69,9 @@ record DeviceTopic(Kind kind, String requestId) {
   private static final DeviceTopic GATEWAY_TELEMETRY = new DeviceTopic(Kind.GATEWAY_TELEMETRY, "");
   private static final DeviceTopic GATEWAY_ATTRIBUTES =
       new DeviceTopic(Kind.GATEWAY_ATTRIBUTES, "");
+  private static final DeviceTopic GATEWAY_ATTRIBUTES_REQUEST =
+      new DeviceTopic(Kind.GATEWAY_ATTRIBUTES_REQUEST, "");
+  private static final DeviceTopic GATEWAY_RPC = new DeviceTopic(Kind.GATEWAY_RPC, "");
 
   DeviceTopic {
     Objects.requireNonNull(kind, "kind");
@@ -87,13 +100,15 @@ record DeviceTopic(Kind kind, String requestId) {
     return withId == null ? UNKNOWN_TOPIC : withId;
   }
 
-  // v1/gateway/attributes/request and v1/gateway/rpc are not served yet: unknown.
+  // v1/gateway/claim is not served: unknown.
   private static DeviceTopic gateway(String rest) {
     return switch (rest) {
       case "telemetry" -> GATEWAY_TELEMETRY;
       case "attributes" -> GATEWAY_ATTRIBUTES;
       case "connect" -> GATEWAY_CONNECT;
       case "disconnect" -> GATEWAY_DISCONNECT;
+      case "attributes/request" -> GATEWAY_ATTRIBUTES_REQUEST;
+      case "rpc" -> GATEWAY_RPC;
       default -> UNKNOWN_TOPIC;
     };
   }

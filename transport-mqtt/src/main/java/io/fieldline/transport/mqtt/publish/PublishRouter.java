@@ -7,6 +7,7 @@ import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.GatewayLink;
 import io.fieldline.common.PayloadFormatException;
 import io.fieldline.transport.mqtt.MqttMetrics.GatewayRefusal;
+import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.MqttTransportConfig.InvalidPayloadPolicy;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.Slot;
 import io.fieldline.transport.mqtt.downlink.Downlink;
@@ -42,11 +43,14 @@ import org.slf4j.LoggerFactory;
  * session's downlink ({@link AttributeRequests}); answers to server-side RPC go to the request they
  * answer ({@link ServerRpcs}). These three store nothing: they are acknowledged at once. The
  * gateway topics ({@code v1/gateway/*}) of a device that is a gateway go to its {@link
- * GatewayPublishes}; from any other device they are an unknown topic. An invalid payload, and a
- * gateway message over a bound of its session ({@link GatewayRefusedException}), is dead-lettered
- * (policy {@code dead-letter}) or closes the connection (policy {@code close}); a PUBLISH to an
- * unknown topic is always dead-lettered and acknowledged. MQTT 5 acknowledgements of dead letters
- * carry a reason code (0x99 payload format invalid, 0x97 quota exceeded, 0x90 topic name invalid).
+ * GatewayPublishes} (its children's attribute requests read through the same paced {@link
+ * AttributeRequests}); from any other device they are an unknown topic. A new topic is one {@link
+ * DeviceTopic.Kind} and one case of {@link #route} (or of {@code routeGateway}). An invalid
+ * payload, and a gateway message over a bound of its session ({@link GatewayRefusedException}), is
+ * dead-lettered (policy {@code dead-letter}) or closes the connection (policy {@code close}); a
+ * PUBLISH to an unknown topic is always dead-lettered and acknowledged. MQTT 5 acknowledgements of
+ * dead letters carry a reason code (0x99 payload format invalid, 0x97 quota exceeded, 0x90 topic
+ * name invalid).
  *
  * <p>The answer is the stage whose outcome decides the acknowledgement: {@link Ack#stored()} only
  * once the message (or its dead letter) is stored. The payload arrives as a {@code byte[]}: no
@@ -98,12 +102,23 @@ final class PublishRouter {
     this.connection = connection;
     this.device = device;
     this.rpc = new ClientRpc(context.config());
-    this.attributeRequests = new AttributeRequests(context, connection, device, session, downlink);
     this.serverRpcs = downlink.rpcs();
     // Read once per connection: a device made a gateway over REST becomes one when it reconnects.
+    boolean isGateway = GatewayLink.isGateway(device);
+    MqttTransportConfig config = context.config();
+    this.attributeRequests =
+        new AttributeRequests(
+            context,
+            connection,
+            device,
+            session,
+            downlink,
+            isGateway ? config.gateway().attributeRequestRate() : config.attributeRequestRate(),
+            isGateway ? config.gateway().attributeRequestBurst() : config.attributeRequestBurst());
     this.gateway =
-        GatewayLink.isGateway(device)
-            ? new GatewayPublishes(context, connection, device, session)
+        isGateway
+            ? new GatewayPublishes(
+                context, connection, device, session, downlink, attributeRequests)
             : null;
     this.rpcPacer =
         new RequestPacer(
@@ -159,7 +174,12 @@ final class PublishRouter {
           slot.reasonCode(PublishReasons.TOPIC_NAME_INVALID);
           yield unknownTopic(topicName, payload, now, UNKNOWN_TOPIC);
         }
-        case GATEWAY_CONNECT, GATEWAY_DISCONNECT, GATEWAY_TELEMETRY, GATEWAY_ATTRIBUTES ->
+        case GATEWAY_CONNECT,
+            GATEWAY_DISCONNECT,
+            GATEWAY_TELEMETRY,
+            GATEWAY_ATTRIBUTES,
+            GATEWAY_ATTRIBUTES_REQUEST,
+            GATEWAY_RPC ->
             throw new IllegalStateException("gateway topics are routed by routeGateway");
       };
     } catch (PayloadFormatException e) {
@@ -189,7 +209,10 @@ final class PublishRouter {
         case GATEWAY_ATTRIBUTES -> publishes.attributes(payload, slot, dup, now);
         case GATEWAY_CONNECT -> publishes.connect(payload);
         case GATEWAY_DISCONNECT -> publishes.disconnect(payload);
-        default -> throw new IllegalArgumentException("not a gateway topic: " + topic.kind());
+        case GATEWAY_ATTRIBUTES_REQUEST -> publishes.attributesRequest(payload);
+        case GATEWAY_RPC -> publishes.rpc(payload);
+        case TELEMETRY, ATTRIBUTES, ATTRIBUTES_REQUEST, RPC_REQUEST, RPC_RESPONSE, UNKNOWN ->
+            throw new IllegalArgumentException("not a gateway topic: " + topic.kind());
       };
     } catch (PayloadFormatException e) {
       slot.reasonCode(PublishReasons.PAYLOAD_FORMAT_INVALID);

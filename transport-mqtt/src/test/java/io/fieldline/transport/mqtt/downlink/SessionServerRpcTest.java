@@ -195,7 +195,7 @@ class SessionServerRpcTest extends SessionHandlerTestBase {
         .singleElement()
         .asString()
         .startsWith("undelivered:the request of ")
-        .endsWith("exceeds 1024 bytes, the most a session holds (downlink.max-queued-bytes)");
+        .endsWith("exceeds 1024 bytes, the most the session holds (max-queued-bytes)");
     assertThat(fixture.count("fieldline.mqtt.downlink", "outcome", "too_large")).isEqualTo(1);
   }
 

@@ -34,6 +34,7 @@ import io.netty.handler.codec.mqtt.MqttMessageType;
 import io.netty.handler.codec.mqtt.MqttPublishMessage;
 import io.netty.handler.codec.mqtt.MqttPublishVariableHeader;
 import io.netty.handler.codec.mqtt.MqttQoS;
+import io.netty.handler.codec.mqtt.MqttSubAckMessage;
 import io.netty.handler.codec.mqtt.MqttVersion;
 import io.netty.util.ReferenceCountUtil;
 import java.nio.charset.StandardCharsets;
@@ -53,6 +54,8 @@ final class GatewayFixture {
   final InMemoryRegistry registry = new InMemoryRegistry();
   final FakeDeviceGateway gateway = new FakeDeviceGateway();
   final FakeDeadLetterStore deadLetters = new FakeDeadLetterStore();
+  final FakeTelemetryQueries queries = new FakeTelemetryQueries();
+  final LocalDeviceEvents events = new LocalDeviceEvents();
   final SimpleMeterRegistry meters = new SimpleMeterRegistry();
   final SessionContext context;
 
@@ -69,8 +72,8 @@ final class GatewayFixture {
             SessionTakeover.LOCAL_ONLY,
             new MqttMetrics(meters),
             new PreAuthLimits(config),
-            new LocalDeviceEvents(),
-            new FakeTelemetryQueries(),
+            events,
+            queries,
             () -> false);
   }
 
@@ -94,6 +97,23 @@ final class GatewayFixture {
 
   static MqttPublishMessage publish(String topic, int packetId, String payload) {
     return publish(topic, packetId, payload, false);
+  }
+
+  /** SUBSCRIBE to {@code filters}, each at {@code qos}. */
+  static MqttMessage subscribe(int packetId, MqttQoS qos, String... filters) {
+    MqttMessageBuilders.SubscribeBuilder subscribe =
+        MqttMessageBuilders.subscribe().messageId(packetId);
+    for (String filter : filters) {
+      subscribe.addSubscription(qos, filter);
+    }
+    return subscribe.build();
+  }
+
+  /** A PUBACK from the client for the server's QoS 1 PUBLISH {@code packetId}. */
+  static MqttMessage puback(int packetId) {
+    return new MqttMessage(
+        new MqttFixedHeader(MqttMessageType.PUBACK, false, MqttQoS.AT_MOST_ONCE, false, 2),
+        MqttMessageIdVariableHeader.from(packetId));
   }
 
   /** One connection: the client's side of the wire, packets described as short strings. */
@@ -161,6 +181,11 @@ final class GatewayFixture {
       channel.runPendingTasks();
     }
 
+    /** Whether the server reads the socket (not paused by backpressure). */
+    boolean isReading() {
+      return channel.config().isAutoRead();
+    }
+
     boolean isOpen() {
       channel.runPendingTasks();
       return channel.isActive();
@@ -179,6 +204,25 @@ final class GatewayFixture {
         }
         case PUBACK ->
             "PUBACK " + ((MqttMessageIdVariableHeader) message.variableHeader()).messageId();
+        case SUBACK -> {
+          MqttSubAckMessage subAck = (MqttSubAckMessage) message;
+          yield "SUBACK "
+              + subAck.variableHeader().messageId()
+              + " "
+              + subAck.payload().grantedQoSLevels();
+        }
+        case PUBLISH -> {
+          // "PUBLISH topic payload" at QoS 0, "PUBLISH#<packet id> topic payload" at QoS 1.
+          MqttPublishMessage publish = (MqttPublishMessage) message;
+          yield "PUBLISH"
+              + (publish.fixedHeader().qosLevel() == MqttQoS.AT_MOST_ONCE
+                  ? ""
+                  : "#" + publish.variableHeader().packetId())
+              + " "
+              + publish.variableHeader().topicName()
+              + " "
+              + publish.payload().toString(StandardCharsets.UTF_8);
+        }
         default -> type.toString();
       };
     }

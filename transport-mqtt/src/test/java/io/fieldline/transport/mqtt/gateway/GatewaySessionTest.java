@@ -431,12 +431,13 @@ class GatewaySessionTest {
   }
 
   @Test
-  void should_dead_letter_gateway_topics_not_served_yet_as_unknown_topics() {
+  void should_dead_letter_gateway_topics_not_served_as_unknown_topics() {
     GatewayFixture fixture = new GatewayFixture();
     fixture.registry.gateway("gw", "gw-token");
     GatewayFixture.Client client = connected(fixture, "gw-token");
 
-    client.send(publish("v1/gateway/rpc", 1, "{\"device\":\"A\",\"id\":1,\"data\":{}}"));
+    client.send(
+        publish("v1/gateway/claim", 1, "{\"A\":{\"secretKey\":\"s\",\"durationMs\":60000}}"));
     client.runTasks();
 
     assertThat(fixture.deadLetters.writes().get(0).deadLetter().reason())

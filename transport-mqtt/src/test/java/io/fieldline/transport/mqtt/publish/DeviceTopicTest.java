@@ -45,8 +45,10 @@ class DeviceTopicTest {
         "v1/devices/me/rpc/request/1/2",
         "v1/devices/me/attributes/response/1",
         "v1/devices/me/attributes/request/",
-        "v1/gateway/rpc",
-        "v1/gateway/attributes/request",
+        "v1/gateway/claim",
+        "v1/gateway/rpc/1",
+        "v1/gateway/attributes/request/1",
+        "v1/gateway/attributes/response",
         "v1/gateway/telemetry/",
         "v1/gateway/"
       })
@@ -59,7 +61,9 @@ class DeviceTopicTest {
     "v1/gateway/connect, GATEWAY_CONNECT",
     "v1/gateway/disconnect, GATEWAY_DISCONNECT",
     "v1/gateway/telemetry, GATEWAY_TELEMETRY",
-    "v1/gateway/attributes, GATEWAY_ATTRIBUTES"
+    "v1/gateway/attributes, GATEWAY_ATTRIBUTES",
+    "v1/gateway/attributes/request, GATEWAY_ATTRIBUTES_REQUEST",
+    "v1/gateway/rpc, GATEWAY_RPC"
   })
   void should_recognise_the_gateway_topics_when_a_gateway_publishes(String topic, Kind kind) {
     assertThat(DeviceTopic.parse(topic)).isEqualTo(new DeviceTopic(kind, ""));
