@@ -177,4 +177,19 @@ class LongPollsTest {
         .isZero();
     assertThat(budgets.polls()).isZero();
   }
+
+  @Test
+  void should_leave_a_two_way_request_to_the_rpc_service_when_it_comes_after_the_poll_timed_out() {
+    CompletionStage<HttpResponse> poll =
+        polls.start(LongPoll.Kind.RPC, device, Duration.ofMillis(50));
+    assertThat(answer(poll).status().intValue()).isEqualTo(408);
+
+    int takers =
+        events.deliver(new DeviceEvent.RpcRequested(device, rpc("late", false), callback("late")));
+
+    assertThat(takers).isZero();
+    assertThat(replies.waiting()).isZero();
+    assertThat(reports).isEmpty();
+    assertThat(polls.waiting()).isZero();
+  }
 }
