@@ -106,11 +106,9 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
             });
     timer.setRemoveOnCancelPolicy(true);
     this.budgets = new DeviceBudgets(config, System::nanoTime);
-    PollCount waiting = new PollCount();
-    this.metrics = new DeviceApiMetrics(meterRegistry, waiting);
+    this.metrics = new DeviceApiMetrics(meterRegistry, budgets::polls);
     this.replies = new RpcReplies(config.maxPendingRpcPerDevice(), timer, metrics);
     this.polls = new LongPolls(events, budgets, replies, timer, metrics);
-    waiting.polls = polls;
     this.uploads =
         new Uploads(
             gateway,
@@ -134,17 +132,6 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
                   return HttpJson.error(status, message).addHeaders(response.getHeaders());
                 });
     timer.scheduleWithFixedDelay(budgets::sweep, 10, 10, TimeUnit.SECONDS);
-  }
-
-  /** The gauge's source, set once the polls exist (the metrics are built before them). */
-  private static final class PollCount implements Supplier<Number> {
-    private @Nullable LongPolls polls;
-
-    @Override
-    public Number get() {
-      LongPolls current = polls;
-      return current == null ? 0 : current.waiting();
-    }
   }
 
   /** The routes, to be tried before the REST API's; none when the API is disabled. */
@@ -335,10 +322,15 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
     } catch (RuntimeException e) {
       stage = CompletableFuture.failedFuture(e);
     }
-    return completeWithFuture(stage.exceptionally(this::failure));
+    return completeWithFuture(stage.exceptionally(error -> failure(error, metrics)));
   }
 
-  private HttpResponse failure(Throwable error) {
+  /**
+   * The answer to a failed stage: bad input 400; storage trouble 503 (uploads answer their own
+   * failures in {@link Uploads}, so what fails here is a token look-up or an attribute read);
+   * anything else 500. Each counted.
+   */
+  static HttpResponse failure(Throwable error, DeviceApiMetrics metrics) {
     Throwable cause =
         error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     if (cause instanceof IllegalArgumentException) {
@@ -346,7 +338,7 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
       return HttpJson.error(400, String.valueOf(cause.getMessage()));
     }
     if (cause instanceof StoreException) {
-      metrics.writeFailed("-", String.valueOf(cause));
+      metrics.readFailed("-", String.valueOf(cause));
       return HttpJson.error(503, "storage unavailable, try again later")
           .addHeader(RawHeader.create("Retry-After", "1"));
     }
@@ -369,7 +361,11 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
     return keys.isEmpty() ? null : keys;
   }
 
-  /** Answers every waiting long poll 503 and stops the timers: the server stops. */
+  /**
+   * Answers every waiting long poll 503 and stops the timers: the server stops. RPC reports (sent,
+   * delivered) still queued on the timer are dropped; a persistent request they concern stays
+   * {@code QUEUED} and is redelivered, which is harmless.
+   */
   @Override
   public void close() {
     polls.closeAll();

@@ -23,6 +23,7 @@ final class DeviceApiMetrics {
   static final String REQUESTS = "fieldline.http.device.requests";
   static final String REJECTED = "fieldline.http.device.rejected";
   static final String WRITE_FAILED = "fieldline.http.device.write.failed";
+  static final String READ_FAILED = "fieldline.http.device.read.failed";
   static final String DEAD_LETTERED = "fieldline.http.device.dead.lettered";
   static final String POLLS = "fieldline.http.device.polls";
   static final String POLL_ENDED = "fieldline.http.device.poll.ended";
@@ -119,8 +120,10 @@ final class DeviceApiMetrics {
   private final Map<PollOutcome, Counter> pollEnded = new EnumMap<>(PollOutcome.class);
   private final Map<RpcOutcome, Counter> rpc = new EnumMap<>(RpcOutcome.class);
   private final Counter writeFailed;
+  private final Counter readFailed;
   private final Counter deadLettered;
   private final Throttle failureLog = new Throttle();
+  private final Throttle readFailureLog = new Throttle();
   private final Throttle deadLetterLog = new Throttle();
   private final Throttle replyLog = new Throttle();
 
@@ -161,6 +164,12 @@ final class DeviceApiMetrics {
     writeFailed =
         Counter.builder(WRITE_FAILED)
             .description("HTTP device API uploads not stored (answered 503)")
+            .register(registry);
+    readFailed =
+        Counter.builder(READ_FAILED)
+            .description(
+                "HTTP device API token look-ups and attribute reads that failed in storage"
+                    + " (answered 503)")
             .register(registry);
     deadLettered =
         Counter.builder(DEAD_LETTERED)
@@ -210,6 +219,23 @@ final class DeviceApiMetrics {
     if (skipped >= 0) {
       LOG.warn(
           "[http-device|{}] upload not stored, answered 503: {} ({} similar lines left out before)",
+          who,
+          detail,
+          skipped);
+    }
+  }
+
+  /**
+   * Counts a token look-up or attribute read that failed in storage; logs at WARN at most once per
+   * 10 seconds.
+   */
+  void readFailed(String who, String detail) {
+    readFailed.increment();
+    long skipped = readFailureLog.admit();
+    if (skipped >= 0) {
+      LOG.warn(
+          "[http-device|{}] storage read failed, answered 503: {} ({} similar lines left out"
+              + " before)",
           who,
           detail,
           skipped);

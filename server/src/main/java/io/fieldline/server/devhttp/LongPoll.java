@@ -53,7 +53,8 @@ final class LongPoll implements DeviceEventListener {
   private final CompletableFuture<HttpResponse> answer = new CompletableFuture<>();
 
   /**
-   * @param reports where the taken request's callback is told, off the thread that offered it
+   * @param reports where the taken request's callback is told, off the thread that offered it;
+   *     reports it no longer runs (the server stopping) are lost, see {@link #take}
    */
   LongPoll(
       Kind kind, DeviceId device, RpcReplies replies, Executor reports, DeviceApiMetrics metrics) {
@@ -119,7 +120,10 @@ final class LongPoll implements DeviceEventListener {
       return false;
     }
     metrics.rpc(RpcOutcome.TAKEN);
-    // Not on this thread: the offer that called this listener is still being published.
+    // Not on this thread: the offer that called this listener is still being published. When the
+    // server stops, reports still queued on the timer are dropped: harmless, a persistent request
+    // not reported sent stays QUEUED and is offered again after the restart (at least once), and a
+    // lightweight call ends with the server anyway.
     Runnable report =
         () -> {
           callback.sent();
