@@ -28,6 +28,7 @@ final class DeviceApiMetrics {
   static final String POLLS = "fieldline.http.device.polls";
   static final String POLL_ENDED = "fieldline.http.device.poll.ended";
   static final String RPC = "fieldline.http.device.rpc";
+  static final String RPC_ANNOUNCED = "fieldline.http.device.rpc.announced";
 
   private static final Logger LOG = LoggerFactory.getLogger(DeviceApiMetrics.class);
   private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -47,6 +48,13 @@ final class DeviceApiMetrics {
   enum Refusal {
     /** The access token matches no device (401). */
     UNKNOWN_TOKEN,
+    /**
+     * The source address sent as many unknown tokens as it may for now (429, without a token
+     * look-up).
+     */
+    FAILED_AUTH_LIMIT,
+    /** A path under {@code /api/v1/} that is no resource of the API, or the API is off (404). */
+    NOT_FOUND,
     /** An unparseable body or query parameter (400). */
     BAD_REQUEST,
     /** A body over the size limit (413). */
@@ -66,6 +74,7 @@ final class DeviceApiMetrics {
       return switch (status) {
         case 400 -> BAD_REQUEST;
         case 401 -> UNKNOWN_TOKEN;
+        case 404 -> NOT_FOUND;
         case 405 -> METHOD_NOT_ALLOWED;
         case 413, 414, 431 -> TOO_LARGE;
         default -> OTHER;
@@ -122,6 +131,7 @@ final class DeviceApiMetrics {
   private final Counter writeFailed;
   private final Counter readFailed;
   private final Counter deadLettered;
+  private final Counter rpcAnnounced;
   private final Throttle failureLog = new Throttle();
   private final Throttle readFailureLog = new Throttle();
   private final Throttle deadLetterLog = new Throttle();
@@ -174,6 +184,12 @@ final class DeviceApiMetrics {
     deadLettered =
         Counter.builder(DEAD_LETTERED)
             .description("Unparseable HTTP device API uploads kept as dead letters")
+            .register(registry);
+    rpcAnnounced =
+        Counter.builder(RPC_ANNOUNCED)
+            .description(
+                "HTTP device API RPC polls that announced the device as subscribed to RPC (each"
+                    + " makes the RPC service offer waiting requests again)")
             .register(registry);
     Gauge.builder(POLLS, waitingPolls)
         .strongReference(true)
@@ -275,6 +291,10 @@ final class DeviceApiMetrics {
 
   void pollEnded(PollOutcome outcome) {
     pollEnded.get(outcome).increment();
+  }
+
+  void rpcAnnounced() {
+    rpcAnnounced.increment();
   }
 
   void rpc(RpcOutcome outcome) {

@@ -17,8 +17,9 @@ import java.util.concurrent.RejectedExecutionException;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 
 /**
- * One waiting long poll, as a listener of its device's events: the first event it is waiting for
- * becomes its answer, and it takes nothing after that.
+ * One waiting long poll, as a listener of its device's events (an RPC poll through its device's
+ * {@link RpcWatch}): the first event it is waiting for becomes its answer, and it takes nothing
+ * after that.
  *
  * <ul>
  *   <li>{@link Kind#ATTRIBUTES} ({@code GET .../attributes/updates}): a {@code SHARED_SCOPE} {@code

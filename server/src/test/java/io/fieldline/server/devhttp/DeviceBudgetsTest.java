@@ -19,9 +19,7 @@ class DeviceBudgetsTest {
   private DeviceBudgets budgets(String hocon) {
     DeviceApiConfig config =
         DeviceApiConfig.from(
-            ConfigFactory.parseString(hocon)
-                .withFallback(ConfigFactory.defaultReference())
-                .resolve());
+            ConfigFactory.parseString(hocon).withFallback(ConfigFactory.load()).resolve());
     return new DeviceBudgets(config, now::get);
   }
 
