@@ -8,8 +8,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fieldline.server.ServerTestBase;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -98,6 +100,20 @@ abstract class GatewayTestBase extends ServerTestBase {
 
   protected HttpResponse<String> post(String path, String body) {
     return send("POST", path, adminToken, body);
+  }
+
+  protected HttpResponse<String> delete(String path) {
+    return send("DELETE", path, adminToken, null);
+  }
+
+  /** The id of the device named {@code name}, found over REST. */
+  protected UUID deviceId(String name) {
+    JsonNode device =
+        ok(
+            get(
+                "/api/tenant/devices?deviceName="
+                    + URLEncoder.encode(name, StandardCharsets.UTF_8)));
+    return UUID.fromString(device.at("/id/id").asText());
   }
 
   protected static JsonNode ok(HttpResponse<String> response) {
