@@ -8,6 +8,12 @@
  * submits one message per child to the device gateway; the PUBLISH is acknowledged once every
  * child's rows are stored. {@code GatewayTimestamps} keeps, with the session, the receive time
  * given to an unacknowledged message, so that its retransmission stores no second copy.
+ *
+ * <p>The other direction: the session's downlink listens to each child the session holds ({@code
+ * GatewayChildren} tells it which), so a child's shared attributes and server-side RPC reach the
+ * gateway on {@code v1/gateway/attributes} and {@code v1/gateway/rpc}; {@code GatewayRequests}
+ * answers {@code v1/gateway/attributes/request} and routes the gateway's RPC answers ({@code
+ * ChildRequests} parses both).
  */
 @NullMarked
 package io.fieldline.transport.mqtt.gateway;
