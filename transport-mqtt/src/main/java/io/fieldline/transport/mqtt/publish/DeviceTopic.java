@@ -47,16 +47,12 @@ record DeviceTopic(Kind kind, String requestId) {
 
     /** Whether this is a topic of the gateway API, served only to gateways. */
     boolean isGateway() {
-      return switch (this) {
-        case GATEWAY_CONNECT,
-            GATEWAY_DISCONNECT,
-            GATEWAY_TELEMETRY,
-            GATEWAY_ATTRIBUTES,
-            GATEWAY_ATTRIBUTES_REQUEST,
-            GATEWAY_RPC ->
-            true;
-        case TELEMETRY, ATTRIBUTES, ATTRIBUTES_REQUEST, RPC_REQUEST, RPC_RESPONSE, UNKNOWN -> false;
-      };
+      return this == GATEWAY_CONNECT
+          || this == GATEWAY_DISCONNECT
+          || this == GATEWAY_TELEMETRY
+          || this == GATEWAY_ATTRIBUTES
+          || this == GATEWAY_ATTRIBUTES_REQUEST
+          || this == GATEWAY_RPC;
     }
   }
 

@@ -211,8 +211,7 @@ final class PublishRouter {
         case GATEWAY_DISCONNECT -> publishes.disconnect(payload);
         case GATEWAY_ATTRIBUTES_REQUEST -> publishes.attributesRequest(payload);
         case GATEWAY_RPC -> publishes.rpc(payload);
-        case TELEMETRY, ATTRIBUTES, ATTRIBUTES_REQUEST, RPC_REQUEST, RPC_RESPONSE, UNKNOWN ->
-            throw new IllegalArgumentException("not a gateway topic: " + topic.kind());
+        default -> throw new IllegalArgumentException("not a gateway topic: " + topic.kind());
       };
     } catch (PayloadFormatException e) {
       slot.reasonCode(PublishReasons.PAYLOAD_FORMAT_INVALID);
