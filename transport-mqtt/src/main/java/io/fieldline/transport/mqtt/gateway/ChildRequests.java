@@ -28,8 +28,9 @@ import org.jspecify.annotations.Nullable;
  *       JSON value (the answer the REST caller gets).
  * </ul>
  *
- * {@code id} is an integer (or a string of one, as ThingsBoard reads it), {@code device} a device
- * name by the rules of names. Anything else is a {@link PayloadFormatException}. Stateless.
+ * {@code id} is an integer (or a string of one, as ThingsBoard reads it), {@code client} a boolean
+ * (or its text), {@code device} a device name by the rules of names. Anything else is a {@link
+ * PayloadFormatException}. Stateless.
  */
 final class ChildRequests {
 
@@ -81,7 +82,8 @@ final class ChildRequests {
     String device = device(root);
     JsonNode client = root.path("client");
     if (root.has("key") || root.has("keys")) {
-      if (!client.isBoolean()) {
+      Boolean clientScope = bool(client);
+      if (clientScope == null) {
         throw new PayloadFormatException(
             "\"client\" must be true (client-side keys) or false (shared keys)");
       }
@@ -98,7 +100,7 @@ final class ChildRequests {
         keys = keys(root.get("keys"), "keys");
         shape = keys.size() == 1 ? ChildAnswer.VALUE : ChildAnswer.VALUES;
       }
-      return client.booleanValue()
+      return clientScope
           ? new AttributeRequest(id, device, shape, keys, null)
           : new AttributeRequest(id, device, shape, null, keys);
     }
@@ -154,6 +156,17 @@ final class ChildRequests {
       }
     }
     throw new PayloadFormatException("\"id\" must be an integer");
+  }
+
+  // true or false, or their text (as ThingsBoard reads it); null for anything else.
+  private static @Nullable Boolean bool(JsonNode node) {
+    if (node.isBoolean()) {
+      return node.booleanValue();
+    }
+    if (node.isTextual() && ("true".equals(node.textValue()) || "false".equals(node.textValue()))) {
+      return Boolean.valueOf(node.textValue());
+    }
+    return null;
   }
 
   private static String device(JsonNode root) {
