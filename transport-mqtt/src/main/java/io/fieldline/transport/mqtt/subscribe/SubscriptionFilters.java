@@ -14,7 +14,11 @@ final class SubscriptionFilters {
           "v1/devices/me/attributes",
           "v1/devices/me/attributes/response/+",
           "v1/devices/me/rpc/request/+",
-          "v1/devices/me/rpc/response/+");
+          "v1/devices/me/rpc/response/+",
+          // ThingsBoard's gateway API: children's shared attributes, attribute answers, RPC.
+          "v1/gateway/attributes",
+          "v1/gateway/attributes/response",
+          "v1/gateway/rpc");
 
   private SubscriptionFilters() {}
 

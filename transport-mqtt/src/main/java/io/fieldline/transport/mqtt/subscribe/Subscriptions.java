@@ -83,7 +83,9 @@ public final class Subscriptions {
         MqttQoS qos = SubscriptionFilters.grantedQos(subscription.qualityOfService());
         session.subscriptions().put(filter, qos.value());
         codes[i] = qos.value();
-        rpc |= DownlinkTopics.RPC_REQUEST_FILTER.equals(filter);
+        rpc |=
+            DownlinkTopics.RPC_REQUEST_FILTER.equals(filter)
+                || DownlinkTopics.GATEWAY_RPC.equals(filter);
       } else {
         LOG.debug("{} subscription refused: {}", connection.logPrefix(), LogSafe.text(filter));
         codes[i] =
