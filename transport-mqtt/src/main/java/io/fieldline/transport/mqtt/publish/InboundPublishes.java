@@ -15,6 +15,7 @@ import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionState;
 import io.netty.buffer.ByteBufUtil;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.mqtt.MqttFixedHeader;
 import io.netty.handler.codec.mqtt.MqttMessage;
@@ -240,17 +241,26 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
             MqttQoS.AT_MOST_ONCE,
             false,
             2);
-    ctx.write(
-        negotiated.mqtt5()
-            ? new MqttMessage(
-                header,
-                new MqttPubReplyMessageVariableHeader(
-                    slot.packetId(),
-                    slot.reasonCode(),
-                    PublishReasons.properties(slot, negotiated)))
-            : new MqttMessage(header, MqttMessageIdVariableHeader.from(slot.packetId())));
+    ChannelFuture written =
+        ctx.write(
+            negotiated.mqtt5()
+                ? new MqttMessage(
+                    header,
+                    new MqttPubReplyMessageVariableHeader(
+                        slot.packetId(),
+                        slot.reasonCode(),
+                        PublishReasons.properties(slot, negotiated)))
+                : new MqttMessage(header, MqttMessageIdVariableHeader.from(slot.packetId())));
     context.metrics().acknowledged(pubrec, slot.receivedNanos());
-    router.acknowledged(slot);
+    // What the session remembers of an unacknowledged message (a gateway's timestamps) is dropped
+    // only once the acknowledgement has left: one still queued when the connection closes (a
+    // later message's write failed) never reaches the client, which sends the message again.
+    written.addListener(
+        future -> {
+          if (future.isSuccess()) {
+            router.acknowledged(slot);
+          }
+        });
   }
 
   @Override
