@@ -10,6 +10,7 @@ import io.fieldline.common.DeviceUpdate;
 import io.fieldline.common.MqttBasicLogin;
 import io.fieldline.common.PageData;
 import io.fieldline.common.StoredCredentials;
+import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import java.time.Duration;
 import java.util.Iterator;
@@ -69,6 +70,7 @@ public final class CachingDeviceRegistry implements DeviceRegistry, DeviceCreden
 
   private final DeviceRegistry delegate;
   private final DeviceCredentialsStore credentials;
+  private final @Nullable DeviceProfileStore profiles;
   private final long ttlNanos;
   private final long negativeTtlNanos;
   private final int maxSize;
@@ -89,10 +91,26 @@ public final class CachingDeviceRegistry implements DeviceRegistry, DeviceCreden
       R delegate, Duration ttl, Duration negativeTtl, int maxSize, LongSupplier nanoClock) {
     this.delegate = delegate;
     this.credentials = delegate;
+    this.profiles =
+        delegate instanceof CassandraDeviceRegistry cassandra ? cassandra.deviceProfiles() : null;
     this.ttlNanos = ttl.toNanos();
     this.negativeTtlNanos = negativeTtl.toNanos();
     this.maxSize = maxSize;
     this.nanoClock = nanoClock;
+  }
+
+  /**
+   * The device profiles of the Cassandra registry behind this cache (a device's profile is not
+   * cached: it is read by the REST API and provisioning, never on CONNECT).
+   *
+   * @throws IllegalStateException when the registry behind is not the Cassandra one
+   */
+  public DeviceProfileStore deviceProfiles() {
+    DeviceProfileStore store = profiles;
+    if (store == null) {
+      throw new IllegalStateException("no device profiles behind this cache");
+    }
+    return store;
   }
 
   @Override
