@@ -1,9 +1,14 @@
 package io.fieldline.server;
 
+import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PayloadParser;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.dao.cassandra.CassandraStorage;
+import io.fieldline.server.provision.ProvisionConfig;
+import io.fieldline.server.provision.Provisioning;
+import io.fieldline.server.provision.ProvisioningRegistry;
 import io.fieldline.transport.mqtt.MqttServer;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
@@ -40,7 +45,7 @@ record MqttTier(MqttServer server) {
     MqttServer server =
         new MqttServer(
             config,
-            storage.deviceRegistry(),
+            withProvisioning(storage, devices, metrics),
             cluster.gateway(devices.gateway()),
             storage.deadLetters(),
             new PayloadParser(
@@ -64,5 +69,28 @@ record MqttTier(MqttServer server) {
           server.close();
         });
     return new MqttTier(server);
+  }
+
+  /**
+   * The registry the transport authenticates with, with the provisioning service beside it (a
+   * {@code provision} login finds it there): the storage's registry serves the device profiles, and
+   * {@code fieldline.provision} is read from the root configuration the actor system was built
+   * with.
+   */
+  private static DeviceRegistry withProvisioning(
+      CassandraStorage storage, DeviceTier devices, MeterRegistry metrics) {
+    DeviceRegistry registry = storage.deviceRegistry();
+    if (!(registry instanceof DeviceProfileStore profiles)) {
+      LOG.warn("device profiles unavailable: MQTT provisioning is off");
+      return registry;
+    }
+    Provisioning provisioning =
+        new Provisioning(
+            profiles,
+            registry,
+            storage.credentialsStore(),
+            ProvisionConfig.from(devices.system().settings().config()),
+            metrics);
+    return new ProvisioningRegistry(registry, provisioning);
   }
 }
