@@ -15,18 +15,18 @@ import org.slf4j.LoggerFactory;
 /**
  * Provisioning's metric names and meters, and its refusal log: {@code
  * fieldline.provision.requests{status}} for every answer, {@code
- * fieldline.provision.refused{reason}} for every refusal, {@code
- * fieldline.provision.devices.created}, and the throttle's {@code
- * fieldline.provision.addresses.tracked}. Each refusal is logged, one line per reason at most every
- * 10 s (a fleet retrying a wrong secret must not fill the disk): WARN for storage failures, INFO
- * for the rest. A line names the source address and the profile key's owner never; no secret,
- * password or token is ever logged. Thread-safe.
+ * fieldline.provision.refused{reason}} for every refusal, {@code fieldline.provision.creations}
+ * (devices created; not {@code ...created}, a suffix Prometheus reserves), and the throttle's
+ * {@code fieldline.provision.addresses.tracked}. Each refusal is logged, one line per reason at
+ * most every 10 s (a fleet retrying a wrong secret must not fill the disk): WARN for storage
+ * failures, INFO for the rest. A line names the source address and the profile key's owner never;
+ * no secret, password or token is ever logged. Thread-safe.
  */
 public final class ProvisionMetrics {
 
   public static final String REQUESTS = "fieldline.provision.requests";
   public static final String REFUSED = "fieldline.provision.refused";
-  public static final String DEVICES_CREATED = "fieldline.provision.devices.created";
+  public static final String CREATIONS = "fieldline.provision.creations";
   public static final String ADDRESSES_TRACKED = "fieldline.provision.addresses.tracked";
 
   private static final Logger LOG = LoggerFactory.getLogger(ProvisionMetrics.class);
@@ -82,7 +82,7 @@ public final class ProvisionMetrics {
       nextLog.put(reason, new AtomicLong(Long.MIN_VALUE));
     }
     created =
-        Counter.builder(DEVICES_CREATED)
+        Counter.builder(CREATIONS)
             .description("Devices created by provisioning (ALLOW_CREATE_NEW_DEVICES)")
             .register(registry);
     Gauge.builder(ADDRESSES_TRACKED, throttle, ProvisionThrottle::tracked)

@@ -236,7 +236,11 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
   @Override
   public void provisioningStarted(DeviceProvisioning provisioning) {
     ProvisionSession started =
-        new ProvisionSession(connection(), provisioning, context.config().connectTimeout());
+        new ProvisionSession(
+            connection(),
+            provisioning,
+            context.config().connectTimeout(),
+            context.config().connectTimeout());
     provision = started;
     started.start();
   }

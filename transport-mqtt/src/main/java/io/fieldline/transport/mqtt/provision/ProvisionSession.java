@@ -45,7 +45,8 @@ import org.slf4j.LoggerFactory;
  *       port with the client's address; when the answer is there the request is acknowledged
  *       (PUBACK, or PUBREC at once for QoS 2), the answer published on {@value #RESPONSE_TOPIC}
  *       (with the QoS the client subscribed with, QoS 0 without a subscription, as ThingsBoard
- *       writes it either way), and the connection closed once it is written;
+ *       writes it either way); the client is expected to disconnect then, and the server closes the
+ *       connection {@code linger} after the answer if it has not;
  *   <li>a PUBLISH to any other topic closes the connection ({@link CloseReason#TOPIC}; MQTT 5:
  *       DISCONNECT 0x90), and so does a second request ({@link CloseReason#PROTOCOL});
  *   <li>the request must arrive within {@code requestTimeout} of CONNACK, or the connection closes
@@ -75,23 +76,35 @@ public final class ProvisionSession {
     WAITING,
     /** The request is with the provisioning port. */
     PROVISIONING,
-    /** The answer is written; the connection is closing. */
+    /**
+     * The answer is written; the connection closes when the client ends it, or after the linger.
+     */
     ANSWERED
   }
 
   private final Connection connection;
   private final DeviceProvisioning provisioning;
   private final Duration requestTimeout;
+  private final Duration linger;
   private Step step = Step.WAITING;
   // The QoS the client subscribed to the answer with; -1 while it has not subscribed.
   private int responseQos = -1;
   private @Nullable ScheduledFuture<?> deadline;
 
+  /**
+   * @param requestTimeout how long after CONNACK the request may take to arrive
+   * @param linger how long after the answer the connection is closed if the client has not closed
+   *     it
+   */
   public ProvisionSession(
-      Connection connection, DeviceProvisioning provisioning, Duration requestTimeout) {
+      Connection connection,
+      DeviceProvisioning provisioning,
+      Duration requestTimeout,
+      Duration linger) {
     this.connection = connection;
     this.provisioning = provisioning;
     this.requestTimeout = requestTimeout;
+    this.linger = linger;
   }
 
   /** CONNACK is written: the request deadline starts. */
@@ -116,9 +129,6 @@ public final class ProvisionSession {
 
   /** A PUBLISH: the request, or a reason to close. */
   public void onPublish(MqttPublishMessage publish) {
-    if (step == Step.ANSWERED) {
-      return; // closing: what the client sent after its request is not read
-    }
     String topic = publish.variableHeader().topicName();
     if (!REQUEST_TOPIC.equals(topic)) {
       connection.reject(CloseReason.TOPIC, "PUBLISH to {} on a provisioning session", topic);
@@ -167,9 +177,19 @@ public final class ProvisionSession {
                 MqttProperties.NO_PROPERTIES),
             Unpooled.wrappedBuffer(response.toJson()));
     LOG.debug("{} provisioning answered {}", connection.logPrefix(), response.status());
-    // ThingsBoard closes a provisioning session once it has answered; the answer is on the wire
-    // first (the close follows the write).
-    connection.closeAfter(answer, CloseReason.CLIENT_DISCONNECT);
+    connection.ctx().writeAndFlush(answer);
+    // ThingsBoard closes a provisioning session a while after it answered (60 s): a client that
+    // closes at once races its own reading of the answer (HiveMQ's client drops what it has not
+    // handed out when the connection ends). Clients disconnect once they have read it; those that
+    // do not are closed after the linger.
+    deadline =
+        connection
+            .ctx()
+            .executor()
+            .schedule(
+                () -> connection.close(CloseReason.CLIENT_DISCONNECT),
+                linger.toNanos(),
+                TimeUnit.NANOSECONDS);
   }
 
   /**
