@@ -11,6 +11,7 @@ import io.fieldline.common.PayloadParser;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.dao.cassandra.CassandraConfig;
+import io.fieldline.server.devhttp.DeviceApiConfig;
 import io.fieldline.server.live.LiveData;
 import io.fieldline.server.rpc.RpcConfig;
 import io.fieldline.server.rpc.RpcService;
@@ -88,6 +89,8 @@ public final class FieldlineServer implements AutoCloseable {
     ActorsConfig actorsConfig = ActorsConfig.from(root);
     RpcConfig rpcConfig = RpcConfig.from(root);
     WsConfig wsConfig = WsConfig.from(root);
+    // fieldline.http-device (read again by HttpTier), checked with the rest before anything starts.
+    DeviceApiConfig.from(root);
     ClusterConfig clusterConfig = ClusterConfig.from(root);
     MqttTransportConfig mqttConfig = MqttTransportConfig.from(root);
     WarmUp.Settings warmUp = WarmUp.Settings.from(root);

@@ -1,9 +1,12 @@
 package io.fieldline.server;
 
 import io.fieldline.common.CredentialsRevocation;
+import io.fieldline.common.PayloadParser;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.server.console.ConsoleRoutes;
+import io.fieldline.server.devhttp.DeviceApi;
+import io.fieldline.server.devhttp.DeviceApiConfig;
 import io.fieldline.server.live.LiveData;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.rest.RestApi;
@@ -15,15 +18,17 @@ import java.time.Clock;
 import java.time.Duration;
 import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;
+import org.apache.pekko.http.javadsl.server.Directives;
 import org.apache.pekko.http.javadsl.settings.ServerSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The HTTP tier: the REST and WebSocket APIs (ThingsBoard's shapes), health and metrics on Pekko
- * HTTP, in the device tier's actor system. It reads through the storage tier's ports, and revokes a
- * changed credential through {@code revocation}; readiness asks Cassandra and, in a cluster,
- * whether this node is on its ring.
+ * The HTTP tier: the REST and WebSocket APIs (ThingsBoard's shapes), ThingsBoard's HTTP device API
+ * ({@code /api/v1/{token}/...}, submitting to the same gateway as the MQTT transport), health and
+ * metrics on Pekko HTTP, in the device tier's actor system. It reads through the storage tier's
+ * ports, and revokes a changed credential through {@code revocation}; readiness asks Cassandra and,
+ * in a cluster, whether this node is on its ring.
  *
  * @param binding the bound listener
  */
@@ -76,19 +81,34 @@ record HttpTier(ServerBinding binding) {
             config.rest(),
             new ConsoleRoutes(mqtt.server().port(), mqtt.server().tlsPort()),
             websockets);
-    // The body limit also at the parser (bodies no route reads), and the TCP peer as an attribute
-    // for the per-address login throttle.
+    // The same config the actor system was built from (the whole server's).
+    DeviceApiConfig deviceConfig = DeviceApiConfig.from(devices.system().settings().config());
+    DeviceApi deviceApi =
+        new DeviceApi(
+            deviceConfig,
+            storage.deviceRegistry(),
+            storage.queries(),
+            storage.deadLetters(),
+            cluster.gateway(devices.gateway()),
+            events,
+            new PayloadParser(config.payloadTypeCast(), config.payloadMaxStringValueLength()),
+            metrics);
+    // The body limit also at the parser (bodies no route reads; each API narrows it to its own),
+    // and the TCP peer as an attribute for the per-address login throttle.
     ServerSettings defaults = ServerSettings.create(devices.system().classicSystem());
     ServerSettings settings =
         defaults
             .withRemoteAddressAttribute(true)
             .withParserSettings(
-                defaults.getParserSettings().withMaxContentLength(config.rest().maxBodyBytes()));
+                defaults
+                    .getParserSettings()
+                    .withMaxContentLength(
+                        Math.max(config.rest().maxBodyBytes(), deviceConfig.maxBodyBytes())));
     ServerBinding binding =
         Http.get(devices.system())
             .newServerAt(config.httpHost(), config.httpPort())
             .withSettings(settings)
-            .bind(api.routes())
+            .bind(Directives.concat(deviceApi.routes(), api.routes()))
             .toCompletableFuture()
             .join();
     stops.add(
@@ -96,9 +116,10 @@ record HttpTier(ServerBinding binding) {
         () ->
             StopSteps.await(
                 binding.terminate(Duration.ofSeconds(5)), Duration.ofSeconds(10), "HTTP"));
-    // Added after "HTTP", so run before it: WebSocket clients get a close frame, then the
-    // listener stops.
+    // Added after "HTTP", so run before it: WebSocket clients get a close frame and waiting long
+    // polls an answer, then the listener stops.
     stops.add("WebSocket sessions", websockets::closeAll);
+    stops.add("HTTP device API", deviceApi::close);
     LOG.info("[http] listening on {}", binding.localAddress());
     return new HttpTier(binding);
   }

@@ -60,7 +60,7 @@ class DashboardMetricsIT extends RestTestBase {
 
   @Override
   @AfterAll
-  void stopServer() {
+  protected void stopServer() {
     try {
       super.stopServer();
     } finally {

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.TestInstance;
  * on free ports of 127.0.0.1, on the {@linkplain ItKeyspace shared keyspace} emptied for the class.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class ServerTestBase {
+public abstract class ServerTestBase {
 
   protected static final String ADMIN = "admin@test.local";
   protected static final String PASSWORD = "test-password-123";
@@ -50,7 +50,7 @@ abstract class ServerTestBase {
   }
 
   @BeforeAll
-  void startServer() throws IOException {
+  protected void startServer() throws IOException {
     cassandra = SharedCassandra.get();
     keyspace = ItKeyspace.fresh(cassandra);
     Path dataDir = Files.createTempDirectory("fieldline-it-");
@@ -97,7 +97,7 @@ abstract class ServerTestBase {
   }
 
   @AfterAll
-  void stopServer() {
+  protected void stopServer() {
     if (cql != null) {
       cql.close();
     }

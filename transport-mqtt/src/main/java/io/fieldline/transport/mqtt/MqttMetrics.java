@@ -102,6 +102,24 @@ public final class MqttMetrics {
     DROPPED
   }
 
+  /** The gateway API's topics ({@code v1/gateway/*}). */
+  public enum GatewayTopic {
+    CONNECT,
+    DISCONNECT,
+    TELEMETRY,
+    ATTRIBUTES
+  }
+
+  /** Why a gateway PUBLISH was refused. */
+  public enum GatewayRefusal {
+    /** A device that is not a gateway published to a gateway topic. */
+    NOT_GATEWAY,
+    /** The message named more than {@code gateway.max-devices-per-message} devices. */
+    TOO_MANY_DEVICES,
+    /** The message would bring the session above {@code gateway.max-children} children. */
+    TOO_MANY_CHILDREN
+  }
+
   private final MeterRegistry registry;
   private final AtomicInteger connections = new AtomicInteger();
   private final Map<ConnectResult, Counter> connects = new EnumMap<>(ConnectResult.class);
@@ -118,6 +136,11 @@ public final class MqttMetrics {
   private final Map<DownlinkOutcome, Counter> downlink;
   private final Map<RpcOutcome, Counter> rpc;
   private final Map<AttributeRequestOutcome, Counter> attributeRequests;
+  private final Map<GatewayTopic, Counter> gatewayMessages;
+  private final Map<GatewayTopic, Counter> gatewayPoints = new EnumMap<>(GatewayTopic.class);
+  private final Map<GatewayRefusal, Counter> gatewayRefusals = new EnumMap<>(GatewayRefusal.class);
+  private final Counter gatewayChildrenCreated;
+  private final Counter gatewayTimestampsReused;
   private final AtomicLong downlinkHeld = new AtomicLong();
   private final AtomicLong downlinkHeldBytes = new AtomicLong();
 
@@ -206,6 +229,45 @@ public final class MqttMetrics {
             "fieldline.mqtt.attribute.requests",
             "Attribute requests of devices, by outcome",
             AttributeRequestOutcome.class);
+    gatewayMessages = new EnumMap<>(GatewayTopic.class);
+    for (GatewayTopic topic : GatewayTopic.values()) {
+      String tag = topic.name().toLowerCase(Locale.ROOT);
+      gatewayMessages.put(
+          topic,
+          Counter.builder("fieldline.mqtt.gateway.messages")
+              .tag("topic", tag)
+              .description("PUBLISHes of gateways to v1/gateway/* topics, refused ones included")
+              .register(registry));
+      if (topic == GatewayTopic.TELEMETRY || topic == GatewayTopic.ATTRIBUTES) {
+        gatewayPoints.put(
+            topic,
+            Counter.builder("fieldline.mqtt.gateway.points")
+                .tag("topic", tag)
+                .description(
+                    "Values of child devices stored through gateways (counted when the whole"
+                        + " message is stored)")
+                .register(registry));
+      }
+    }
+    for (GatewayRefusal reason : GatewayRefusal.values()) {
+      gatewayRefusals.put(
+          reason,
+          Counter.builder("fieldline.mqtt.gateway.refused")
+              .tag("reason", reason.name().toLowerCase(Locale.ROOT))
+              .description("Gateway PUBLISHes refused whole, by reason")
+              .register(registry));
+    }
+    gatewayChildrenCreated =
+        // Not "...children.created": Prometheus reserves the _created suffix of counters.
+        Counter.builder("fieldline.mqtt.gateway.child.creations")
+            .description("Child devices created by gateways (connect or first data)")
+            .register(registry);
+    gatewayTimestampsReused =
+        Counter.builder("fieldline.mqtt.gateway.timestamps.reused")
+            .description(
+                "Retransmitted gateway PUBLISHes whose values without ts got the first copy's"
+                    + " time again")
+            .register(registry);
     Gauge.builder("fieldline.mqtt.downlink.held", downlinkHeld, AtomicLong::get)
         .description("Messages held for devices: queued, or sent at QoS 1 and not acknowledged")
         .register(registry);
@@ -308,6 +370,38 @@ public final class MqttMetrics {
 
   public void attributeRequest(AttributeRequestOutcome outcome) {
     attributeRequests.get(outcome).increment();
+  }
+
+  /** A gateway PUBLISH to {@code topic} (counted before it is parsed). */
+  public void gatewayMessage(GatewayTopic topic) {
+    gatewayMessages.get(topic).increment();
+  }
+
+  /** {@code points} values of a gateway message to {@code topic} were stored. */
+  public void gatewayPointsStored(GatewayTopic topic, int points) {
+    Counter counter = gatewayPoints.get(topic);
+    if (counter != null) {
+      counter.increment(points);
+    }
+  }
+
+  /**
+   * A gateway PUBLISH refused whole for {@code reason}; {@code deadLettered} when it was kept in
+   * the dead-letter table (and acknowledged) rather than closing the connection.
+   */
+  public void gatewayRefused(GatewayRefusal reason, boolean deadLettered) {
+    gatewayRefusals.get(reason).increment();
+    if (deadLettered) {
+      deadLetters.increment();
+    }
+  }
+
+  public void gatewayChildCreated() {
+    gatewayChildrenCreated.increment();
+  }
+
+  public void gatewayTimestampsReused() {
+    gatewayTimestampsReused.increment();
   }
 
   /** Messages (and their bytes) held for devices changed by the given amounts. */

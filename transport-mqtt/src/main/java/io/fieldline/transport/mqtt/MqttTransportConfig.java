@@ -48,6 +48,7 @@ import java.time.Duration;
  * @param invalidPayload what to do with a payload that is not valid ThingsBoard JSON
  * @param downlink what the server holds and sends to devices ({@code fieldline.mqtt.downlink})
  * @param tls the MQTT-over-TLS listener ({@code fieldline.mqtt.tls})
+ * @param gateway the bounds of gateway sessions ({@code fieldline.mqtt.gateway})
  */
 public record MqttTransportConfig(
     String host,
@@ -80,7 +81,8 @@ public record MqttTransportConfig(
     int topicAliasMaximum,
     InvalidPayloadPolicy invalidPayload,
     Downlink downlink,
-    Tls tls) {
+    Tls tls,
+    Gateway gateway) {
 
   /**
    * What the server sends to devices — shared-attribute pushes, attribute answers, server-side RPC
@@ -124,6 +126,17 @@ public record MqttTransportConfig(
       return !cert.isEmpty();
     }
   }
+
+  /**
+   * The bounds of a gateway's session (ThingsBoard's gateway API, {@code v1/gateway/*}).
+   *
+   * @param maxChildren child devices one gateway session has in use at once (announced or written
+   *     to, and not disconnected)
+   * @param maxDevicesPerMessage devices one telemetry or attributes message may name
+   * @param registryConcurrency child lookups and links one gateway session runs at once (creations
+   *     always run one at a time)
+   */
+  public record Gateway(int maxChildren, int maxDevicesPerMessage, int registryConcurrency) {}
 
   /** The TLS engine under Netty's {@code SslHandler}. */
   public enum Provider {
@@ -209,6 +222,11 @@ public record MqttTransportConfig(
             r.positiveDuration("tls.reload-interval"),
             r.bool("tls.request-client-certificate"),
             r.oneOf("tls.provider", Provider.class));
+    Gateway gateway =
+        new Gateway(
+            r.integer("gateway.max-children", 1, 1_000_000),
+            r.integer("gateway.max-devices-per-message", 1, 1_000_000),
+            r.integer("gateway.registry-concurrency", 1, 1024));
     r.check(
         tls.cert().isEmpty() == tls.key().isEmpty(),
         "tls.key",
@@ -246,7 +264,8 @@ public record MqttTransportConfig(
             topicAliasMaximum,
             invalidPayload,
             downlink,
-            tls));
+            tls,
+            gateway));
   }
 
   public MqttTransportConfig withPort(int newPort) {
@@ -281,6 +300,7 @@ public record MqttTransportConfig(
         topicAliasMaximum,
         invalidPayload,
         downlink,
-        tls);
+        tls,
+        gateway);
   }
 }

@@ -56,12 +56,8 @@ class MqttTransportConfigTest {
                 InvalidPayloadPolicy.DEAD_LETTER,
                 new MqttTransportConfig.Downlink(100, 262_144, 16, Duration.ofSeconds(10), 100),
                 new MqttTransportConfig.Tls(
-                    8883,
-                    "",
-                    "",
-                    Duration.ofSeconds(30),
-                    true,
-                    MqttTransportConfig.Provider.AUTO)));
+                    8883, "", "", Duration.ofSeconds(30), true, MqttTransportConfig.Provider.AUTO),
+                new MqttTransportConfig.Gateway(10_000, 1_000, 8)));
     assertThat(config.tls().enabled()).isFalse();
   }
 

@@ -77,7 +77,7 @@ class SchemaUpgradeIT {
       SchemaMigrator old = new SchemaMigrator(session, keyspace, Migrations.ALL.subList(0, from));
       assertThat(old.migrate(config.replication(), 60))
           .containsExactlyElementsOf(IntStream.rangeClosed(1, from).boxed().toList());
-      writeAsVersionOneDid(session, keyspace, deviceId, t1, t2);
+      writeAsOlderVersionDid(from, session, keyspace, deviceId, t1, t2);
     }
 
     try (CassandraStorage storage =
@@ -153,13 +153,13 @@ class SchemaUpgradeIT {
   }
 
   /**
-   * Rows as Fieldline wrote them at schema version 1 (every table it used exists from version 1
-   * on): a device with its token and name, telemetry in two monthly partitions with the latest
-   * values kept in {@code ts_kv_latest}, and one client attribute. Nothing in the tables later
-   * versions added.
+   * Rows as Fieldline wrote them at schema version {@code from}: a device with its token and name
+   * (no credential columns: those came with version 3), telemetry in two monthly partitions with
+   * the latest values kept in {@code ts_kv_latest} and, from version 2 on, the key index {@code
+   * ts_kv_keys} written beside every row, and one client attribute.
    */
-  private static void writeAsVersionOneDid(
-      CqlSession session, String ks, UUID device, long t1, long t2) {
+  private static void writeAsOlderVersionDid(
+      int from, CqlSession session, String ks, UUID device, long t1, long t2) {
     session.execute(
         "INSERT INTO "
             + ks
@@ -207,6 +207,18 @@ class SchemaUpgradeIT {
             + ".ts_kv_latest (device_id, key, ts, str_v) VALUES (?, 'status', ?, 'ok')",
         device,
         t1);
+    if (from >= 2) {
+      for (long ts : List.of(t1, t2)) {
+        session.execute(
+            "INSERT INTO " + ks + ".ts_kv_keys (device_id, key, part) VALUES (?, 'temperature', ?)",
+            device,
+            PARTITIONING.partitionOf(ts));
+      }
+      session.execute(
+          "INSERT INTO " + ks + ".ts_kv_keys (device_id, key, part) VALUES (?, 'status', ?)",
+          device,
+          PARTITIONING.partitionOf(t1));
+    }
     session.execute(
         "INSERT INTO "
             + ks

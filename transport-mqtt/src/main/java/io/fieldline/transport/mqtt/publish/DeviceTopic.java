@@ -4,7 +4,8 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A PUBLISH topic of the ThingsBoard device API, parsed once per message. Immutable.
+ * A PUBLISH topic of the ThingsBoard device API (and of its gateway API), parsed once per message.
+ * Immutable.
  *
  * @param kind what the topic is for
  * @param requestId the trailing id of request/response topics, empty otherwise
@@ -18,6 +19,7 @@ record DeviceTopic(Kind kind, String requestId) {
   private static final String ATTRIBUTES = "v1/devices/me/attributes";
   private static final String ATTRIBUTES_REQUEST_PREFIX = "v1/devices/me/attributes/request/";
   private static final String RPC_REQUEST_PREFIX = "v1/devices/me/rpc/request/";
+  private static final String GATEWAY_PREFIX = "v1/gateway/";
 
   /** The topics a device may publish to. */
   enum Kind {
@@ -29,12 +31,34 @@ record DeviceTopic(Kind kind, String requestId) {
     RPC_REQUEST,
     /** {@code v1/devices/me/rpc/response/{id}}: the answer to a server-side RPC. */
     RPC_RESPONSE,
-    UNKNOWN
+    /** {@code v1/gateway/connect}: a gateway announces a child device. */
+    GATEWAY_CONNECT,
+    /** {@code v1/gateway/disconnect}: a gateway lets a child device go. */
+    GATEWAY_DISCONNECT,
+    /** {@code v1/gateway/telemetry}: time series of a gateway's child devices. */
+    GATEWAY_TELEMETRY,
+    /** {@code v1/gateway/attributes}: client-side attributes of a gateway's child devices. */
+    GATEWAY_ATTRIBUTES,
+    UNKNOWN;
+
+    /** Whether this is a topic of the gateway API, served only to gateways. */
+    boolean isGateway() {
+      return this == GATEWAY_CONNECT
+          || this == GATEWAY_DISCONNECT
+          || this == GATEWAY_TELEMETRY
+          || this == GATEWAY_ATTRIBUTES;
+    }
   }
 
   private static final DeviceTopic TELEMETRY_TOPIC = new DeviceTopic(Kind.TELEMETRY, "");
   private static final DeviceTopic ATTRIBUTES_TOPIC = new DeviceTopic(Kind.ATTRIBUTES, "");
   private static final DeviceTopic UNKNOWN_TOPIC = new DeviceTopic(Kind.UNKNOWN, "");
+  private static final DeviceTopic GATEWAY_CONNECT = new DeviceTopic(Kind.GATEWAY_CONNECT, "");
+  private static final DeviceTopic GATEWAY_DISCONNECT =
+      new DeviceTopic(Kind.GATEWAY_DISCONNECT, "");
+  private static final DeviceTopic GATEWAY_TELEMETRY = new DeviceTopic(Kind.GATEWAY_TELEMETRY, "");
+  private static final DeviceTopic GATEWAY_ATTRIBUTES =
+      new DeviceTopic(Kind.GATEWAY_ATTRIBUTES, "");
 
   DeviceTopic {
     Objects.requireNonNull(kind, "kind");
@@ -50,6 +74,9 @@ record DeviceTopic(Kind kind, String requestId) {
     if (ATTRIBUTES.equals(topic)) {
       return ATTRIBUTES_TOPIC;
     }
+    if (topic.startsWith(GATEWAY_PREFIX)) {
+      return gateway(topic.substring(GATEWAY_PREFIX.length()));
+    }
     DeviceTopic withId = withId(topic, RPC_REQUEST_PREFIX, Kind.RPC_REQUEST);
     if (withId == null) {
       withId = withId(topic, RPC_RESPONSE_PREFIX, Kind.RPC_RESPONSE);
@@ -58,6 +85,17 @@ record DeviceTopic(Kind kind, String requestId) {
       withId = withId(topic, ATTRIBUTES_REQUEST_PREFIX, Kind.ATTRIBUTES_REQUEST);
     }
     return withId == null ? UNKNOWN_TOPIC : withId;
+  }
+
+  // v1/gateway/attributes/request and v1/gateway/rpc are not served yet: unknown.
+  private static DeviceTopic gateway(String rest) {
+    return switch (rest) {
+      case "telemetry" -> GATEWAY_TELEMETRY;
+      case "attributes" -> GATEWAY_ATTRIBUTES;
+      case "connect" -> GATEWAY_CONNECT;
+      case "disconnect" -> GATEWAY_DISCONNECT;
+      default -> UNKNOWN_TOPIC;
+    };
   }
 
   private static @Nullable DeviceTopic withId(String topic, String prefix, Kind kind) {

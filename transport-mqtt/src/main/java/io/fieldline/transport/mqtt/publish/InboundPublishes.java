@@ -146,7 +146,7 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
     }
     CompletionStage<Ack> outcome;
     try {
-      outcome = router.route(topic, topicName, payload, slot);
+      outcome = router.route(topic, topicName, payload, slot, publish.fixedHeader().isDup());
     } catch (RuntimeException e) {
       outcome = CompletableFuture.failedFuture(e);
     }
@@ -250,6 +250,7 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
                     PublishReasons.properties(slot, negotiated)))
             : new MqttMessage(header, MqttMessageIdVariableHeader.from(slot.packetId())));
     context.metrics().acknowledged(pubrec, slot.receivedNanos());
+    router.acknowledged(slot);
   }
 
   @Override

@@ -16,6 +16,9 @@ final class PublishReasons {
   /** 0x90 Topic Name invalid: the topic is not part of ThingsBoard's device API. */
   static final byte TOPIC_NAME_INVALID = (byte) 0x90;
 
+  /** 0x97 Quota exceeded: a gateway message over a bound of its session. */
+  static final byte QUOTA_EXCEEDED = (byte) 0x97;
+
   /** 0x99 Payload format invalid: the payload is not ThingsBoard JSON. */
   static final byte PAYLOAD_FORMAT_INVALID = (byte) 0x99;
 
@@ -44,6 +47,8 @@ final class PublishReasons {
 
   private static @Nullable String text(byte reasonCode) {
     return switch (reasonCode) {
+      case QUOTA_EXCEEDED ->
+          "gateway message over a bound of its session; message kept as a dead letter";
       case TOPIC_NAME_INVALID ->
           "topic is not part of the ThingsBoard device API; message kept as a dead letter";
       case PAYLOAD_FORMAT_INVALID ->

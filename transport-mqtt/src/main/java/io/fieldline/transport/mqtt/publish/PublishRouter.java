@@ -4,11 +4,15 @@ import io.fieldline.common.Ack;
 import io.fieldline.common.DeadLetter;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceMessage;
+import io.fieldline.common.GatewayLink;
 import io.fieldline.common.PayloadFormatException;
+import io.fieldline.transport.mqtt.MqttMetrics.GatewayRefusal;
 import io.fieldline.transport.mqtt.MqttTransportConfig.InvalidPayloadPolicy;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.Slot;
 import io.fieldline.transport.mqtt.downlink.Downlink;
 import io.fieldline.transport.mqtt.downlink.ServerRpcs;
+import io.fieldline.transport.mqtt.gateway.GatewayPublishes;
+import io.fieldline.transport.mqtt.gateway.GatewayRefusedException;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.LogSafe;
@@ -21,6 +25,8 @@ import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.mqtt.MqttMessageBuilders;
 import io.netty.handler.codec.mqtt.MqttQoS;
 import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -34,11 +40,13 @@ import org.slf4j.LoggerFactory;
  * client-side RPC requests are answered at once ({@link ClientRpc}), reading paced to {@code
  * client-rpc-rate} ({@link RequestPacer}); attribute requests are read and answered through the
  * session's downlink ({@link AttributeRequests}); answers to server-side RPC go to the request they
- * answer ({@link ServerRpcs}). These three store nothing: they are acknowledged at once. An invalid
- * payload is dead-lettered (policy {@code dead-letter}) or closes the connection (policy {@code
- * close}); a PUBLISH to an unknown topic is always dead-lettered and acknowledged. MQTT 5
- * acknowledgements of dead letters carry a reason code (0x99 payload format invalid, 0x90 topic
- * name invalid).
+ * answer ({@link ServerRpcs}). These three store nothing: they are acknowledged at once. The
+ * gateway topics ({@code v1/gateway/*}) of a device that is a gateway go to its {@link
+ * GatewayPublishes}; from any other device they are an unknown topic. An invalid payload, and a
+ * gateway message over a bound of its session ({@link GatewayRefusedException}), is dead-lettered
+ * (policy {@code dead-letter}) or closes the connection (policy {@code close}); a PUBLISH to an
+ * unknown topic is always dead-lettered and acknowledged. MQTT 5 acknowledgements of dead letters
+ * carry a reason code (0x99 payload format invalid, 0x97 quota exceeded, 0x90 topic name invalid).
  *
  * <p>The answer is the stage whose outcome decides the acknowledgement: {@link Ack#stored()} only
  * once the message (or its dead letter) is stored. The payload arrives as a {@code byte[]}: no
@@ -54,7 +62,20 @@ final class PublishRouter {
   private static final RateLimitedLog TOPIC_WARNINGS =
       new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
   private static final RateLimitedLog RPC_WARNINGS = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  // One budget per reason: a flood of one refusal must not hide the others.
+  private static final Map<GatewayRefusal, RateLimitedLog> REFUSAL_WARNINGS =
+      new EnumMap<>(GatewayRefusal.class);
+
+  static {
+    for (GatewayRefusal reason : GatewayRefusal.values()) {
+      REFUSAL_WARNINGS.put(reason, new RateLimitedLog(LOG, 10, TimeUnit.SECONDS));
+    }
+  }
+
   private static final String UNKNOWN_TOPIC = "unknown topic: not part of the device API";
+  private static final String NOT_A_GATEWAY =
+      "unknown topic for this device: a gateway topic, but the device is not a gateway"
+          + " (its additionalInfo has no \"gateway\":true)";
   private static final CompletableFuture<Ack> NOTHING_TO_STORE =
       CompletableFuture.completedFuture(Ack.stored());
 
@@ -65,6 +86,7 @@ final class PublishRouter {
   private final RequestPacer rpcPacer;
   private final AttributeRequests attributeRequests;
   private final ServerRpcs serverRpcs;
+  private final @Nullable GatewayPublishes gateway;
 
   PublishRouter(
       SessionContext context,
@@ -78,6 +100,11 @@ final class PublishRouter {
     this.rpc = new ClientRpc(context.config());
     this.attributeRequests = new AttributeRequests(context, connection, device, session, downlink);
     this.serverRpcs = downlink.rpcs();
+    // Read once per connection: a device made a gateway over REST becomes one when it reconnects.
+    this.gateway =
+        GatewayLink.isGateway(device)
+            ? new GatewayPublishes(context, connection, device, session)
+            : null;
     this.rpcPacer =
         new RequestPacer(
             context.config().clientRpcRate(), context.config().clientRpcBurst(), eventLoopNanos());
@@ -89,11 +116,15 @@ final class PublishRouter {
    *
    * @param slot its place in the acknowledgement window: a message kept as a dead letter sets the
    *     MQTT 5 reason code its acknowledgement carries ({@link PublishReasons})
+   * @param dup the PUBLISH's DUP flag (a retransmission)
    * @return its outcome, or {@code null} if the connection was closed by the invalid-payload policy
    */
   @Nullable CompletionStage<Ack> route(
-      DeviceTopic topic, String topicName, byte[] payload, Slot slot) {
+      DeviceTopic topic, String topicName, byte[] payload, Slot slot, boolean dup) {
     long now = System.currentTimeMillis();
+    if (topic.kind().isGateway()) {
+      return routeGateway(topic, topicName, payload, slot, dup, now);
+    }
     try {
       return switch (topic.kind()) {
         case TELEMETRY ->
@@ -126,13 +157,71 @@ final class PublishRouter {
         }
         case UNKNOWN -> {
           slot.reasonCode(PublishReasons.TOPIC_NAME_INVALID);
-          yield unknownTopic(topicName, payload, now);
+          yield unknownTopic(topicName, payload, now, UNKNOWN_TOPIC);
         }
+        case GATEWAY_CONNECT, GATEWAY_DISCONNECT, GATEWAY_TELEMETRY, GATEWAY_ATTRIBUTES ->
+            throw new IllegalStateException("gateway topics are routed by routeGateway");
       };
     } catch (PayloadFormatException e) {
       slot.reasonCode(PublishReasons.PAYLOAD_FORMAT_INVALID);
       return invalidPayload(topicName, payload, now, e);
     }
+  }
+
+  /** The acknowledgement of {@code slot} was sent. */
+  void acknowledged(Slot slot) {
+    if (gateway != null) {
+      gateway.acknowledged(slot);
+    }
+  }
+
+  private @Nullable CompletionStage<Ack> routeGateway(
+      DeviceTopic topic, String topicName, byte[] payload, Slot slot, boolean dup, long now) {
+    GatewayPublishes publishes = gateway;
+    if (publishes == null) {
+      slot.reasonCode(PublishReasons.TOPIC_NAME_INVALID);
+      context.metrics().gatewayRefused(GatewayRefusal.NOT_GATEWAY, false);
+      return unknownTopic(topicName, payload, now, NOT_A_GATEWAY);
+    }
+    try {
+      return switch (topic.kind()) {
+        case GATEWAY_TELEMETRY -> publishes.telemetry(payload, slot, dup, now);
+        case GATEWAY_ATTRIBUTES -> publishes.attributes(payload, slot, dup, now);
+        case GATEWAY_CONNECT -> publishes.connect(payload);
+        case GATEWAY_DISCONNECT -> publishes.disconnect(payload);
+        default -> throw new IllegalArgumentException("not a gateway topic: " + topic.kind());
+      };
+    } catch (PayloadFormatException e) {
+      slot.reasonCode(PublishReasons.PAYLOAD_FORMAT_INVALID);
+      return invalidPayload(topicName, payload, now, e);
+    } catch (GatewayRefusedException e) {
+      slot.reasonCode(PublishReasons.QUOTA_EXCEEDED);
+      return refused(topicName, payload, now, e);
+    }
+  }
+
+  // Refused like an invalid payload, by the same policy: the message is kept whole as a dead letter
+  // and acknowledged (the gateway would otherwise resend it for ever), or the connection closes.
+  private @Nullable CompletionStage<Ack> refused(
+      String topicName, byte[] payload, long now, GatewayRefusedException e) {
+    boolean close = context.config().invalidPayload() == InvalidPayloadPolicy.CLOSE;
+    context.metrics().gatewayRefused(e.reason(), !close);
+    if (close) {
+      connection.reject(
+          CloseReason.PAYLOAD, "gateway message on {} refused: {}", topicName, e.getMessage());
+      return null;
+    }
+    REFUSAL_WARNINGS
+        .get(e.reason())
+        .warn(
+            "{} gateway message on {} refused and dead-lettered: {}",
+            connection.logPrefix(),
+            topicName,
+            e.getMessage());
+    return context
+        .deadLetters()
+        .write(new DeadLetter(device.id(), now, topicName, e.getMessage(), payload))
+        .thenApply(stored -> Ack.stored());
   }
 
   // Flushed now: the answer must not wait for earlier PUBLISHes still being stored. MQTT 5
@@ -166,7 +255,8 @@ final class PublishRouter {
   // ThingsBoard 4.x acknowledges a PUBLISH to a topic it does not serve: so do we, after keeping
   // the message as a dead letter (its topic is in it), so that nothing acknowledged is lost and a
   // firmware's typo costs neither its connection nor its data.
-  private CompletionStage<Ack> unknownTopic(String topicName, byte[] payload, long now) {
+  private CompletionStage<Ack> unknownTopic(
+      String topicName, byte[] payload, long now, String reason) {
     TOPIC_WARNINGS.warn(
         "{} PUBLISH to unknown topic '{}' dead-lettered",
         connection.logPrefix(),
@@ -174,7 +264,7 @@ final class PublishRouter {
     context.metrics().unknownTopicDeadLettered();
     return context
         .deadLetters()
-        .write(new DeadLetter(device.id(), now, topicName, UNKNOWN_TOPIC, payload))
+        .write(new DeadLetter(device.id(), now, topicName, reason, payload))
         .thenApply(stored -> Ack.stored());
   }
 

@@ -6,6 +6,7 @@ import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The state of one device's MQTT session, shared by its successive connections: what a
@@ -23,6 +24,8 @@ public final class SessionState {
   // In the order the ids were PUBREC'd, so the oldest is forgotten first. Guarded by itself.
   private final Set<Integer> awaitingRelease = Collections.synchronizedSet(new LinkedHashSet<>());
   private final DownlinkState downlink;
+  // Created on a gateway's first message; lives as long as the session (its retransmissions).
+  private final AtomicReference<GatewayTimestamps> gatewayTimestamps = new AtomicReference<>();
   // Long.MAX_VALUE while a connection holds the session; set when it closes.
   private volatile long expiresAtNanos = Long.MAX_VALUE;
 
@@ -36,6 +39,19 @@ public final class SessionState {
   /** Topic filter → granted QoS. */
   public Map<String, Integer> subscriptions() {
     return subscriptions;
+  }
+
+  /**
+   * What a gateway session remembers of its unacknowledged messages (created on first use with room
+   * for {@code max} stamps), so a retransmission is stamped as its first copy was.
+   */
+  public GatewayTimestamps gatewayTimestamps(int max) {
+    GatewayTimestamps existing = gatewayTimestamps.get();
+    if (existing != null) {
+      return existing;
+    }
+    gatewayTimestamps.compareAndSet(null, new GatewayTimestamps(max));
+    return gatewayTimestamps.get();
   }
 
   /** QoS 2 packet ids answered with PUBREC and not yet released (MQTT 3.1.1 §4.3.3). */

@@ -45,10 +45,25 @@ class DeviceTopicTest {
         "v1/devices/me/rpc/request/1/2",
         "v1/devices/me/attributes/response/1",
         "v1/devices/me/attributes/request/",
-        "v1/gateway/telemetry"
+        "v1/gateway/rpc",
+        "v1/gateway/attributes/request",
+        "v1/gateway/telemetry/",
+        "v1/gateway/"
       })
   void should_be_unknown_when_topic_is_outside_device_api(String topic) {
     assertThat(DeviceTopic.parse(topic).kind()).isEqualTo(Kind.UNKNOWN);
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "v1/gateway/connect, GATEWAY_CONNECT",
+    "v1/gateway/disconnect, GATEWAY_DISCONNECT",
+    "v1/gateway/telemetry, GATEWAY_TELEMETRY",
+    "v1/gateway/attributes, GATEWAY_ATTRIBUTES"
+  })
+  void should_recognise_the_gateway_topics_when_a_gateway_publishes(String topic, Kind kind) {
+    assertThat(DeviceTopic.parse(topic)).isEqualTo(new DeviceTopic(kind, ""));
+    assertThat(kind.isGateway()).isTrue();
   }
 
   @Test

@@ -1,0 +1,378 @@
+package io.fieldline.server.devhttp;
+
+import io.fieldline.common.AttributeKvEntry;
+import io.fieldline.common.AttributeScope;
+import io.fieldline.common.DeadLetterStore;
+import io.fieldline.common.Device;
+import io.fieldline.common.DeviceGateway;
+import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.PayloadParser;
+import io.fieldline.common.StoreException;
+import io.fieldline.common.TelemetryQueries;
+import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.server.devhttp.DeviceApiMetrics.Refusal;
+import io.fieldline.server.devhttp.DeviceApiMetrics.Resource;
+import io.fieldline.server.rest.HttpJson;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.apache.pekko.http.javadsl.model.HttpEntity;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
+import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.PathMatchers;
+import org.apache.pekko.http.javadsl.server.RejectionHandler;
+import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * ThingsBoard's HTTP device API on the server's HTTP listener, the device authenticated by the
+ * access token in the path (looked up in the registry's cache, like an MQTT CONNECT's user name):
+ *
+ * <ul>
+ *   <li>{@code POST /api/v1/{token}/telemetry}, {@code POST .../attributes}: stored, then 200
+ *       ({@link Uploads});
+ *   <li>{@code GET .../attributes?clientKeys=&sharedKeys=}: {@code {"client":{..},"shared":{..}}};
+ *   <li>{@code GET .../attributes/updates?timeout=}, {@code GET .../rpc?timeout=}: long polls
+ *       ({@link LongPolls});
+ *   <li>{@code POST .../rpc/{id}}: the reply to a server-side RPC request ({@link RpcReplies});
+ *   <li>{@code POST .../rpc}: client-side RPC ({@link ClientRpcAnswers}).
+ * </ul>
+ *
+ * Refusals: an unknown token 401, a malformed body or parameter 400, a body over {@code
+ * fieldline.mqtt.max-packet-size} 413, a method the resource does not serve 405, too many uploads
+ * in flight, polls waiting or requests per second 429 with {@code Retry-After}, storage trouble
+ * 503; each counted ({@code fieldline.http.device.rejected{reason}}) and logged rate-limited, the
+ * token never. Error bodies are the REST API's ({@code {"status":…,"message":…,"errorCode":…}}).
+ * Paths under {@code /api/v1/{token}/} that are none of these are not matched here and fall through
+ * to the REST API. See docs/http-device-api.md. Thread-safe.
+ */
+public final class DeviceApi extends AllDirectives implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(DeviceApi.class);
+  private static final CompletableFuture<List<AttributeKvEntry>> NONE =
+      CompletableFuture.completedFuture(List.of());
+
+  private final DeviceApiConfig config;
+  private final DeviceRegistry registry;
+  private final TelemetryQueries queries;
+  private final DeviceApiMetrics metrics;
+  private final DeviceBudgets budgets;
+  private final RpcReplies replies;
+  private final LongPolls polls;
+  private final Uploads uploads;
+  private final ClientRpcAnswers clientRpc;
+  private final ScheduledThreadPoolExecutor timer;
+  private final RejectionHandler rejections;
+
+  /**
+   * @param gateway where uploads go: the device's actor, on its owner node in a cluster
+   * @param events the device events of the whole cluster, which the long polls listen to
+   */
+  public DeviceApi(
+      DeviceApiConfig config,
+      DeviceRegistry registry,
+      TelemetryQueries queries,
+      DeadLetterStore deadLetters,
+      DeviceGateway gateway,
+      DeviceEvents events,
+      PayloadParser parser,
+      MeterRegistry meterRegistry) {
+    this.config = config;
+    this.registry = registry;
+    this.queries = queries;
+    this.timer =
+        new ScheduledThreadPoolExecutor(
+            1,
+            task -> {
+              Thread thread = new Thread(task, "fieldline-http-device-timer");
+              thread.setDaemon(true);
+              return thread;
+            });
+    timer.setRemoveOnCancelPolicy(true);
+    this.budgets = new DeviceBudgets(config, System::nanoTime);
+    PollCount waiting = new PollCount();
+    this.metrics = new DeviceApiMetrics(meterRegistry, waiting);
+    this.replies = new RpcReplies(config.maxPendingRpcPerDevice(), timer, metrics);
+    this.polls = new LongPolls(events, budgets, replies, timer, metrics);
+    waiting.polls = polls;
+    this.uploads =
+        new Uploads(
+            gateway,
+            parser,
+            deadLetters,
+            config.invalidPayload(),
+            budgets,
+            metrics,
+            System::currentTimeMillis);
+    this.clientRpc = new ClientRpcAnswers(config, System::currentTimeMillis);
+    this.rejections =
+        RejectionHandler.defaultHandler()
+            .mapRejectionResponse(
+                response -> {
+                  int status = response.status().intValue();
+                  String message =
+                      response.entity() instanceof HttpEntity.Strict strict
+                          ? strict.getData().utf8String()
+                          : response.status().reason();
+                  metrics.refused(Refusal.of(status), "-", message);
+                  return HttpJson.error(status, message).addHeaders(response.getHeaders());
+                });
+    timer.scheduleWithFixedDelay(budgets::sweep, 10, 10, TimeUnit.SECONDS);
+  }
+
+  /** The gauge's source, set once the polls exist (the metrics are built before them). */
+  private static final class PollCount implements Supplier<Number> {
+    private @Nullable LongPolls polls;
+
+    @Override
+    public Number get() {
+      LongPolls current = polls;
+      return current == null ? 0 : current.waiting();
+    }
+  }
+
+  /** The routes, to be tried before the REST API's; none when the API is disabled. */
+  public Route routes() {
+    if (!config.enabled()) {
+      return reject();
+    }
+    return pathPrefix(
+        PathMatchers.segment("api").slash("v1").slash(PathMatchers.segment()),
+        token ->
+            concat(
+                path(
+                    "telemetry",
+                    () -> answered(() -> post(() -> upload(token, Resource.TELEMETRY)))),
+                path(
+                    "attributes",
+                    () ->
+                        answered(
+                            () ->
+                                concat(
+                                    post(() -> upload(token, Resource.ATTRIBUTES)),
+                                    get(() -> parameterMap(params -> read(token, params)))))),
+                path(
+                    PathMatchers.segment("attributes").slash("updates"),
+                    () -> answered(() -> poll(token, LongPoll.Kind.ATTRIBUTES))),
+                path(
+                    "rpc",
+                    () ->
+                        answered(
+                            () ->
+                                concat(
+                                    poll(token, LongPoll.Kind.RPC), post(() -> clientRpc(token))))),
+                path(
+                    PathMatchers.segment("rpc").slash(PathMatchers.segment()),
+                    requestId -> answered(() -> post(() -> reply(token, requestId))))));
+  }
+
+  // Pekko's own refusals on a matched resource (wrong method, body too large, ...) as JSON.
+  private Route answered(Supplier<Route> route) {
+    return handleRejections(rejections, route);
+  }
+
+  private Route upload(String token, Resource resource) {
+    metrics.request(resource);
+    Uploads.Kind kind =
+        resource == Resource.TELEMETRY ? Uploads.Kind.TELEMETRY : Uploads.Kind.ATTRIBUTES;
+    return withBody(
+        token,
+        Unmarshaller.entityToByteArray(),
+        (device, body) -> uploads.upload(device, kind, body));
+  }
+
+  private Route read(String token, Map<String, String> params) {
+    metrics.request(Resource.ATTRIBUTES_READ);
+    return reply(() -> withDevice(token, device -> readAttributes(device, params)));
+  }
+
+  private CompletionStage<HttpResponse> readAttributes(Device device, Map<String, String> params) {
+    Duration wait = budgets.admit(device.id(), DeviceBudgets.Rated.ATTRIBUTE_READ);
+    if (!wait.isZero()) {
+      return rateLimited(device, "attribute reads", wait);
+    }
+    Set<String> client = keys(params.get("clientKeys"));
+    Set<String> shared = keys(params.get("sharedKeys"));
+    // ThingsBoard's rule: no keys at all asks for both scopes whole.
+    boolean everything = client == null && shared == null;
+    CompletionStage<List<AttributeKvEntry>> clientValues =
+        everything || client != null
+            ? queries.attributes(
+                device.id(), AttributeScope.CLIENT_SCOPE, Optional.ofNullable(client))
+            : NONE;
+    CompletionStage<List<AttributeKvEntry>> sharedValues =
+        everything || shared != null
+            ? queries.attributes(
+                device.id(), AttributeScope.SHARED_SCOPE, Optional.ofNullable(shared))
+            : NONE;
+    return clientValues.thenCombine(
+        sharedValues, (c, s) -> DeviceJson.ok(DeviceJson.attributes(c, s)));
+  }
+
+  private Route poll(String token, LongPoll.Kind kind) {
+    return get(
+        () ->
+            parameterMap(
+                params -> {
+                  metrics.request(
+                      kind == LongPoll.Kind.RPC ? Resource.RPC_POLL : Resource.ATTRIBUTE_UPDATES);
+                  Duration timeout;
+                  try {
+                    timeout =
+                        config.pollTimeout(Long.parseLong(params.getOrDefault("timeout", "0")));
+                  } catch (IllegalArgumentException e) {
+                    metrics.refused(Refusal.BAD_REQUEST, "-", "bad timeout parameter");
+                    return complete(
+                        HttpJson.error(
+                            400, "timeout must be a non-negative number of milliseconds"));
+                  }
+                  // The request lives as long as the poll may wait, past the server's default
+                  // request timeout.
+                  return withRequestTimeout(
+                      timeout.plus(DeviceApiConfig.ANSWER_MARGIN),
+                      () ->
+                          reply(
+                              () ->
+                                  withDevice(
+                                      token, device -> polls.start(kind, device.id(), timeout))));
+                }));
+  }
+
+  private Route clientRpc(String token) {
+    metrics.request(Resource.CLIENT_RPC);
+    return withBody(token, Unmarshaller.entityToByteArray(), this::answerClientRpc);
+  }
+
+  private CompletionStage<HttpResponse> answerClientRpc(Device device, byte[] body) {
+    Duration wait = budgets.admit(device.id(), DeviceBudgets.Rated.CLIENT_RPC);
+    if (!wait.isZero()) {
+      return rateLimited(device, "client-side RPC requests", wait);
+    }
+    return CompletableFuture.completedFuture(DeviceJson.ok(clientRpc.answer(body)));
+  }
+
+  private Route reply(String token, String requestId) {
+    metrics.request(Resource.RPC_REPLY);
+    return withBody(
+        token,
+        Unmarshaller.entityToString(),
+        (device, body) -> {
+          int id;
+          try {
+            id = Integer.parseInt(requestId);
+          } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("the request id must be an integer");
+          }
+          if (!replies.reply(device.id(), id, body)) {
+            metrics.unknownReply(device.id().toString(), requestId);
+          }
+          // Answered either way, as ThingsBoard does and as the MQTT path acknowledges an answer
+          // to nothing.
+          return CompletableFuture.completedFuture(HttpResponse.create().withStatus(200));
+        });
+  }
+
+  /** The body, within the size limit (413 beyond), then {@code then} for the token's device. */
+  private <T> Route withBody(
+      String token,
+      Unmarshaller<? super HttpEntity, T> as,
+      BiFunction<Device, T, CompletionStage<HttpResponse>> then) {
+    return withSizeLimit(
+        config.maxBodyBytes(),
+        () ->
+            entity(as, body -> reply(() -> withDevice(token, device -> then.apply(device, body)))));
+  }
+
+  /** {@code then} for the device whose access token is {@code token}, or 401. */
+  private CompletionStage<HttpResponse> withDevice(
+      String token, Function<Device, CompletionStage<HttpResponse>> then) {
+    return registry
+        .findByToken(token)
+        .thenCompose(
+            found -> {
+              if (found.isPresent()) {
+                return then.apply(found.get());
+              }
+              metrics.refused(Refusal.UNKNOWN_TOKEN, "-", "unknown access token");
+              return CompletableFuture.completedFuture(HttpJson.error(401, "invalid access token"));
+            });
+  }
+
+  private CompletionStage<HttpResponse> rateLimited(Device device, String what, Duration wait) {
+    String why = "too many " + what + " per second from this device";
+    metrics.refused(Refusal.RATE_LIMITED, device.id().toString(), why);
+    return CompletableFuture.completedFuture(tooMany(why, wait));
+  }
+
+  /** 429 with {@code Retry-After}: the wait in whole seconds, at least one. */
+  static HttpResponse tooMany(String message, Duration wait) {
+    long seconds = Math.max(1, (wait.toMillis() + 999) / 1000);
+    return HttpJson.error(429, message)
+        .addHeader(RawHeader.create("Retry-After", Long.toString(seconds)));
+  }
+
+  /** Completes with the stage's answer; a failure of it answered by {@link #failure}. */
+  private Route reply(Supplier<CompletionStage<HttpResponse>> response) {
+    CompletionStage<HttpResponse> stage;
+    try {
+      stage = response.get();
+    } catch (RuntimeException e) {
+      stage = CompletableFuture.failedFuture(e);
+    }
+    return completeWithFuture(stage.exceptionally(this::failure));
+  }
+
+  private HttpResponse failure(Throwable error) {
+    Throwable cause =
+        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    if (cause instanceof IllegalArgumentException) {
+      metrics.refused(Refusal.BAD_REQUEST, "-", String.valueOf(cause.getMessage()));
+      return HttpJson.error(400, String.valueOf(cause.getMessage()));
+    }
+    if (cause instanceof StoreException) {
+      metrics.writeFailed("-", String.valueOf(cause));
+      return HttpJson.error(503, "storage unavailable, try again later")
+          .addHeader(RawHeader.create("Retry-After", "1"));
+    }
+    LOG.error("[http-device] unexpected error", cause);
+    return HttpJson.error(500, "internal error");
+  }
+
+  // Comma-separated keys, trimmed, blanks dropped; null when none are named.
+  private static @Nullable Set<String> keys(@Nullable String commaSeparated) {
+    if (commaSeparated == null) {
+      return null;
+    }
+    Set<String> keys = new LinkedHashSet<>();
+    for (String key : commaSeparated.split(",")) {
+      String trimmed = key.strip();
+      if (!trimmed.isEmpty()) {
+        keys.add(trimmed);
+      }
+    }
+    return keys.isEmpty() ? null : keys;
+  }
+
+  /** Answers every waiting long poll 503 and stops the timers: the server stops. */
+  @Override
+  public void close() {
+    polls.closeAll();
+    timer.shutdownNow();
+  }
+}

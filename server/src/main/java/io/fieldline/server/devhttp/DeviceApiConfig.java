@@ -1,0 +1,111 @@
+package io.fieldline.server.devhttp;
+
+import com.typesafe.config.Config;
+import io.fieldline.common.config.ConfigReader;
+import io.fieldline.transport.mqtt.MqttTransportConfig;
+import io.fieldline.transport.mqtt.MqttTransportConfig.InvalidPayloadPolicy;
+import java.time.Duration;
+
+/**
+ * The HTTP device API's settings: its own keys under {@code fieldline.http-device} (documented in
+ * the server's reference.conf), and the bounds it shares with the MQTT device API, read from {@code
+ * fieldline.mqtt} so that a device meets the same limits whichever protocol it speaks.
+ *
+ * @param enabled whether the {@code /api/v1/{token}/...} routes are served at all
+ * @param defaultPollTimeout a long poll's wait when it gives no {@code timeout} (or 0)
+ * @param maxPollTimeout the longest wait of a long poll; a larger {@code timeout} is clamped to it
+ * @param maxPollsPerDevice long polls (attribute updates and RPC together) one device may have
+ *     waiting on this node; one more answers 429
+ * @param maxPolls long polls waiting on this node; one more answers 429
+ * @param maxBodyBytes largest request body ({@code fieldline.mqtt.max-packet-size}); larger answers
+ *     413
+ * @param maxWritesPerDevice telemetry and attribute uploads of one device being stored at once
+ *     ({@code fieldline.mqtt.max-inflight}); one more answers 429
+ * @param clientRpcRate client-side RPC requests per second per device ({@code
+ *     fieldline.mqtt.client-rpc-rate}, 0 = no limit); beyond it and its burst, 429
+ * @param clientRpcBurst client-side RPC requests a device may send at once on top of the rate
+ * @param attributeReadRate attribute reads per second per device ({@code
+ *     fieldline.mqtt.attribute-request-rate}, 0 = no limit); beyond it and its burst, 429
+ * @param attributeReadBurst attribute reads a device may send at once on top of the rate
+ * @param maxPendingRpcPerDevice two-way RPC requests handed to a device's polls and not yet
+ *     answered ({@code fieldline.mqtt.downlink.max-pending-rpc}); beyond it a poll takes no more
+ * @param invalidPayload whether an unparseable upload is also kept as a dead letter ({@code
+ *     fieldline.mqtt.invalid-payload}); it is answered 400 either way
+ */
+public record DeviceApiConfig(
+    boolean enabled,
+    Duration defaultPollTimeout,
+    Duration maxPollTimeout,
+    int maxPollsPerDevice,
+    int maxPolls,
+    int maxBodyBytes,
+    int maxWritesPerDevice,
+    int clientRpcRate,
+    int clientRpcBurst,
+    int attributeReadRate,
+    int attributeReadBurst,
+    int maxPendingRpcPerDevice,
+    InvalidPayloadPolicy invalidPayload) {
+
+  private static final String IDLE_TIMEOUT = "pekko.http.server.idle-timeout";
+
+  /** Room after a poll's wait for its answer to be written before Pekko's own timeouts. */
+  static final Duration ANSWER_MARGIN = Duration.ofSeconds(5);
+
+  /** Reads {@code fieldline.http-device} and the shared bounds; reports every invalid key. */
+  public static DeviceApiConfig from(Config root) {
+    MqttTransportConfig mqtt = MqttTransportConfig.from(root);
+    ConfigReader r = ConfigReader.of(root, "fieldline.http-device");
+    boolean enabled = r.bool("enabled");
+    Duration defaultPollTimeout = r.positiveDuration("default-poll-timeout");
+    Duration maxPollTimeout = r.positiveDuration("max-poll-timeout");
+    int maxPollsPerDevice = r.integer("max-polls-per-device", 1);
+    int maxPolls = r.integer("max-polls", 1);
+    r.check(
+        defaultPollTimeout.compareTo(maxPollTimeout) <= 0,
+        "default-poll-timeout",
+        "must be at most max-poll-timeout");
+    // A waiting poll holds its connection silent: Pekko closes a connection idle longer than its
+    // idle-timeout, and the poll must answer before that.
+    if (root.hasPath(IDLE_TIMEOUT) && !"infinite".equals(root.getString(IDLE_TIMEOUT))) {
+      Duration idle = root.getDuration(IDLE_TIMEOUT);
+      r.check(
+          maxPollTimeout.plus(ANSWER_MARGIN).compareTo(idle) <= 0,
+          "max-poll-timeout",
+          "plus 5 s must be at most " + IDLE_TIMEOUT + " (" + idle + ")");
+    }
+    return r.validated(
+        new DeviceApiConfig(
+            enabled,
+            defaultPollTimeout,
+            maxPollTimeout,
+            maxPollsPerDevice,
+            maxPolls,
+            mqtt.maxPacketSize(),
+            mqtt.maxInflight(),
+            mqtt.clientRpcRate(),
+            mqtt.clientRpcBurst(),
+            mqtt.attributeRequestRate(),
+            mqtt.attributeRequestBurst(),
+            mqtt.downlink().maxPendingRpc(),
+            mqtt.invalidPayload()));
+  }
+
+  /**
+   * The wait a poll asked for, in milliseconds: 0 means the default, more than the maximum is
+   * clamped to it.
+   *
+   * @throws IllegalArgumentException for a negative wait
+   */
+  Duration pollTimeout(long requestedMillis) {
+    if (requestedMillis < 0) {
+      throw new IllegalArgumentException("timeout must not be negative");
+    }
+    if (requestedMillis == 0) {
+      return defaultPollTimeout;
+    }
+    return requestedMillis >= maxPollTimeout.toMillis()
+        ? maxPollTimeout
+        : Duration.ofMillis(requestedMillis);
+  }
+}

@@ -1,0 +1,192 @@
+package io.fieldline.server.devhttp;
+
+import io.fieldline.common.DeviceId;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+
+/**
+ * What each device may have going on this node through the HTTP device API, and what it has: its
+ * uploads being stored, its waiting long polls (and the node's total of them), and its rate of
+ * client-side RPC requests and attribute reads. A device is tracked only while it uses any of it:
+ * its entry goes when nothing of it is left ({@link #sweep} removes those whose rate budget
+ * refilled since), so the table holds at most the devices active in the last moments.
+ *
+ * <p>Rates follow the generic cell rate algorithm, as the MQTT transport paces them: each request
+ * moves a theoretical arrival time one interval ahead, and {@code burst} requests fit at once. The
+ * MQTT transport slows a connection's reading down; an HTTP request is refused instead (429 with
+ * the wait in {@code Retry-After}), which is how HTTP clients expect to be slowed down.
+ *
+ * <p>Thread-safe: each entry is read and changed only inside the map's {@code compute} for its
+ * device.
+ */
+final class DeviceBudgets {
+
+  /** One device's use. Touched only inside {@code compute} for its key. */
+  private static final class Budget {
+    int writes;
+    int polls;
+    long rpcArrival;
+    long readArrival;
+
+    boolean idle(long now) {
+      return writes == 0 && polls == 0 && rpcArrival - now <= 0 && readArrival - now <= 0;
+    }
+  }
+
+  /** The kinds of rate-limited request. */
+  enum Rated {
+    CLIENT_RPC,
+    ATTRIBUTE_READ
+  }
+
+  private final ConcurrentHashMap<DeviceId, Budget> budgets = new ConcurrentHashMap<>();
+  private final AtomicInteger polls = new AtomicInteger();
+  private final DeviceApiConfig config;
+  private final LongSupplier nanoClock;
+  private final long rpcInterval;
+  private final long rpcTolerance;
+  private final long readInterval;
+  private final long readTolerance;
+
+  DeviceBudgets(DeviceApiConfig config, LongSupplier nanoClock) {
+    this.config = config;
+    this.nanoClock = nanoClock;
+    this.rpcInterval = interval(config.clientRpcRate());
+    this.rpcTolerance = rpcInterval * (config.clientRpcBurst() - 1);
+    this.readInterval = interval(config.attributeReadRate());
+    this.readTolerance = readInterval * (config.attributeReadBurst() - 1);
+  }
+
+  private static long interval(int perSecond) {
+    return perSecond == 0 ? 0 : 1_000_000_000L / perSecond;
+  }
+
+  /** Takes one of the device's upload slots; false when it has as many as it may. */
+  boolean startWrite(DeviceId device) {
+    boolean[] started = {false};
+    long now = nanoClock.getAsLong();
+    budgets.compute(
+        device,
+        (id, budget) -> {
+          Budget b = budget == null ? new Budget() : budget;
+          if (b.writes < config.maxWritesPerDevice()) {
+            b.writes++;
+            started[0] = true;
+          }
+          return b.idle(now) ? null : b;
+        });
+    return started[0];
+  }
+
+  /** Gives back an upload slot taken by {@link #startWrite}. */
+  void writeDone(DeviceId device) {
+    long now = nanoClock.getAsLong();
+    budgets.computeIfPresent(
+        device,
+        (id, b) -> {
+          b.writes = Math.max(0, b.writes - 1);
+          return b.idle(now) ? null : b;
+        });
+  }
+
+  /**
+   * Takes a long-poll slot of the device and of the node.
+   *
+   * @return null when taken, else why not (for the 429's message)
+   */
+  String startPoll(DeviceId device) {
+    if (polls.incrementAndGet() > config.maxPolls()) {
+      polls.decrementAndGet();
+      return "too many long polls waiting on this node (" + config.maxPolls() + ")";
+    }
+    boolean[] started = {false};
+    long now = nanoClock.getAsLong();
+    budgets.compute(
+        device,
+        (id, budget) -> {
+          Budget b = budget == null ? new Budget() : budget;
+          if (b.polls < config.maxPollsPerDevice()) {
+            b.polls++;
+            started[0] = true;
+          }
+          return b.idle(now) ? null : b;
+        });
+    if (!started[0]) {
+      polls.decrementAndGet();
+      return "too many long polls of this device (" + config.maxPollsPerDevice() + ")";
+    }
+    return null;
+  }
+
+  /** Gives back a slot taken by {@link #startPoll}. */
+  void pollDone(DeviceId device) {
+    long now = nanoClock.getAsLong();
+    boolean[] released = {false};
+    budgets.computeIfPresent(
+        device,
+        (id, b) -> {
+          if (b.polls > 0) {
+            b.polls--;
+            released[0] = true;
+          }
+          return b.idle(now) ? null : b;
+        });
+    if (released[0]) {
+      polls.decrementAndGet();
+    }
+  }
+
+  /**
+   * Counts one rate-limited request of the device.
+   *
+   * @return zero when it is within the rate and burst, else how long until one would be
+   */
+  Duration admit(DeviceId device, Rated kind) {
+    long interval = kind == Rated.CLIENT_RPC ? rpcInterval : readInterval;
+    if (interval == 0) {
+      return Duration.ZERO;
+    }
+    long tolerance = kind == Rated.CLIENT_RPC ? rpcTolerance : readTolerance;
+    long now = nanoClock.getAsLong();
+    long[] wait = {0};
+    budgets.compute(
+        device,
+        (id, budget) -> {
+          Budget b = budget == null ? new Budget() : budget;
+          long arrival = kind == Rated.CLIENT_RPC ? b.rpcArrival : b.readArrival;
+          if (arrival - now < 0) {
+            arrival = now;
+          }
+          long ahead = arrival - now - tolerance;
+          if (ahead > 0) {
+            wait[0] = ahead;
+          } else if (kind == Rated.CLIENT_RPC) {
+            b.rpcArrival = arrival + interval;
+          } else {
+            b.readArrival = arrival + interval;
+          }
+          return b.idle(now) ? null : b;
+        });
+    return Duration.ofNanos(wait[0]);
+  }
+
+  /** Forgets the devices that use nothing any more; called now and then. */
+  void sweep() {
+    long now = nanoClock.getAsLong();
+    for (DeviceId device : budgets.keySet()) {
+      budgets.computeIfPresent(device, (id, b) -> b.idle(now) ? null : b);
+    }
+  }
+
+  /** Long polls waiting on this node (a gauge). */
+  int polls() {
+    return polls.get();
+  }
+
+  /** Devices tracked now (for tests). */
+  int tracked() {
+    return budgets.size();
+  }
+}

@@ -1,0 +1,282 @@
+package io.fieldline.transport.mqtt.gateway;
+
+import io.fieldline.common.Ack;
+import io.fieldline.common.Device;
+import io.fieldline.common.DeviceId;
+import io.fieldline.common.DeviceMessage;
+import io.fieldline.common.GatewayPayloadParser;
+import io.fieldline.common.GatewayPayloadParser.ChildDevice;
+import io.fieldline.common.GatewayPayloadParser.TooManyDevicesException;
+import io.fieldline.common.KvEntry;
+import io.fieldline.common.TsKvEntry;
+import io.fieldline.transport.mqtt.MqttMetrics.GatewayRefusal;
+import io.fieldline.transport.mqtt.MqttMetrics.GatewayTopic;
+import io.fieldline.transport.mqtt.MqttTransportConfig;
+import io.fieldline.transport.mqtt.ack.OrderedAckWindow.AckType;
+import io.fieldline.transport.mqtt.ack.OrderedAckWindow.Slot;
+import io.fieldline.transport.mqtt.session.Connection;
+import io.fieldline.transport.mqtt.session.GatewayTimestamps;
+import io.fieldline.transport.mqtt.session.SessionContext;
+import io.fieldline.transport.mqtt.session.SessionState;
+import io.netty.util.concurrent.EventExecutor;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+
+/**
+ * The gateway topics of one gateway's session: {@code v1/gateway/connect}, {@code disconnect},
+ * {@code telemetry} and {@code attributes}.
+ *
+ * <p><b>One acknowledgement per PUBLISH, after every child's rows.</b> A telemetry or attributes
+ * message is parsed whole first ({@link GatewayPayloadParser}: anything invalid anywhere is a
+ * {@code PayloadFormatException}, nothing stored) and checked against the session's bounds (a
+ * {@link GatewayRefusedException}, nothing stored). Then each child it names is resolved ({@link
+ * GatewayChildren}) and gets one {@code PostTelemetry} / {@code PostAttributes} through the device
+ * gateway — its own device actor, on its owner node in a cluster. The stage returned completes with
+ * {@link Ack#stored()} once every child's message is stored, or with the first failure: then no
+ * PUBACK, and the connection closes as for any failed write (the gateway retransmits the whole
+ * message).
+ *
+ * <p><b>Retransmissions.</b> Values without {@code ts} get the message's receive time, remembered
+ * with the session until the message is acknowledged ({@link GatewayTimestamps}), so that the DUP
+ * copy a kept session retransmits writes the very same rows again instead of new ones.
+ *
+ * <p><b>Order.</b> Each child's messages are submitted in the order the gateway published them: a
+ * message whose children are still being resolved (looked up, created) holds back the submissions
+ * of the messages behind it. With every child known — the steady state — a message is submitted at
+ * once.
+ *
+ * <p>Confined to the channel's event loop: the publish path calls it there, and every completion it
+ * acts on comes back there.
+ */
+public final class GatewayPublishes {
+
+  private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
+
+  private final SessionContext context;
+  private final EventExecutor eventLoop;
+  private final MqttTransportConfig.Gateway bounds;
+  private final GatewayPayloadParser parser;
+  private final GatewayChildren children;
+  private final GatewayTimestamps timestamps;
+  // Completes once the last message's children have been submitted (never exceptionally).
+  private CompletableFuture<Void> submitted = DONE;
+
+  /**
+   * The gateway topics of {@code gateway}'s session {@code session}, on {@code connection}.
+   *
+   * @param gateway a device whose additional info makes it a gateway
+   */
+  public GatewayPublishes(
+      SessionContext context, Connection connection, Device gateway, SessionState session) {
+    this.context = context;
+    this.eventLoop = connection.ctx().executor();
+    this.bounds = context.config().gateway();
+    this.parser = new GatewayPayloadParser(context.parser());
+    this.children =
+        new GatewayChildren(
+            context.registry(),
+            gateway,
+            context.metrics(),
+            bounds.registryConcurrency(),
+            eventLoop,
+            () -> connection.ctx().channel().isActive(),
+            connection.logPrefix());
+    // A retransmission follows at most one window of unacknowledged messages; twice that leaves
+    // room for the messages of the connection it arrives on.
+    this.timestamps = session.gatewayTimestamps(2 * context.config().maxInflight());
+  }
+
+  /**
+   * {@code v1/gateway/connect}: the child is found or created (with the type sent) and linked to
+   * the gateway; acknowledged once it is.
+   *
+   * @throws io.fieldline.common.PayloadFormatException for an invalid payload
+   * @throws GatewayRefusedException when the session holds {@code max-children} children
+   */
+  public CompletionStage<Ack> connect(byte[] payload) {
+    assert eventLoop.inEventLoop();
+    context.metrics().gatewayMessage(GatewayTopic.CONNECT);
+    ChildDevice child = parser.parseConnect(payload);
+    checkRoom(List.of(child.name()));
+    return children.child(child.name(), child.type()).thenApply(device -> Ack.stored());
+  }
+
+  /**
+   * {@code v1/gateway/disconnect}: the session lets the child go (acknowledged at once, whether the
+   * session held it or not).
+   *
+   * @throws io.fieldline.common.PayloadFormatException for an invalid payload
+   */
+  public CompletionStage<Ack> disconnect(byte[] payload) {
+    assert eventLoop.inEventLoop();
+    context.metrics().gatewayMessage(GatewayTopic.DISCONNECT);
+    children.disconnect(parser.parseDisconnect(payload));
+    return CompletableFuture.completedFuture(Ack.stored());
+  }
+
+  /**
+   * {@code v1/gateway/telemetry}: every child's values, acknowledged once all are stored.
+   *
+   * @param slot the message's place in the acknowledgement window (its packet id, its QoS)
+   * @param dup the PUBLISH's DUP flag
+   * @param now the receive time
+   * @throws io.fieldline.common.PayloadFormatException for an invalid payload
+   * @throws GatewayRefusedException when a bound of the session is exceeded
+   */
+  public CompletionStage<Ack> telemetry(byte[] payload, Slot slot, boolean dup, long now) {
+    assert eventLoop.inEventLoop();
+    context.metrics().gatewayMessage(GatewayTopic.TELEMETRY);
+    long receivedAt = receivedAt(payload, slot, dup, now);
+    Map<String, List<TsKvEntry>> byChild;
+    try {
+      byChild = parser.parseTelemetry(payload, receivedAt, bounds.maxDevicesPerMessage());
+    } catch (TooManyDevicesException e) {
+      throw new GatewayRefusedException(GatewayRefusal.TOO_MANY_DEVICES, e.getMessage());
+    }
+    return store(
+        byChild,
+        GatewayTopic.TELEMETRY,
+        (child, entries) -> new DeviceMessage.PostTelemetry(child, receivedAt, entries));
+  }
+
+  /**
+   * {@code v1/gateway/attributes}: every child's client-side attributes, acknowledged once all are
+   * stored.
+   *
+   * @see #telemetry
+   */
+  public CompletionStage<Ack> attributes(byte[] payload, Slot slot, boolean dup, long now) {
+    assert eventLoop.inEventLoop();
+    context.metrics().gatewayMessage(GatewayTopic.ATTRIBUTES);
+    long receivedAt = receivedAt(payload, slot, dup, now);
+    Map<String, List<KvEntry>> byChild;
+    try {
+      byChild = parser.parseAttributes(payload, bounds.maxDevicesPerMessage());
+    } catch (TooManyDevicesException e) {
+      throw new GatewayRefusedException(GatewayRefusal.TOO_MANY_DEVICES, e.getMessage());
+    }
+    return store(
+        byChild,
+        GatewayTopic.ATTRIBUTES,
+        (child, entries) -> new DeviceMessage.PostAttributes(child, receivedAt, entries));
+  }
+
+  /** The acknowledgement of {@code slot} was sent: its message will not come again. */
+  public void acknowledged(Slot slot) {
+    if (slot.ackType() != AckType.NONE) {
+      timestamps.forget(slot.packetId());
+    }
+  }
+
+  // QoS 0 is never retransmitted: nothing to remember.
+  private long receivedAt(byte[] payload, Slot slot, boolean dup, long now) {
+    if (slot.ackType() == AckType.NONE) {
+      return now;
+    }
+    GatewayTimestamps.Stamp stamp = timestamps.stamp(slot.packetId(), dup, payload, now);
+    if (stamp.reused()) {
+      context.metrics().gatewayTimestampsReused();
+    }
+    return stamp.receivedAt();
+  }
+
+  private void checkRoom(List<String> names) {
+    int fresh = children.newNames(names);
+    if (fresh > 0 && children.size() + fresh > bounds.maxChildren()) {
+      throw new GatewayRefusedException(
+          GatewayRefusal.TOO_MANY_CHILDREN,
+          "the message would bring the gateway's session to "
+              + (children.size() + fresh)
+              + " child devices, more than "
+              + bounds.maxChildren());
+    }
+  }
+
+  private <V> CompletionStage<Ack> store(
+      Map<String, List<V>> byChild,
+      GatewayTopic topic,
+      BiFunction<DeviceId, List<V>, DeviceMessage> message) {
+    List<String> names = new ArrayList<>(byChild.keySet());
+    checkRoom(names);
+    List<CompletableFuture<Device>> resolving = new ArrayList<>(names.size());
+    for (String name : names) {
+      resolving.add(children.child(name, "default"));
+    }
+    CompletableFuture<Void> resolved =
+        CompletableFuture.allOf(resolving.toArray(new CompletableFuture<?>[0]));
+    Function<Object, CompletionStage<Ack>> submit =
+        ready -> submitAll(names, resolving, byChild, topic, message);
+    CompletableFuture<CompletionStage<Ack>> submission;
+    if (submitted.isDone() && resolved.isDone() && !resolved.isCompletedExceptionally()) {
+      submission = CompletableFuture.completedFuture(submit.apply(null));
+    } else {
+      submission =
+          submitted.thenCombineAsync(resolved, (previous, ready) -> submit.apply(ready), eventLoop);
+    }
+    submitted = submission.handle((ignored, error) -> null);
+    return submission.thenCompose(Function.identity());
+  }
+
+  // On the event loop, every child resolved.
+  private <V> CompletionStage<Ack> submitAll(
+      List<String> names,
+      List<CompletableFuture<Device>> resolving,
+      Map<String, List<V>> byChild,
+      GatewayTopic topic,
+      BiFunction<DeviceId, List<V>, DeviceMessage> message) {
+    List<CompletableFuture<Ack>> writes = new ArrayList<>(names.size());
+    int points = 0;
+    for (int i = 0; i < names.size(); i++) {
+      List<V> values = byChild.get(names.get(i));
+      if (values.isEmpty()) {
+        continue; // the child exists now; nothing to write
+      }
+      DeviceId child = resolving.get(i).join().id();
+      CompletionStage<Ack> write;
+      try {
+        write = context.gateway().submit(message.apply(child, values));
+      } catch (RuntimeException e) {
+        write = CompletableFuture.failedFuture(e);
+      }
+      writes.add(write.toCompletableFuture());
+      points += values.size();
+    }
+    int stored = points;
+    return allStored(writes)
+        .thenApply(
+            ack -> {
+              if (ack.isStored()) {
+                context.metrics().gatewayPointsStored(topic, stored);
+              }
+              return ack;
+            });
+  }
+
+  /** Stored once every write is; otherwise the first refusal or failure, without waiting. */
+  private static CompletableFuture<Ack> allStored(List<CompletableFuture<Ack>> writes) {
+    if (writes.isEmpty()) {
+      return CompletableFuture.completedFuture(Ack.stored());
+    }
+    CompletableFuture<Ack> all = new CompletableFuture<>();
+    AtomicInteger pending = new AtomicInteger(writes.size());
+    for (CompletableFuture<Ack> write : writes) {
+      write.whenComplete(
+          (ack, error) -> {
+            if (error != null) {
+              all.completeExceptionally(BoundedCalls.unwrapped(error));
+            } else if (!ack.isStored()) {
+              all.complete(ack);
+            } else if (pending.decrementAndGet() == 0) {
+              all.complete(Ack.stored());
+            }
+          });
+    }
+    return all;
+  }
+}
