@@ -49,7 +49,7 @@ class MqttProvisioningIT extends ProvisionTestBase {
   private static final AtomicInteger CLIENTS = new AtomicInteger();
 
   @Override
-  Map<String, Object> overrides() {
+  protected Map<String, Object> overrides() {
     // The tests send more requests at once than the default burst; the lock-out test counts on
     // a small failure budget; a provisioning session is closed connect-timeout after its answer.
     return Map.of(
