@@ -16,6 +16,7 @@ import io.fieldline.common.profile.DeviceProfileId;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /** ThingsBoard-shaped JSON for the REST API's responses. Stateless. */
@@ -72,7 +73,7 @@ final class JsonViews {
   }
 
   /** ThingsBoard's page of {@code view}s of the items. */
-  static <T> ObjectNode page(PageData<T> page, java.util.function.Function<T, JsonNode> view) {
+  static <T> ObjectNode page(PageData<T> page, Function<T, JsonNode> view) {
     ObjectNode node = MAPPER.createObjectNode();
     ArrayNode data = node.putArray("data");
     page.data().forEach(item -> data.add(view.apply(item)));

@@ -208,19 +208,16 @@ public final class CassandraDeviceProfileStore implements DeviceProfileStore {
         () ->
             table
                 .load(id)
-                .thenCombine(defaultId(), (row, defaultId) -> new Object[] {row, defaultId})
                 .thenCompose(
-                    read -> {
-                      @SuppressWarnings("unchecked")
-                      Optional<ProfileRow> row = (Optional<ProfileRow>) read[0];
-                      if (row.isEmpty()) {
-                        return CompletableFuture.completedFuture(Deletion.NOT_FOUND);
-                      }
-                      if (id.value().equals(read[1])) {
-                        return CompletableFuture.completedFuture(Deletion.DEFAULT);
-                      }
-                      return deleteUnused(row.get().profile());
-                    }));
+                    row ->
+                        row.isEmpty()
+                            ? CompletableFuture.completedFuture(Deletion.NOT_FOUND)
+                            : defaultId()
+                                .thenCompose(
+                                    defaultId ->
+                                        id.value().equals(defaultId)
+                                            ? CompletableFuture.completedFuture(Deletion.DEFAULT)
+                                            : deleteUnused(row.get().profile()))));
   }
 
   private CompletionStage<Deletion> deleteUnused(DeviceProfile profile) {
