@@ -119,7 +119,8 @@ class DeviceEventsIT {
   private static void awaitStreams(Node... nodes) {
     for (Node to : nodes) {
       DeviceId probe = DeviceId.random();
-      try (DeviceEvents.Subscription listening = to.local().subscribe(probe, event -> true)) {
+      DeviceEvents.Subscription listening = to.local().subscribe(probe, event -> true);
+      try {
         for (Node from : nodes) {
           if (from != to) {
             await()
@@ -127,6 +128,8 @@ class DeviceEventsIT {
                 .until(() -> from.publish(attribute(probe, 0)) == 1);
           }
         }
+      } finally {
+        listening.close();
       }
     }
   }

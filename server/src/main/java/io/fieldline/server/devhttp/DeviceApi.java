@@ -14,6 +14,7 @@ import io.fieldline.server.devhttp.DeviceApiMetrics.Refusal;
 import io.fieldline.server.devhttp.DeviceApiMetrics.Resource;
 import io.fieldline.server.rest.HttpJson;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.net.InetAddress;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -27,9 +28,13 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import org.apache.pekko.http.javadsl.model.AttributeKeys;
 import org.apache.pekko.http.javadsl.model.HttpEntity;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.RemoteAddress;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.PathMatchers;
@@ -56,11 +61,14 @@ import org.slf4j.LoggerFactory;
  *
  * Refusals: an unknown token 401, a malformed body or parameter 400, a body over {@code
  * fieldline.mqtt.max-packet-size} 413, a method the resource does not serve 405, too many uploads
- * in flight, polls waiting or requests per second 429 with {@code Retry-After}, storage trouble
- * 503; each counted ({@code fieldline.http.device.rejected{reason}}) and logged rate-limited, the
- * token never. Error bodies are the REST API's ({@code {"status":…,"message":…,"errorCode":…}}).
- * Paths under {@code /api/v1/{token}/} that are none of these are not matched here and fall through
- * to the REST API. See docs/http-device-api.md. Thread-safe.
+ * in flight, polls waiting, requests per second or unknown tokens from the source address 429 with
+ * {@code Retry-After}, storage trouble 503; each counted ({@code
+ * fieldline.http.device.rejected{reason}}) and logged rate-limited, the token never. Error bodies
+ * are the REST API's ({@code {"status":…,"message":…,"errorCode":…}}).
+ *
+ * <p>Every path under {@code /api/v1/} is this API's: one that is none of the above answers 404
+ * here, also when the API is disabled, so that no device path (with its token) reaches the REST API
+ * and its log. See docs/http-device-api.md. Thread-safe.
  */
 public final class DeviceApi extends AllDirectives implements AutoCloseable {
 
@@ -77,8 +85,17 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
   private final LongPolls polls;
   private final Uploads uploads;
   private final ClientRpcAnswers clientRpc;
+  private final FailedAuthBudgets failedAuth;
   private final ScheduledThreadPoolExecutor timer;
   private final RejectionHandler rejections;
+  private final LongSupplier nanoClock;
+
+  /** Who calls: the token in the path, and the TCP peer's address when the listener gives it. */
+  private record Caller(String token, @Nullable InetAddress address) {
+    String who() {
+      return address == null ? "-" : address.getHostAddress();
+    }
+  }
 
   /**
    * @param gateway where uploads go: the device's actor, on its owner node in a cluster
@@ -93,7 +110,31 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
       DeviceEvents events,
       PayloadParser parser,
       MeterRegistry meterRegistry) {
+    this(
+        config,
+        registry,
+        queries,
+        deadLetters,
+        gateway,
+        events,
+        parser,
+        meterRegistry,
+        System::nanoTime);
+  }
+
+  /** With a test clock ({@code nanoClock} as {@link System#nanoTime()}). */
+  DeviceApi(
+      DeviceApiConfig config,
+      DeviceRegistry registry,
+      TelemetryQueries queries,
+      DeadLetterStore deadLetters,
+      DeviceGateway gateway,
+      DeviceEvents events,
+      PayloadParser parser,
+      MeterRegistry meterRegistry,
+      LongSupplier nanoClock) {
     this.config = config;
+    this.nanoClock = nanoClock;
     this.registry = registry;
     this.queries = queries;
     this.timer =
@@ -105,12 +146,17 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
               return thread;
             });
     timer.setRemoveOnCancelPolicy(true);
-    this.budgets = new DeviceBudgets(config, System::nanoTime);
-    PollCount waiting = new PollCount();
-    this.metrics = new DeviceApiMetrics(meterRegistry, waiting);
+    this.budgets = new DeviceBudgets(config, nanoClock);
+    this.failedAuth =
+        new FailedAuthBudgets(
+            config.failedAuthBurst(),
+            config.failedAuthRefill(),
+            config.failedAuthMaxAddresses(),
+            nanoClock);
+    this.metrics = new DeviceApiMetrics(meterRegistry, budgets::polls);
     this.replies = new RpcReplies(config.maxPendingRpcPerDevice(), timer, metrics);
-    this.polls = new LongPolls(events, budgets, replies, timer, metrics);
-    waiting.polls = polls;
+    this.polls =
+        new LongPolls(events, budgets, replies, timer, metrics, nanoClock, config.maxPolls());
     this.uploads =
         new Uploads(
             gateway,
@@ -133,53 +179,86 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
                   metrics.refused(Refusal.of(status), "-", message);
                   return HttpJson.error(status, message).addHeaders(response.getHeaders());
                 });
-    timer.scheduleWithFixedDelay(budgets::sweep, 10, 10, TimeUnit.SECONDS);
+    timer.scheduleWithFixedDelay(this::sweep, 10, 10, TimeUnit.SECONDS);
   }
 
-  /** The gauge's source, set once the polls exist (the metrics are built before them). */
-  private static final class PollCount implements Supplier<Number> {
-    private @Nullable LongPolls polls;
-
-    @Override
-    public Number get() {
-      LongPolls current = polls;
-      return current == null ? 0 : current.waiting();
+  // Forgets what no one uses any more. Never throws: a scheduled task that throws runs no more.
+  private void sweep() {
+    try {
+      budgets.sweep();
+      failedAuth.sweep();
+      polls.sweep();
+    } catch (RuntimeException e) {
+      LOG.error("[http-device] sweep failed", e);
     }
   }
 
-  /** The routes, to be tried before the REST API's; none when the API is disabled. */
+  /**
+   * The routes, to be tried before the REST API's: every path under {@code /api/v1/} (404 for one
+   * that is no resource here, and for all of them when the API is disabled).
+   */
   public Route routes() {
-    if (!config.enabled()) {
-      return reject();
-    }
     return pathPrefix(
-        PathMatchers.segment("api").slash("v1").slash(PathMatchers.segment()),
+        PathMatchers.segment("api").slash("v1"),
+        () -> config.enabled() ? concat(resources(), notFound()) : notFound());
+  }
+
+  /** The API's resources under {@code /api/v1/}; a new resource is one more entry here. */
+  private Route resources() {
+    return pathPrefix(
+        PathMatchers.segment(),
         token ->
-            concat(
-                path(
-                    "telemetry",
-                    () -> answered(() -> post(() -> upload(token, Resource.TELEMETRY)))),
-                path(
-                    "attributes",
-                    () ->
-                        answered(
-                            () ->
-                                concat(
-                                    post(() -> upload(token, Resource.ATTRIBUTES)),
-                                    get(() -> parameterMap(params -> read(token, params)))))),
-                path(
-                    PathMatchers.segment("attributes").slash("updates"),
-                    () -> answered(() -> poll(token, LongPoll.Kind.ATTRIBUTES))),
-                path(
-                    "rpc",
-                    () ->
-                        answered(
-                            () ->
-                                concat(
-                                    poll(token, LongPoll.Kind.RPC), post(() -> clientRpc(token))))),
-                path(
-                    PathMatchers.segment("rpc").slash(PathMatchers.segment()),
-                    requestId -> answered(() -> post(() -> reply(token, requestId))))));
+            extractRequest(
+                request -> {
+                  Caller caller = new Caller(token, sourceAddress(request));
+                  return concat(
+                      path(
+                          "telemetry",
+                          () -> answered(() -> post(() -> upload(caller, Resource.TELEMETRY)))),
+                      path(
+                          "attributes",
+                          () ->
+                              answered(
+                                  () ->
+                                      concat(
+                                          post(() -> upload(caller, Resource.ATTRIBUTES)),
+                                          get(
+                                              () ->
+                                                  parameterMap(params -> read(caller, params)))))),
+                      path(
+                          PathMatchers.segment("attributes").slash("updates"),
+                          () -> answered(() -> poll(caller, LongPoll.Kind.ATTRIBUTES))),
+                      path(
+                          "rpc",
+                          () ->
+                              answered(
+                                  () ->
+                                      concat(
+                                          poll(caller, LongPoll.Kind.RPC),
+                                          post(() -> clientRpc(caller))))),
+                      path(
+                          PathMatchers.segment("rpc").slash(PathMatchers.segment()),
+                          requestId -> answered(() -> post(() -> reply(caller, requestId)))));
+                }));
+  }
+
+  // Answered here rather than left to the REST API, which would log the path and its token.
+  private Route notFound() {
+    return extractRequest(
+        request -> {
+          metrics.refused(
+              Refusal.NOT_FOUND, "-", "no such resource of the device API (path not logged)");
+          return complete(HttpJson.error(404, "no such resource"));
+        });
+  }
+
+  // The TCP peer (the listener sets the remote-address attribute); never X-Forwarded-For, which a
+  // client chooses freely.
+  private static @Nullable InetAddress sourceAddress(HttpRequest request) {
+    return request
+        .getAttribute(AttributeKeys.remoteAddress)
+        .flatMap(RemoteAddress::getAddress)
+        .orElse(null);
   }
 
   // Pekko's own refusals on a matched resource (wrong method, body too large, ...) as JSON.
@@ -187,19 +266,19 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
     return handleRejections(rejections, route);
   }
 
-  private Route upload(String token, Resource resource) {
+  private Route upload(Caller caller, Resource resource) {
     metrics.request(resource);
     Uploads.Kind kind =
         resource == Resource.TELEMETRY ? Uploads.Kind.TELEMETRY : Uploads.Kind.ATTRIBUTES;
     return withBody(
-        token,
+        caller,
         Unmarshaller.entityToByteArray(),
         (device, body) -> uploads.upload(device, kind, body));
   }
 
-  private Route read(String token, Map<String, String> params) {
+  private Route read(Caller caller, Map<String, String> params) {
     metrics.request(Resource.ATTRIBUTES_READ);
-    return reply(() -> withDevice(token, device -> readAttributes(device, params)));
+    return reply(() -> withDevice(caller, device -> readAttributes(device, params)));
   }
 
   private CompletionStage<HttpResponse> readAttributes(Device device, Map<String, String> params) {
@@ -225,11 +304,13 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
         sharedValues, (c, s) -> DeviceJson.ok(DeviceJson.attributes(c, s)));
   }
 
-  private Route poll(String token, LongPoll.Kind kind) {
+  private Route poll(Caller caller, LongPoll.Kind kind) {
     return get(
         () ->
             parameterMap(
                 params -> {
+                  // The poll's wait counts from here, as Pekko's request timeout set below does.
+                  long arrived = nanoClock.getAsLong();
                   metrics.request(
                       kind == LongPoll.Kind.RPC ? Resource.RPC_POLL : Resource.ATTRIBUTE_UPDATES);
                   Duration timeout;
@@ -243,20 +324,22 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
                             400, "timeout must be a non-negative number of milliseconds"));
                   }
                   // The request lives as long as the poll may wait, past the server's default
-                  // request timeout.
+                  // request timeout; the poll ends (ANSWER_MARGIN) before it, whatever the token
+                  // look-up took.
                   return withRequestTimeout(
                       timeout.plus(DeviceApiConfig.ANSWER_MARGIN),
                       () ->
                           reply(
                               () ->
                                   withDevice(
-                                      token, device -> polls.start(kind, device.id(), timeout))));
+                                      caller,
+                                      device -> polls.start(kind, device.id(), timeout, arrived))));
                 }));
   }
 
-  private Route clientRpc(String token) {
+  private Route clientRpc(Caller caller) {
     metrics.request(Resource.CLIENT_RPC);
-    return withBody(token, Unmarshaller.entityToByteArray(), this::answerClientRpc);
+    return withBody(caller, Unmarshaller.entityToByteArray(), this::answerClientRpc);
   }
 
   private CompletionStage<HttpResponse> answerClientRpc(Device device, byte[] body) {
@@ -267,10 +350,10 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
     return CompletableFuture.completedFuture(DeviceJson.ok(clientRpc.answer(body)));
   }
 
-  private Route reply(String token, String requestId) {
+  private Route reply(Caller caller, String requestId) {
     metrics.request(Resource.RPC_REPLY);
     return withBody(
-        token,
+        caller,
         Unmarshaller.entityToString(),
         (device, body) -> {
           int id;
@@ -290,26 +373,40 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
 
   /** The body, within the size limit (413 beyond), then {@code then} for the token's device. */
   private <T> Route withBody(
-      String token,
+      Caller caller,
       Unmarshaller<? super HttpEntity, T> as,
       BiFunction<Device, T, CompletionStage<HttpResponse>> then) {
     return withSizeLimit(
         config.maxBodyBytes(),
         () ->
-            entity(as, body -> reply(() -> withDevice(token, device -> then.apply(device, body)))));
+            entity(
+                as, body -> reply(() -> withDevice(caller, device -> then.apply(device, body)))));
   }
 
-  /** {@code then} for the device whose access token is {@code token}, or 401. */
+  /**
+   * {@code then} for the device whose access token is the caller's, or 401; 429 without a look-up
+   * while the caller's address has no failed authentication left.
+   */
   private CompletionStage<HttpResponse> withDevice(
-      String token, Function<Device, CompletionStage<HttpResponse>> then) {
+      Caller caller, Function<Device, CompletionStage<HttpResponse>> then) {
+    InetAddress address = caller.address();
+    Duration wait = address == null ? Duration.ZERO : failedAuth.wait(address);
+    if (!wait.isZero()) {
+      String why = "too many unknown access tokens from this address";
+      metrics.refused(Refusal.FAILED_AUTH_LIMIT, caller.who(), why);
+      return CompletableFuture.completedFuture(tooMany(why, wait));
+    }
     return registry
-        .findByToken(token)
+        .findByToken(caller.token())
         .thenCompose(
             found -> {
               if (found.isPresent()) {
                 return then.apply(found.get());
               }
-              metrics.refused(Refusal.UNKNOWN_TOKEN, "-", "unknown access token");
+              if (address != null) {
+                failedAuth.failed(address);
+              }
+              metrics.refused(Refusal.UNKNOWN_TOKEN, caller.who(), "unknown access token");
               return CompletableFuture.completedFuture(HttpJson.error(401, "invalid access token"));
             });
   }
@@ -335,10 +432,15 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
     } catch (RuntimeException e) {
       stage = CompletableFuture.failedFuture(e);
     }
-    return completeWithFuture(stage.exceptionally(this::failure));
+    return completeWithFuture(stage.exceptionally(error -> failure(error, metrics)));
   }
 
-  private HttpResponse failure(Throwable error) {
+  /**
+   * The answer to a failed stage: bad input 400; storage trouble 503 (uploads answer their own
+   * failures in {@link Uploads}, so what fails here is a token look-up or an attribute read);
+   * anything else 500. Each counted.
+   */
+  static HttpResponse failure(Throwable error, DeviceApiMetrics metrics) {
     Throwable cause =
         error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     if (cause instanceof IllegalArgumentException) {
@@ -346,7 +448,7 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
       return HttpJson.error(400, String.valueOf(cause.getMessage()));
     }
     if (cause instanceof StoreException) {
-      metrics.writeFailed("-", String.valueOf(cause));
+      metrics.readFailed("-", String.valueOf(cause));
       return HttpJson.error(503, "storage unavailable, try again later")
           .addHeader(RawHeader.create("Retry-After", "1"));
     }
@@ -369,7 +471,11 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
     return keys.isEmpty() ? null : keys;
   }
 
-  /** Answers every waiting long poll 503 and stops the timers: the server stops. */
+  /**
+   * Answers every waiting long poll 503 and stops the timers: the server stops. RPC reports (sent,
+   * delivered) still queued on the timer are dropped; a persistent request they concern stays
+   * {@code QUEUED} and is redelivered, which is harmless.
+   */
   @Override
   public void close() {
     polls.closeAll();

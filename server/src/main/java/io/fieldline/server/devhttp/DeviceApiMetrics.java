@@ -23,10 +23,12 @@ final class DeviceApiMetrics {
   static final String REQUESTS = "fieldline.http.device.requests";
   static final String REJECTED = "fieldline.http.device.rejected";
   static final String WRITE_FAILED = "fieldline.http.device.write.failed";
+  static final String READ_FAILED = "fieldline.http.device.read.failed";
   static final String DEAD_LETTERED = "fieldline.http.device.dead.lettered";
   static final String POLLS = "fieldline.http.device.polls";
   static final String POLL_ENDED = "fieldline.http.device.poll.ended";
   static final String RPC = "fieldline.http.device.rpc";
+  static final String RPC_ANNOUNCED = "fieldline.http.device.rpc.announced";
 
   private static final Logger LOG = LoggerFactory.getLogger(DeviceApiMetrics.class);
   private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -46,6 +48,13 @@ final class DeviceApiMetrics {
   enum Refusal {
     /** The access token matches no device (401). */
     UNKNOWN_TOKEN,
+    /**
+     * The source address sent as many unknown tokens as it may for now (429, without a token
+     * look-up).
+     */
+    FAILED_AUTH_LIMIT,
+    /** A path under {@code /api/v1/} that is no resource of the API, or the API is off (404). */
+    NOT_FOUND,
     /** An unparseable body or query parameter (400). */
     BAD_REQUEST,
     /** A body over the size limit (413). */
@@ -65,6 +74,7 @@ final class DeviceApiMetrics {
       return switch (status) {
         case 400 -> BAD_REQUEST;
         case 401 -> UNKNOWN_TOKEN;
+        case 404 -> NOT_FOUND;
         case 405 -> METHOD_NOT_ALLOWED;
         case 413, 414, 431 -> TOO_LARGE;
         default -> OTHER;
@@ -119,8 +129,11 @@ final class DeviceApiMetrics {
   private final Map<PollOutcome, Counter> pollEnded = new EnumMap<>(PollOutcome.class);
   private final Map<RpcOutcome, Counter> rpc = new EnumMap<>(RpcOutcome.class);
   private final Counter writeFailed;
+  private final Counter readFailed;
   private final Counter deadLettered;
+  private final Counter rpcAnnounced;
   private final Throttle failureLog = new Throttle();
+  private final Throttle readFailureLog = new Throttle();
   private final Throttle deadLetterLog = new Throttle();
   private final Throttle replyLog = new Throttle();
 
@@ -162,9 +175,21 @@ final class DeviceApiMetrics {
         Counter.builder(WRITE_FAILED)
             .description("HTTP device API uploads not stored (answered 503)")
             .register(registry);
+    readFailed =
+        Counter.builder(READ_FAILED)
+            .description(
+                "HTTP device API token look-ups and attribute reads that failed in storage"
+                    + " (answered 503)")
+            .register(registry);
     deadLettered =
         Counter.builder(DEAD_LETTERED)
             .description("Unparseable HTTP device API uploads kept as dead letters")
+            .register(registry);
+    rpcAnnounced =
+        Counter.builder(RPC_ANNOUNCED)
+            .description(
+                "HTTP device API RPC polls that announced the device as subscribed to RPC (each"
+                    + " makes the RPC service offer waiting requests again)")
             .register(registry);
     Gauge.builder(POLLS, waitingPolls)
         .strongReference(true)
@@ -216,6 +241,23 @@ final class DeviceApiMetrics {
     }
   }
 
+  /**
+   * Counts a token look-up or attribute read that failed in storage; logs at WARN at most once per
+   * 10 seconds.
+   */
+  void readFailed(String who, String detail) {
+    readFailed.increment();
+    long skipped = readFailureLog.admit();
+    if (skipped >= 0) {
+      LOG.warn(
+          "[http-device|{}] storage read failed, answered 503: {} ({} similar lines left out"
+              + " before)",
+          who,
+          detail,
+          skipped);
+    }
+  }
+
   /** An invalid upload could not be kept as a dead letter (it was refused 400 all the same). */
   void deadLetterFailed(String who, String detail) {
     long skipped = deadLetterLog.admit();
@@ -249,6 +291,10 @@ final class DeviceApiMetrics {
 
   void pollEnded(PollOutcome outcome) {
     pollEnded.get(outcome).increment();
+  }
+
+  void rpcAnnounced() {
+    rpcAnnounced.increment();
   }
 
   void rpc(RpcOutcome outcome) {

@@ -30,6 +30,13 @@ final class DeviceBudgets {
     long rpcArrival;
     long readArrival;
 
+    // The rate budgets start full at now: the nano clock has no fixed origin (it may be negative),
+    // so 0 would be a time arbitrarily far in the past or the future.
+    Budget(long now) {
+      rpcArrival = now;
+      readArrival = now;
+    }
+
     boolean idle(long now) {
       return writes == 0 && polls == 0 && rpcArrival - now <= 0 && readArrival - now <= 0;
     }
@@ -70,7 +77,7 @@ final class DeviceBudgets {
     budgets.compute(
         device,
         (id, budget) -> {
-          Budget b = budget == null ? new Budget() : budget;
+          Budget b = budget == null ? new Budget(now) : budget;
           if (b.writes < config.maxWritesPerDevice()) {
             b.writes++;
             started[0] = true;
@@ -106,7 +113,7 @@ final class DeviceBudgets {
     budgets.compute(
         device,
         (id, budget) -> {
-          Budget b = budget == null ? new Budget() : budget;
+          Budget b = budget == null ? new Budget(now) : budget;
           if (b.polls < config.maxPollsPerDevice()) {
             b.polls++;
             started[0] = true;
@@ -154,7 +161,7 @@ final class DeviceBudgets {
     budgets.compute(
         device,
         (id, budget) -> {
-          Budget b = budget == null ? new Budget() : budget;
+          Budget b = budget == null ? new Budget(now) : budget;
           long arrival = kind == Rated.CLIENT_RPC ? b.rpcArrival : b.readArrival;
           if (arrival - now < 0) {
             arrival = now;

@@ -17,8 +17,9 @@ import java.util.concurrent.RejectedExecutionException;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 
 /**
- * One waiting long poll, as a listener of its device's events: the first event it is waiting for
- * becomes its answer, and it takes nothing after that.
+ * One waiting long poll, as a listener of its device's events (an RPC poll through its device's
+ * {@link RpcWatch}): the first event it is waiting for becomes its answer, and it takes nothing
+ * after that.
  *
  * <ul>
  *   <li>{@link Kind#ATTRIBUTES} ({@code GET .../attributes/updates}): a {@code SHARED_SCOPE} {@code
@@ -53,7 +54,8 @@ final class LongPoll implements DeviceEventListener {
   private final CompletableFuture<HttpResponse> answer = new CompletableFuture<>();
 
   /**
-   * @param reports where the taken request's callback is told, off the thread that offered it
+   * @param reports where the taken request's callback is told, off the thread that offered it;
+   *     reports it no longer runs (the server stopping) are lost, see {@link #take}
    */
   LongPoll(
       Kind kind, DeviceId device, RpcReplies replies, Executor reports, DeviceApiMetrics metrics) {
@@ -119,7 +121,10 @@ final class LongPoll implements DeviceEventListener {
       return false;
     }
     metrics.rpc(RpcOutcome.TAKEN);
-    // Not on this thread: the offer that called this listener is still being published.
+    // Not on this thread: the offer that called this listener is still being published. When the
+    // server stops, reports still queued on the timer are dropped: harmless, a persistent request
+    // not reported sent stays QUEUED and is offered again after the restart (at least once), and a
+    // lightweight call ends with the server anyway.
     Runnable report =
         () -> {
           callback.sent();

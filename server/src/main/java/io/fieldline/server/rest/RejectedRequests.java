@@ -17,7 +17,9 @@ import org.slf4j.LoggerFactory;
  * rejection produced it: {@code fieldline.http.rejected{reason}}, and one log line per reason at
  * most every 10 seconds (WARN for malformed input, INFO for the rest; a misbehaving script must not
  * fill the disk). The line names the method, the path and the status, not the query or the body,
- * which may hold a token. Thread-safe.
+ * which may hold a token; in a device API path ({@code /api/v1/{token}/...}) the token segment is
+ * masked (the device API answers those paths itself; this is the second line of defence).
+ * Thread-safe.
  */
 final class RejectedRequests {
 
@@ -79,7 +81,7 @@ final class RejectedRequests {
     long due = next.get();
     if (now - due >= 0 && next.compareAndSet(due, now + LOG_INTERVAL_NANOS)) {
       String method = request.method().value();
-      String path = printable(request.getUri().path());
+      String path = loggable(request.getUri().path());
       if (reason == Reason.BAD_REQUEST || reason == Reason.TOO_LARGE) {
         LOG.warn("[http] {} {} answered {} (at most one line per 10 s)", method, path, status);
       } else {
@@ -87,6 +89,39 @@ final class RejectedRequests {
       }
     }
     return response;
+  }
+
+  /**
+   * The path as logged: the segment after {@code /api/v1/} (a device's access token) masked as
+   * {@code {token}}, whatever the case and however many slashes; control characters replaced; at
+   * most 200 characters.
+   */
+  static String loggable(String path) {
+    return printable(masked(path));
+  }
+
+  private static String masked(String path) {
+    String[] segments = path.split("/", -1);
+    int nonEmpty = 0;
+    for (int i = 0; i < segments.length; i++) {
+      if (segments[i].isEmpty()) {
+        continue;
+      }
+      nonEmpty++;
+      if (nonEmpty == 1 && !segments[i].equalsIgnoreCase("api")
+          || nonEmpty == 2 && !segments[i].equalsIgnoreCase("v1")) {
+        return path;
+      }
+      if (nonEmpty == 3) {
+        // Provisioning (/api/v1/provision) carries no token in its path.
+        if (segments[i].equals("provision") && i == segments.length - 1) {
+          return path;
+        }
+        segments[i] = "{token}";
+        return String.join("/", segments);
+      }
+    }
+    return path;
   }
 
   // A decoded path may hold control characters (a forged log line) and is up to 2 KiB long.

@@ -19,9 +19,7 @@ class DeviceBudgetsTest {
   private DeviceBudgets budgets(String hocon) {
     DeviceApiConfig config =
         DeviceApiConfig.from(
-            ConfigFactory.parseString(hocon)
-                .withFallback(ConfigFactory.defaultReference())
-                .resolve());
+            ConfigFactory.parseString(hocon).withFallback(ConfigFactory.load()).resolve());
     return new DeviceBudgets(config, now::get);
   }
 
@@ -95,6 +93,25 @@ class DeviceBudgetsTest {
     for (int i = 0; i < 1000; i++) {
       assertThat(budgets.admit(device, Rated.CLIENT_RPC)).isZero();
     }
+    assertThat(budgets.tracked()).isZero();
+  }
+
+  @Test
+  void should_admit_and_forget_as_usual_when_the_nano_clock_is_negative() {
+    // System.nanoTime() may be any value, negative included: budgets count from now, not from 0.
+    now.set(-4_000_000_000_000_000_000L);
+    DeviceBudgets budgets =
+        budgets("fieldline.mqtt.client-rpc-rate = 10\nfieldline.mqtt.client-rpc-burst = 3");
+
+    assertThat(budgets.startWrite(device)).isTrue();
+    budgets.writeDone(device);
+    assertThat(budgets.tracked()).isZero();
+    for (int i = 0; i < 3; i++) {
+      assertThat(budgets.admit(device, Rated.CLIENT_RPC)).isZero();
+    }
+    assertThat(budgets.admit(device, Rated.CLIENT_RPC)).isEqualTo(Duration.ofMillis(100));
+    now.addAndGet(Duration.ofSeconds(1).toNanos());
+    budgets.sweep();
     assertThat(budgets.tracked()).isZero();
   }
 }

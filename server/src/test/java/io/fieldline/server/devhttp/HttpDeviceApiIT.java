@@ -5,7 +5,13 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fieldline.common.Device;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,6 +29,9 @@ import org.junit.jupiter.api.Test;
 class HttpDeviceApiIT extends DeviceApiTestBase {
 
   private static final String POLLS = "fieldline_http_device_polls ";
+  private static final String ANNOUNCED = "fieldline_http_device_rpc_announced_total";
+  private static final String UNKNOWN_REPLY =
+      "fieldline_http_device_rpc_total{outcome=\"unknown_reply\"";
 
   @Override
   protected Map<String, Object> overrides() {
@@ -125,8 +134,10 @@ class HttpDeviceApiIT extends DeviceApiTestBase {
 
     assertThat(attributes.statusCode()).isEqualTo(408);
     assertThat(rpc.statusCode()).isEqualTo(408);
+    // 300 ms is below fieldline.http-device.min-poll-timeout: each poll waited 1 s.
+    assertThat(json(rpc).get("message").asText()).endsWith("within 1000 ms");
     assertThat(System.nanoTime() - start)
-        .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(600));
+        .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(2000));
     assertThat(deviceGet(api(device, "rpc?timeout=-1")).statusCode()).isEqualTo(400);
     assertThat(deviceGet(api(device, "rpc?timeout=soon")).statusCode()).isEqualTo(400);
   }
@@ -135,6 +146,7 @@ class HttpDeviceApiIT extends DeviceApiTestBase {
   void should_answer_the_rest_caller_with_the_devices_reply_when_a_polling_device_gets_a_call()
       throws Exception {
     Device device = device();
+    double unknownBefore = metric(UNKNOWN_REPLY);
     CompletableFuture<HttpResponse<String>> poll = deviceGetAsync(api(device, "rpc?timeout=20000"));
     await().atMost(Duration.ofSeconds(10)).until(() -> metric(POLLS) == 1);
     CompletableFuture<HttpResponse<String>> call =
@@ -163,7 +175,7 @@ class HttpDeviceApiIT extends DeviceApiTestBase {
     // A second reply to the same request reaches nothing; it is answered all the same.
     assertThat(devicePost(api(device, "rpc/" + rpc.get("id").asInt()), "{}").statusCode())
         .isEqualTo(200);
-    assertThat(metric("fieldline_http_device_rpc_total{outcome=\"unknown_reply\"")).isEqualTo(1);
+    assertThat(metric(UNKNOWN_REPLY) - unknownBefore).isEqualTo(1);
   }
 
   @Test
@@ -300,7 +312,7 @@ class HttpDeviceApiIT extends DeviceApiTestBase {
     assertThat(third.statusCode()).isEqualTo(429);
     assertThat(third.headers().firstValue("Retry-After")).isPresent();
     // Another device is not limited by this one's polls.
-    assertThat(deviceGet(api(device(), "rpc?timeout=200")).statusCode()).isEqualTo(408);
+    assertThat(deviceGet(api(device(), "rpc?timeout=1000")).statusCode()).isEqualTo(408);
     send(
         admin(
             "/api/plugins/telemetry/DEVICE/" + device.id() + "/attributes/SHARED_SCOPE",
@@ -318,5 +330,104 @@ class HttpDeviceApiIT extends DeviceApiTestBase {
 
     assertThat(put.statusCode()).isEqualTo(405);
     assertThat(json(put).get("status").asInt()).isEqualTo(405);
+  }
+
+  @Test
+  void should_answer_404_without_reaching_the_rest_api_when_a_device_path_is_unknown() {
+    Device device = device();
+    double restRejected = metric("fieldline_http_rejected_total");
+    double notFound = metric("fieldline_http_device_rejected_total{reason=\"not_found\"");
+
+    HttpResponse<String> firmware = deviceGet(api(device, "firmware"));
+    HttpResponse<String> slash = devicePost(api(device, "telemetry/"), "{\"t\":1}");
+
+    assertThat(firmware.statusCode()).isEqualTo(404);
+    assertThat(slash.statusCode()).isEqualTo(404);
+    assertThat(firmware.body()).doesNotContain(device.accessToken());
+    // The REST API, whose rejection log names the path, never saw them.
+    assertThat(metric("fieldline_http_rejected_total")).isEqualTo(restRejected);
+    assertThat(metric("fieldline_http_device_rejected_total{reason=\"not_found\""))
+        .isEqualTo(notFound + 2);
+    assertThat(rows(device.id())).isZero();
+  }
+
+  @Test
+  void should_answer_429_to_an_address_that_guessed_as_many_tokens_as_it_may() throws Exception {
+    // From 127.0.0.2 (loopback too): the other tests' address keeps its own budget.
+    InetAddress guesser = InetAddress.getByName("127.0.0.2");
+    double limited = metric("fieldline_http_device_rejected_total{reason=\"failed_auth_limit\"");
+    List<Integer> statuses = new ArrayList<>();
+
+    // The default budget: 20 unknown tokens in a row.
+    for (int i = 0; i < 21; i++) {
+      statuses.add(statusFrom(guesser, "/api/v1/guess-" + i + "/telemetry"));
+    }
+
+    assertThat(statuses.subList(0, 20)).containsOnly(401);
+    assertThat(statuses.get(20)).isEqualTo(429);
+    assertThat(metric("fieldline_http_device_rejected_total{reason=\"failed_auth_limit\""))
+        .isEqualTo(limited + 1);
+    assertThat(devicePost("/api/v1/guess-21/telemetry", "{\"t\":1}").statusCode()).isEqualTo(401);
+  }
+
+  @Test
+  void should_hand_requests_queued_between_two_polls_to_the_next_poll_without_delay()
+      throws Exception {
+    Device device = device();
+    double announced = metric(ANNOUNCED);
+    // The device polls back to back: only its first poll is announced.
+    for (int i = 0; i < 3; i++) {
+      assertThat(deviceGet(api(device, "rpc?timeout=1000")).statusCode()).isEqualTo(408);
+    }
+    assertThat(metric(ANNOUNCED) - announced).isEqualTo(1);
+
+    // Between two polls, a persistent request is stored and offered: no poll takes it.
+    HttpResponse<String> submitted =
+        send(
+            admin(
+                "/api/rpc/oneway/" + device.id(),
+                "{\"method\":\"stored\",\"persistent\":true,\"timeout\":10000}"));
+    assertThat(submitted.statusCode()).isEqualTo(200);
+    long start = System.nanoTime();
+    HttpResponse<String> persistent = deviceGet(api(device, "rpc?timeout=20000"));
+
+    assertThat(persistent.statusCode()).isEqualTo(200);
+    assertThat(json(persistent).get("method").asText()).isEqualTo("stored");
+    assertThat(System.nanoTime() - start).isLessThan(TimeUnit.SECONDS.toNanos(10));
+
+    // Likewise a lightweight call made while the device is between polls.
+    CompletableFuture<HttpResponse<String>> call =
+        http.sendAsync(
+            admin("/api/rpc/oneway/" + device.id(), "{\"method\":\"light\",\"timeout\":15000}")
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    await().atMost(Duration.ofSeconds(10)).until(() -> metric("fieldline_rpc_pending ") == 1);
+    HttpResponse<String> lightweight = deviceGet(api(device, "rpc?timeout=20000"));
+
+    assertThat(lightweight.statusCode()).isEqualTo(200);
+    assertThat(json(lightweight).get("method").asText()).isEqualTo("light");
+    assertThat(call.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+  }
+
+  /** The status of a device's POST sent from {@code source} over a raw HTTP/1.1 connection. */
+  private int statusFrom(InetAddress source, String path) throws IOException {
+    try (Socket socket =
+        new Socket(InetAddress.getLoopbackAddress(), server.httpPort(), source, 0)) {
+      String body = "{\"t\":1}";
+      String request =
+          "POST "
+              + path
+              + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+              + "Content-Length: "
+              + body.length()
+              + "\r\nConnection: close\r\n\r\n"
+              + body;
+      socket.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
+      BufferedReader in =
+          new BufferedReader(
+              new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
+      String status = in.readLine(); // HTTP/1.1 401 Unauthorized
+      return Integer.parseInt(status.split(" ")[1]);
+    }
   }
 }

@@ -21,6 +21,8 @@ import java.util.UUID;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.junit.jupiter.api.AfterEach;
@@ -34,12 +36,15 @@ class LongPollsTest {
   private final List<DeviceEvent> published = new CopyOnWriteArrayList<>();
   private final DeviceId device = new DeviceId(UUID.randomUUID());
   private final List<String> reports = new CopyOnWriteArrayList<>();
+  // The clock the polls count their waits with; it moves only when a test moves it.
+  private final AtomicLong nanos = new AtomicLong(System.nanoTime());
   private final DeviceBudgets budgets =
-      new DeviceBudgets(
-          DeviceApiConfig.from(ConfigFactory.defaultReference().resolve()), System::nanoTime);
-  private final DeviceApiMetrics metrics = new DeviceApiMetrics(new SimpleMeterRegistry(), () -> 0);
+      new DeviceBudgets(DeviceApiConfig.from(ConfigFactory.load()), nanos::get);
+  private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+  private final DeviceApiMetrics metrics = new DeviceApiMetrics(meters, () -> 0);
   private final RpcReplies replies = new RpcReplies(10, timer, metrics);
-  private final LongPolls polls = new LongPolls(events, budgets, replies, timer, metrics);
+  private final LongPolls polls =
+      new LongPolls(events, budgets, replies, timer, metrics, nanos::get, 100);
 
   LongPollsTest() {
     events.subscribeAll(
@@ -92,6 +97,15 @@ class LongPollsTest {
         null);
   }
 
+  /** A poll that arrived now. */
+  private CompletionStage<HttpResponse> start(LongPoll.Kind kind, Duration timeout) {
+    return polls.start(kind, device, timeout, nanos.get());
+  }
+
+  private long announcements() {
+    return published.stream().filter(DeviceEvent.RpcSubscribed.class::isInstance).count();
+  }
+
   private static HttpResponse answer(CompletionStage<HttpResponse> poll) {
     return poll.toCompletableFuture().join();
   }
@@ -107,8 +121,7 @@ class LongPollsTest {
 
   @Test
   void should_answer_with_the_first_shared_update_only_when_attributes_change() {
-    CompletionStage<HttpResponse> poll =
-        polls.start(LongPoll.Kind.ATTRIBUTES, device, Duration.ofSeconds(10));
+    CompletionStage<HttpResponse> poll = start(LongPoll.Kind.ATTRIBUTES, Duration.ofSeconds(10));
 
     int clientTakers =
         events.deliver(
@@ -136,8 +149,7 @@ class LongPollsTest {
 
   @Test
   void should_take_one_request_and_report_it_sent_and_delivered_when_an_rpc_poll_waits() {
-    CompletionStage<HttpResponse> poll =
-        polls.start(LongPoll.Kind.RPC, device, Duration.ofSeconds(10));
+    CompletionStage<HttpResponse> poll = start(LongPoll.Kind.RPC, Duration.ofSeconds(10));
 
     int first =
         events.deliver(new DeviceEvent.RpcRequested(device, rpc("get", false), callback("first")));
@@ -159,22 +171,129 @@ class LongPollsTest {
 
   @Test
   void should_answer_408_when_nothing_comes_and_503_when_the_server_stops() {
-    CompletionStage<HttpResponse> quiet =
-        polls.start(LongPoll.Kind.ATTRIBUTES, device, Duration.ofMillis(50));
-    CompletionStage<HttpResponse> waiting =
-        polls.start(LongPoll.Kind.RPC, device, Duration.ofSeconds(30));
+    CompletionStage<HttpResponse> quiet = start(LongPoll.Kind.ATTRIBUTES, Duration.ofMillis(50));
+    CompletionStage<HttpResponse> waiting = start(LongPoll.Kind.RPC, Duration.ofSeconds(30));
 
     assertThat(answer(quiet).status().intValue()).isEqualTo(408);
     polls.closeAll();
 
     assertThat(answer(waiting).status().intValue()).isEqualTo(503);
-    assertThat(
-            answer(polls.start(LongPoll.Kind.RPC, device, Duration.ofSeconds(30)))
-                .status()
-                .intValue())
+    assertThat(answer(start(LongPoll.Kind.RPC, Duration.ofSeconds(30))).status().intValue())
         .isEqualTo(503);
     assertThat(events.deliver(new DeviceEvent.RpcRequested(device, rpc("m", true), callback("x"))))
         .isZero();
     assertThat(budgets.polls()).isZero();
+  }
+
+  @Test
+  void should_leave_a_two_way_request_to_the_rpc_service_when_it_comes_after_the_poll_timed_out() {
+    CompletionStage<HttpResponse> poll = start(LongPoll.Kind.RPC, Duration.ofMillis(50));
+    assertThat(answer(poll).status().intValue()).isEqualTo(408);
+
+    int takers =
+        events.deliver(new DeviceEvent.RpcRequested(device, rpc("late", false), callback("late")));
+
+    assertThat(takers).isZero();
+    assertThat(replies.waiting()).isZero();
+    assertThat(reports).isEmpty();
+    assertThat(polls.waiting()).isZero();
+  }
+
+  @Test
+  void should_answer_408_at_once_and_take_nothing_when_the_wait_was_spent_before_the_poll_began() {
+    long arrived = nanos.get();
+    nanos.addAndGet(Duration.ofSeconds(2).toNanos()); // the token look-up took 2 s
+
+    CompletionStage<HttpResponse> poll =
+        polls.start(LongPoll.Kind.RPC, device, Duration.ofSeconds(1), arrived);
+
+    assertThat(poll.toCompletableFuture()).isDone();
+    assertThat(answer(poll).status().intValue()).isEqualTo(408);
+    assertThat(events.deliver(new DeviceEvent.RpcRequested(device, rpc("m", false), callback("x"))))
+        .isZero();
+    assertThat(replies.waiting()).isZero();
+    assertThat(budgets.polls()).isZero();
+    assertThat(announcements()).isZero();
+  }
+
+  @Test
+  void should_wait_only_what_is_left_when_part_of_the_wait_was_spent_before_the_poll_began()
+      throws Exception {
+    long arrived = nanos.get();
+    nanos.addAndGet(Duration.ofMillis(29_900).toNanos());
+
+    CompletionStage<HttpResponse> poll =
+        polls.start(LongPoll.Kind.ATTRIBUTES, device, Duration.ofSeconds(30), arrived);
+
+    // 100 ms were left of 30 s: answered long before the whole 30 s.
+    HttpResponse answer = poll.toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertThat(answer.status().intValue()).isEqualTo(408);
+  }
+
+  @Test
+  void should_announce_an_rpc_poll_only_when_the_device_was_not_polling_or_missed_a_request() {
+    // The device's first RPC poll: announced (calls waiting for it are offered again).
+    assertThat(answer(start(LongPoll.Kind.RPC, Duration.ofMillis(50))).status().intValue())
+        .isEqualTo(408);
+    assertThat(announcements()).isEqualTo(1);
+
+    // It polls again at once and nothing was offered meanwhile: nothing to offer again.
+    assertThat(answer(start(LongPoll.Kind.RPC, Duration.ofMillis(50))).status().intValue())
+        .isEqualTo(408);
+    assertThat(announcements()).isEqualTo(1);
+
+    // A request offered while none of its polls waits is not taken: the next poll announces.
+    assertThat(events.deliver(new DeviceEvent.RpcRequested(device, rpc("m", false), callback("a"))))
+        .isZero();
+    CompletionStage<HttpResponse> third = start(LongPoll.Kind.RPC, Duration.ofSeconds(10));
+    assertThat(announcements()).isEqualTo(2);
+    // ... and takes the request offered again.
+    assertThat(events.deliver(new DeviceEvent.RpcRequested(device, rpc("m", false), callback("a"))))
+        .isEqualTo(1);
+    assertThat(answer(third).status().intValue()).isEqualTo(200);
+
+    // After a quiet while without polls, the next poll announces again.
+    nanos.addAndGet(LongPolls.ANNOUNCE_INTERVAL.toNanos());
+    polls.sweep();
+    assertThat(answer(start(LongPoll.Kind.RPC, Duration.ofMillis(50))).status().intValue())
+        .isEqualTo(408);
+    assertThat(announcements()).isEqualTo(3);
+    assertThat(meters.get(DeviceApiMetrics.RPC_ANNOUNCED).counter().count()).isEqualTo(3);
+  }
+
+  @Test
+  void should_announce_again_when_a_polling_device_could_not_take_a_request() {
+    RpcReplies full = new RpcReplies(1, timer, metrics);
+    LongPolls limited = new LongPolls(events, budgets, full, timer, metrics, nanos::get, 100);
+    CompletionStage<HttpResponse> first =
+        limited.start(LongPoll.Kind.RPC, device, Duration.ofSeconds(10), nanos.get());
+    assertThat(events.deliver(new DeviceEvent.RpcRequested(device, rpc("a", false), callback("a"))))
+        .isEqualTo(1);
+    assertThat(answer(first).status().intValue()).isEqualTo(200);
+    CompletionStage<HttpResponse> second =
+        limited.start(LongPoll.Kind.RPC, device, Duration.ofMillis(200), nanos.get());
+
+    // The device has as many requests awaiting its reply as it may: the poll cannot take this one.
+    int takers =
+        events.deliver(new DeviceEvent.RpcRequested(device, rpc("b", false), callback("b")));
+
+    assertThat(takers).isZero();
+    assertThat(answer(second).status().intValue()).isEqualTo(408);
+    long before = announcements();
+    limited.start(LongPoll.Kind.RPC, device, Duration.ofMillis(50), nanos.get());
+    assertThat(announcements()).isEqualTo(before + 1);
+  }
+
+  @Test
+  void should_keep_at_most_the_bound_of_quiet_devices_when_many_devices_poll() {
+    LongPolls bounded = new LongPolls(events, budgets, replies, timer, metrics, nanos::get, 2);
+
+    for (int i = 0; i < 5; i++) {
+      DeviceId other = new DeviceId(UUID.randomUUID());
+      answer(bounded.start(LongPoll.Kind.RPC, other, Duration.ofMillis(10), nanos.get()));
+    }
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> bounded.watched() <= 2);
+    assertThat(events.devicesListened()).isLessThanOrEqualTo(2);
   }
 }

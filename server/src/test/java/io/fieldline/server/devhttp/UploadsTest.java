@@ -54,9 +54,7 @@ class UploadsTest {
   private Uploads uploads(String hocon, InvalidPayloadPolicy policy) {
     DeviceApiConfig config =
         DeviceApiConfig.from(
-            ConfigFactory.parseString(hocon)
-                .withFallback(ConfigFactory.defaultReference())
-                .resolve());
+            ConfigFactory.parseString(hocon).withFallback(ConfigFactory.load()).resolve());
     DeviceApiMetrics metrics = new DeviceApiMetrics(meters, () -> 0);
     return new Uploads(
         gateway,

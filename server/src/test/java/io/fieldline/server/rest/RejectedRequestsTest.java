@@ -35,6 +35,22 @@ class RejectedRequestsTest {
         .isEqualTo(7);
   }
 
+  @Test
+  void should_mask_the_device_token_when_a_device_api_path_is_logged() {
+    assertThat(RejectedRequests.loggable("/api/v1/s3cr3t-token/firmware"))
+        .isEqualTo("/api/v1/{token}/firmware");
+    assertThat(RejectedRequests.loggable("/api/v1/s3cr3t-token/telemetry/"))
+        .isEqualTo("/api/v1/{token}/telemetry/");
+    assertThat(RejectedRequests.loggable("/api/v1/s3cr3t-token")).isEqualTo("/api/v1/{token}");
+    assertThat(RejectedRequests.loggable("//API//V1//s3cr3t-token/rpc"))
+        .isEqualTo("//API//V1//{token}/rpc");
+    assertThat(RejectedRequests.loggable("/api/v1/")).isEqualTo("/api/v1/");
+    assertThat(RejectedRequests.loggable("/api/v1/provision")).isEqualTo("/api/v1/provision");
+    assertThat(RejectedRequests.loggable("/api/tenant/devices")).isEqualTo("/api/tenant/devices");
+    assertThat(RejectedRequests.loggable("/api/v1x/abc")).isEqualTo("/api/v1x/abc");
+    assertThat(RejectedRequests.loggable("/api/v1/t\nforged")).isEqualTo("/api/v1/{token}");
+  }
+
   private double count(String reason) {
     return registry.get(RejectedRequests.REJECTED).tag("reason", reason).counter().count();
   }
