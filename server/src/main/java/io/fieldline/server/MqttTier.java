@@ -5,6 +5,7 @@ import io.fieldline.common.PayloadParser;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.profile.DeviceProfileStore;
+import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.server.provision.ProvisionConfig;
 import io.fieldline.server.provision.Provisioning;
@@ -15,6 +16,7 @@ import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,8 +27,11 @@ import org.slf4j.LoggerFactory;
  * before the cluster (which closes sessions through it) and handed in.
  *
  * @param server the listening transport
+ * @param provisioning the provisioning service the transport answers {@code /provision/request}
+ *     with, for the HTTP device API's {@code POST /api/v1/provision} to share (one throttle per
+ *     node); null when the storage serves no device profiles
  */
-record MqttTier(MqttServer server) {
+record MqttTier(MqttServer server, @Nullable DeviceProvisioning provisioning) {
 
   private static final Logger LOG = LoggerFactory.getLogger(MqttTier.class);
 
@@ -42,10 +47,11 @@ record MqttTier(MqttServer server) {
       StopSteps stops) {
     List<PressureGauge> pressure = new ArrayList<>(storage.pressure());
     pressure.addAll(cluster.pressure());
+    DeviceRegistry registry = withProvisioning(storage, devices, metrics);
     MqttServer server =
         new MqttServer(
             config,
-            withProvisioning(storage, devices, metrics),
+            registry,
             cluster.gateway(devices.gateway()),
             storage.deadLetters(),
             new PayloadParser(
@@ -68,7 +74,8 @@ record MqttTier(MqttServer server) {
           devices.drain();
           server.close();
         });
-    return new MqttTier(server);
+    return new MqttTier(
+        server, registry instanceof DeviceProvisioning provisioning ? provisioning : null);
   }
 
   /**
