@@ -9,6 +9,8 @@ import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.DeviceUpdate;
+import io.fieldline.common.profile.DeviceProfileId;
+import io.fieldline.common.profile.DeviceProfileStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +36,11 @@ import org.jspecify.annotations.Nullable;
  * /api/fieldline/devices/bulk}. Credentials are {@link CredentialsRoutes}'. A delete answers once
  * its credential is revoked on every node that could be told ({@link CredentialsRevocation}),
  * whatever its outcome (a failed one may have been applied).
+ *
+ * <p>With the device profiles ({@link DeviceProfileStore}), a device is read with its {@code
+ * deviceProfileId}, and a save may name one ({@code {"entityType":"DEVICE_PROFILE","id":..}}): the
+ * profile must exist (400 otherwise) and the device gets it once it is created or updated; a save
+ * without one (absent or null) keeps the device's profile.
  */
 final class DeviceRoutes extends AllDirectives {
 
@@ -44,10 +51,20 @@ final class DeviceRoutes extends AllDirectives {
 
   private final DeviceRegistry registry;
   private final CredentialsRevocation revocation;
+  private final @Nullable DeviceProfileStore profiles;
 
+  /** Devices without profiles: no {@code deviceProfileId} is read or written. */
   DeviceRoutes(DeviceRegistry registry, CredentialsRevocation revocation) {
+    this(registry, revocation, null);
+  }
+
+  DeviceRoutes(
+      DeviceRegistry registry,
+      CredentialsRevocation revocation,
+      @Nullable DeviceProfileStore profiles) {
     this.registry = registry;
     this.revocation = revocation;
+    this.profiles = profiles;
   }
 
   /** Routes under {@code /api}. */
@@ -98,13 +115,22 @@ final class DeviceRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> find(DeviceId id) {
-    return registry.findById(id).thenApply(DeviceRoutes::deviceOr404);
+    return registry.findById(id).thenCompose(this::deviceOr404);
   }
 
-  private static HttpResponse deviceOr404(Optional<Device> found) {
-    return found
-        .map(device -> HttpJson.ok(JsonViews.device(device)))
-        .orElseGet(() -> HttpJson.notFound("device"));
+  /** The device with its profile (when profiles are served), or 404. */
+  private CompletionStage<HttpResponse> deviceOr404(Optional<Device> found) {
+    if (found.isEmpty()) {
+      return CompletableFuture.completedFuture(HttpJson.notFound("device"));
+    }
+    Device device = found.get();
+    DeviceProfileStore store = profiles;
+    if (store == null) {
+      return CompletableFuture.completedFuture(HttpJson.ok(JsonViews.device(device)));
+    }
+    return store
+        .profileOf(device.id())
+        .thenApply(profile -> HttpJson.ok(JsonViews.device(device, profile.orElse(null))));
   }
 
   /**
@@ -115,20 +141,70 @@ final class DeviceRoutes extends AllDirectives {
   private CompletionStage<HttpResponse> save(String body, Optional<String> accessToken) {
     JsonNode json = HttpJson.parseObject(body);
     DeviceFields fields = DeviceFields.of(json);
+    DeviceProfileId profile = profileId(json.path("deviceProfileId"));
     JsonNode id = json.path("id");
     if (!id.isMissingNode() && !id.isNull()) {
-      return registry.update(fields.update(deviceId(id))).thenApply(DeviceRoutes::deviceOr404);
+      DeviceId device = deviceId(id);
+      return profileExists(profile)
+          .thenCompose(exists -> registry.update(fields.update(device)))
+          .thenCompose(updated -> withProfile(updated, profile))
+          .thenCompose(this::deviceOr404);
     }
     Optional<String> token =
         accessToken.filter(t -> !t.isBlank()).map(t -> RequestParams.name("accessToken", t));
-    CompletionStage<Device> created = registry.create(fields.name(), fields.type(), token);
-    if (fields.label() == null && fields.additionalInfoJson() == null) {
-      return created.thenApply(device -> HttpJson.ok(JsonViews.device(device)));
+    CompletionStage<Device> created =
+        profileExists(profile)
+            .thenCompose(exists -> registry.create(fields.name(), fields.type(), token));
+    CompletionStage<Optional<Device>> saved =
+        fields.label() == null && fields.additionalInfoJson() == null
+            ? created.thenApply(Optional::of)
+            // The create port takes no label or additional info: set them on the new device
+            // right away.
+            : created.thenCompose(device -> registry.update(fields.update(device.id())));
+    return saved.thenCompose(device -> withProfile(device, profile)).thenCompose(this::deviceOr404);
+  }
+
+  /**
+   * The {@code deviceProfileId} of a save, or null when absent or null.
+   *
+   * @throws IllegalArgumentException when it is malformed, or profiles are not served
+   */
+  private @Nullable DeviceProfileId profileId(JsonNode node) {
+    if (node.isMissingNode() || node.isNull()) {
+      return null;
     }
-    // The create port takes no label or additional info: set them on the new device right away.
-    return created
-        .thenCompose(device -> registry.update(fields.update(device.id())))
-        .thenApply(DeviceRoutes::deviceOr404);
+    if (profiles == null) {
+      throw new IllegalArgumentException("device profiles are not available");
+    }
+    return DeviceProfileRoutes.profileId(node);
+  }
+
+  // Checked before the device is written, so a wrong id changes nothing.
+  private CompletionStage<Void> profileExists(@Nullable DeviceProfileId profile) {
+    DeviceProfileStore store = profiles;
+    if (profile == null || store == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return store
+        .findById(profile)
+        .thenApply(
+            found -> {
+              if (found.isEmpty()) {
+                throw new IllegalArgumentException("device profile " + profile + " not found");
+              }
+              return null;
+            });
+  }
+
+  private CompletionStage<Optional<Device>> withProfile(
+      Optional<Device> device, @Nullable DeviceProfileId profile) {
+    DeviceProfileStore store = profiles;
+    if (device.isEmpty() || profile == null || store == null) {
+      return CompletableFuture.completedFuture(device);
+    }
+    return store
+        .assign(device.get().id(), profile)
+        .thenApply(assigned -> assigned ? device : Optional.<Device>empty());
   }
 
   /** ThingsBoard's entity id, {@code {"entityType":"DEVICE","id":"<uuid>"}}. */
@@ -152,11 +228,18 @@ final class DeviceRoutes extends AllDirectives {
     if (deviceName != null) {
       return registry
           .findByName(RequestParams.name("deviceName", deviceName))
-          .thenApply(DeviceRoutes::deviceOr404);
+          .thenCompose(this::deviceOr404);
     }
+    DeviceProfileStore store = profiles;
     return registry
         .page(RequestParams.devicePage(params))
-        .thenApply(page -> HttpJson.ok(JsonViews.devicePage(page)));
+        .thenCompose(
+            page ->
+                store == null
+                    ? CompletableFuture.completedFuture(HttpJson.ok(JsonViews.devicePage(page)))
+                    : store
+                        .profilesOf(page.data().stream().map(Device::id).toList())
+                        .thenApply(found -> HttpJson.ok(JsonViews.devicePage(page, found))));
   }
 
   /**

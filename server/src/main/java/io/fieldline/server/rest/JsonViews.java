@@ -11,9 +11,12 @@ import io.fieldline.common.DeviceId;
 import io.fieldline.common.KvEntry;
 import io.fieldline.common.PageData;
 import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.profile.DeviceProfile;
+import io.fieldline.common.profile.DeviceProfileId;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /** ThingsBoard-shaped JSON for the REST API's responses. Stateless. */
@@ -49,14 +52,81 @@ final class JsonViews {
     return node;
   }
 
+  /**
+   * ThingsBoard's device with its {@code deviceProfileId} ({@code {"entityType":"DEVICE_PROFILE",
+   * "id":..}}, null when the device has no profile).
+   */
+  static ObjectNode device(Device device, @Nullable DeviceProfileId profile) {
+    ObjectNode node = device(device);
+    node.set("deviceProfileId", profile == null ? MAPPER.nullNode() : deviceProfileId(profile));
+    return node;
+  }
+
   /** ThingsBoard's page: {@code {"data":[...],"totalPages":..,"totalElements":..,"hasNext":..}}. */
   static ObjectNode devicePage(PageData<Device> page) {
+    return page(page, JsonViews::device);
+  }
+
+  /** A page of devices, each with its profile (null for those not in {@code profiles}). */
+  static ObjectNode devicePage(PageData<Device> page, Map<DeviceId, DeviceProfileId> profiles) {
+    return page(page, device -> device(device, profiles.get(device.id())));
+  }
+
+  /** ThingsBoard's page of {@code view}s of the items. */
+  static <T> ObjectNode page(PageData<T> page, Function<T, JsonNode> view) {
     ObjectNode node = MAPPER.createObjectNode();
     ArrayNode data = node.putArray("data");
-    page.data().forEach(device -> data.add(device(device)));
+    page.data().forEach(item -> data.add(view.apply(item)));
     node.put("totalPages", page.totalPages());
     node.put("totalElements", page.totalElements());
     node.put("hasNext", page.hasNext());
+    return node;
+  }
+
+  /** {@code {"entityType":"DEVICE_PROFILE","id":"<uuid>"}}, ThingsBoard's entity id. */
+  static ObjectNode deviceProfileId(DeviceProfileId id) {
+    ObjectNode node = MAPPER.createObjectNode();
+    node.put("entityType", "DEVICE_PROFILE");
+    node.put("id", id.toString());
+    return node;
+  }
+
+  /**
+   * ThingsBoard's device profile: its fields, and {@code profileData} with the configuration types
+   * and {@code provisionConfiguration}. The provision secret is only ever shown as {@code
+   * secretShown}: the one a create or update was just given (its answer echoes it), null on reads
+   * (only a hash is kept). ThingsBoard's rule chain, dashboard, queue, image and firmware fields
+   * are present and null.
+   */
+  static ObjectNode deviceProfile(DeviceProfile profile, @Nullable String secretShown) {
+    ObjectNode node = MAPPER.createObjectNode();
+    node.set("id", deviceProfileId(profile.id()));
+    node.put("createdTime", profile.createdTime());
+    node.put("name", profile.name());
+    node.put("description", profile.description());
+    node.put("type", profile.type());
+    node.put("transportType", profile.transportType());
+    node.put("provisionType", profile.provisionType().name());
+    node.put("provisionDeviceKey", profile.provisionDeviceKey());
+    node.put("default", profile.isDefault());
+    ObjectNode data = node.putObject("profileData");
+    data.putObject("configuration").put("type", "DEFAULT");
+    data.putObject("transportConfiguration").put("type", profile.transportType());
+    ObjectNode provision = data.putObject("provisionConfiguration");
+    provision.put("type", profile.provisionType().name());
+    provision.put("provisionDeviceSecret", secretShown);
+    data.putNull("alarms");
+    for (String absent :
+        new String[] {
+          "defaultRuleChainId",
+          "defaultDashboardId",
+          "defaultQueueName",
+          "image",
+          "firmwareId",
+          "softwareId"
+        }) {
+      node.putNull(absent);
+    }
     return node;
   }
 

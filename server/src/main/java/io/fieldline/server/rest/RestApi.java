@@ -7,6 +7,7 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.server.console.ConsoleRoutes;
 import io.fieldline.server.rpc.RpcService;
 import io.fieldline.server.ws.WsRoutes;
@@ -46,6 +47,7 @@ public final class RestApi extends AllDirectives {
 
   private final AuthRoutes auth;
   private final DeviceRoutes devices;
+  private final Route profiles;
   private final CredentialsRoutes credentials;
   private final TelemetryRoutes telemetry;
   private final AttributeRoutes attributes;
@@ -81,7 +83,11 @@ public final class RestApi extends AllDirectives {
             adminUsername, adminPassword, tokens, throttle, new RestMetrics(prometheus, throttle));
     this.cors = new Cors(config);
     this.maxBodyBytes = config.maxBodyBytes();
-    this.devices = new DeviceRoutes(registry, revocation);
+    // The storage's registry also serves the device profiles (common's DeviceProfileStore).
+    DeviceProfileStore profileStore = registry instanceof DeviceProfileStore served ? served : null;
+    this.devices = new DeviceRoutes(registry, revocation, profileStore);
+    this.profiles =
+        profileStore == null ? reject() : new DeviceProfileRoutes(profileStore).routes();
     this.credentials = new CredentialsRoutes(credentialsStore, revocation);
     this.telemetry = new TelemetryRoutes(queries, store, registry, deadLetters);
     this.attributes = new AttributeRoutes(registry, store, queries, events, maxStringValueLength);
@@ -122,6 +128,7 @@ public final class RestApi extends AllDirectives {
                         concat(
                             credentials.routes(),
                             devices.routes(),
+                            profiles,
                             telemetry.routes(),
                             attributes.routes(),
                             rpc.routes()))));

@@ -1,10 +1,12 @@
 package io.fieldline.transport.mqtt;
 
 import io.fieldline.common.Device;
+import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.transport.mqtt.connect.ConnectHandshake;
 import io.fieldline.transport.mqtt.downlink.Downlink;
 import io.fieldline.transport.mqtt.pipeline.DecodeBudget;
 import io.fieldline.transport.mqtt.pipeline.PreConnackLimit;
+import io.fieldline.transport.mqtt.provision.ProvisionSession;
 import io.fieldline.transport.mqtt.publish.InboundPublishes;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
@@ -31,9 +33,11 @@ import org.slf4j.LoggerFactory;
  * One MQTT connection's pipeline stage: every decoded packet is dispatched by type to the path that
  * owns it — CONNECT to {@link ConnectHandshake}, PUBLISH and PUBREL to {@link InboundPublishes},
  * SUBSCRIBE and UNSUBSCRIBE to {@link Subscriptions}, PUBACK to the session's {@link Downlink} —
- * and PINGREQ and DISCONNECT are answered here. Packets that fail to decode, packets out of order
- * and the idle timer end in the {@link Connection}, the connection's lifecycle that every path
- * shares. The stage releases every packet it is given.
+ * and PINGREQ and DISCONNECT are answered here. A provisioning session (user name or client id
+ * {@code provision}) has its PUBLISH, PUBREL, SUBSCRIBE and UNSUBSCRIBE served by its {@link
+ * ProvisionSession} instead. Packets that fail to decode, packets out of order and the idle timer
+ * end in the {@link Connection}, the connection's lifecycle that every path shares. The stage
+ * releases every packet it is given.
  *
  * <p>Confined to the channel's event loop; one instance per channel (not sharable). The methods
  * {@link MqttServer} calls from other threads ({@link #shutdown}, {@link #executeOnEventLoop}) hop
@@ -51,6 +55,7 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
   private @Nullable InboundPublishes publishes;
   private @Nullable Subscriptions subscriptions;
   private @Nullable Downlink downlink;
+  private @Nullable ProvisionSession provision;
 
   /** The stage of one new channel; {@code context} is shared by every connection of the server. */
   public MqttSessionHandler(SessionContext context) {
@@ -78,6 +83,10 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
       if (sessionDownlink != null) {
         // Before the registry hears of the close: what the session keeps is in it by then.
         sessionDownlink.channelClosed();
+      }
+      ProvisionSession provisioning = provision;
+      if (provisioning != null) {
+        provisioning.channelClosed();
       }
       handshake().onChannelClosed();
       if (wasConnected) {
@@ -115,6 +124,10 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
   }
 
   private void dispatch(MqttMessage message) {
+    ProvisionSession provisioning = provision;
+    if (provisioning != null && dispatchProvisioning(provisioning, message)) {
+      return;
+    }
     switch (message.fixedHeader().messageType()) {
       case CONNECT -> handshake().onConnect((MqttConnectMessage) message);
       case PUBLISH -> {
@@ -169,6 +182,27 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
     }
   }
 
+  /**
+   * Serves a provisioning session's packet, or returns false for the ones served as for any session
+   * (CONNECT, PINGREQ, DISCONNECT, and the packets a client may not send).
+   */
+  private boolean dispatchProvisioning(ProvisionSession provisioning, MqttMessage message) {
+    switch (message.fixedHeader().messageType()) {
+      case PUBLISH -> provisioning.onPublish((MqttPublishMessage) message);
+      case PUBREL ->
+          provisioning.onPubrel(
+              ((MqttMessageIdVariableHeader) message.variableHeader()).messageId());
+      case SUBSCRIBE -> provisioning.onSubscribe((MqttSubscribeMessage) message);
+      case UNSUBSCRIBE -> provisioning.onUnsubscribe((MqttUnsubscribeMessage) message);
+      // The client's acknowledgement of the answer: nothing waits for it.
+      case PUBACK, PUBREC, PUBCOMP -> {}
+      default -> {
+        return false;
+      }
+    }
+    return true;
+  }
+
   private boolean requireConnected() {
     if (!connection().isConnected()) {
       // MQTT 3.1.1 §3.1.0: the first packet from the client MUST be CONNECT.
@@ -196,6 +230,18 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
     downlink = started;
     publishes = new InboundPublishes(context, connection(), device, state, started);
     subscriptions = new Subscriptions(connection(), state, started);
+    started.start();
+  }
+
+  @Override
+  public void provisioningStarted(DeviceProvisioning provisioning) {
+    ProvisionSession started =
+        new ProvisionSession(
+            connection(),
+            provisioning,
+            context.config().connectTimeout(),
+            context.config().connectTimeout());
+    provision = started;
     started.start();
   }
 

@@ -14,9 +14,11 @@ import io.fieldline.common.DeviceUpdate;
 import io.fieldline.common.MqttBasicLogin;
 import io.fieldline.common.PageData;
 import io.fieldline.common.StoredCredentials;
+import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.dao.cassandra.cql.AsyncRows;
 import io.fieldline.dao.cassandra.cql.StoreErrors;
+import io.fieldline.dao.cassandra.profile.CassandraDeviceProfileStore;
 import io.fieldline.dao.cassandra.registry.DeviceTable.DeviceRow;
 import java.security.SecureRandom;
 import java.util.ArrayList;
@@ -76,6 +78,7 @@ public final class CassandraDeviceRegistry
   private final DeviceDirectory directory;
   private final PreparedStatement listFirst;
   private final PreparedStatement listAfter;
+  private final CassandraDeviceProfileStore profiles;
 
   /** Prepares the statements and starts the bcrypt threads; blocks, so call at startup. */
   public CassandraDeviceRegistry(CqlSession session, CassandraConfig config) {
@@ -91,6 +94,8 @@ public final class CassandraDeviceRegistry
     this.updates = new DeviceUpdates(table, names);
     this.changeLog = new DeviceChangeLog(session, ks);
     this.directory = new DeviceDirectory(table, changeLog, System::currentTimeMillis);
+    // A device's profile is a column of its row; the profiles themselves are the profile store's.
+    this.profiles = new CassandraDeviceProfileStore(session, ks);
     listFirst =
         session.prepare(
             "SELECT name, device_id FROM " + ks + ".device_by_name WHERE bucket = 0 LIMIT ?");
@@ -99,6 +104,14 @@ public final class CassandraDeviceRegistry
             "SELECT name, device_id FROM "
                 + ks
                 + ".device_by_name WHERE bucket = 0 AND name > ? LIMIT ?");
+  }
+
+  /**
+   * The device profiles, and the profile of each device (a column of the devices' rows), on this
+   * registry's session.
+   */
+  public DeviceProfileStore deviceProfiles() {
+    return profiles;
   }
 
   @Override

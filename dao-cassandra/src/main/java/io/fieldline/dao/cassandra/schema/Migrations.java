@@ -98,5 +98,32 @@ final class Migrations {
                   // key -> timestamp at or below which rows are no longer latest values. A static
                   // column, so the index read that finds each key's newest bucket returns it too.
                   "ALTER TABLE %1$s.ts_kv_keys ADD IF NOT EXISTS latest_cleared map<text, bigint>"
-                      + " static")));
+                      + " static")),
+          new Migration(
+              5,
+              "device profiles, their names and provision keys, the profile of each device",
+              List.of(
+                  // One row per profile; the provision secret only as a salted hash. deleting is
+                  // set while a delete checks that no device has the profile (assignments
+                  // refuse a profile being deleted).
+                  "CREATE TABLE IF NOT EXISTS %1$s.device_profiles ("
+                      + " id uuid PRIMARY KEY, name text, type text, transport_type text,"
+                      + " provision_type text, provision_key text, secret_salt blob,"
+                      + " secret_hash blob, description text, created_time bigint,"
+                      + " deleting boolean)",
+                  // Unique names and provision keys: a claim each, reserved with IF NOT EXISTS
+                  // and released IF profile_id = ?, as device names and credentials are.
+                  "CREATE TABLE IF NOT EXISTS %1$s.device_profile_by_name ("
+                      + " name text PRIMARY KEY, profile_id uuid)",
+                  "CREATE TABLE IF NOT EXISTS %1$s.device_profile_by_key ("
+                      + " provision_key text PRIMARY KEY, profile_id uuid)",
+                  // ThingsBoard's one default profile: a single row, so there is never two.
+                  "CREATE TABLE IF NOT EXISTS %1$s.device_profile_default ("
+                      + " singleton int PRIMARY KEY, profile_id uuid)",
+                  // A device's profile lives in its row; devices_by_profile lists the devices of
+                  // a profile (a claim the device row confirms) so a delete can refuse a
+                  // profile in use without scanning devices.
+                  "ALTER TABLE %1$s.devices ADD IF NOT EXISTS (device_profile_id uuid)",
+                  "CREATE TABLE IF NOT EXISTS %1$s.devices_by_profile ("
+                      + " profile_id uuid, device_id uuid, PRIMARY KEY (profile_id, device_id))")));
 }

@@ -2,6 +2,7 @@ package io.fieldline.transport.mqtt.connect;
 
 import io.fieldline.common.Device;
 import io.fieldline.common.SessionTakeover;
+import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.transport.mqtt.MqttMetrics.ConnectResult;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.pipeline.KeepAlive;
@@ -57,6 +58,12 @@ public final class ConnectHandshake {
   public interface Listener {
     /** The session was accepted and CONNACK written: serve the device's packets from now on. */
     void sessionStarted(Device device, SessionState state);
+
+    /**
+     * A provisioning session was accepted and CONNACK written: serve its packets with {@code
+     * provisioning} from now on.
+     */
+    void provisioningStarted(DeviceProvisioning provisioning);
   }
 
   private static final Logger LOG = LoggerFactory.getLogger(ConnectHandshake.class);
@@ -124,6 +131,11 @@ public final class ConnectHandshake {
       return;
     }
     X509Certificate certificate = CredentialLookup.clientCertificate(connection.ctx().pipeline());
+    Optional<DeviceProvisioning> provisioning = ProvisionLogin.port(context.registry());
+    if (provisioning.isPresent() && ProvisionLogin.requested(connect)) {
+      acceptProvisioning(accepted(connect, properties, certificate != null), provisioning.get());
+      return;
+    }
     if (!CredentialLookup.presentsCredential(connect, certificate)) {
       refuse(ConnectRefusal.NO_CREDENTIALS);
       return;
@@ -324,6 +336,34 @@ public final class ConnectHandshake {
       connection.pause(Pause.STORAGE);
     }
     connection.resume(Pause.AUTH);
+  }
+
+  /**
+   * Accepts a provisioning session at once (there is no credential to look up): CONNACK 0x00, but
+   * nothing is registered or announced, and the connection keeps counting as unauthenticated (its
+   * slot among {@code max-unauthenticated-connections}), so provisioning clients can never crowd
+   * out devices. Its session never outlives the connection.
+   */
+  private void acceptProvisioning(Accepted accepted, DeviceProvisioning provisioning) {
+    sessionExpiry = Duration.ZERO;
+    MqttProperties connAck = accepted.connAck();
+    if (v5 && requestedExpiry) {
+      // MQTT 5 §3.2.2.3.2: the server says the session ends with the connection.
+      connAck.add(integer(MqttProperties.SESSION_EXPIRY_INTERVAL, 0));
+    }
+    KeepAlive.apply(connection.ctx().pipeline(), accepted.keepAlive());
+    MqttPipeline.sessionAccepted(connection.ctx().pipeline());
+    connection.enterConnected(accepted.negotiated());
+    connection
+        .ctx()
+        .writeAndFlush(
+            MqttMessageBuilders.connAck()
+                .returnCode(MqttConnectReturnCode.CONNECTION_ACCEPTED)
+                .sessionPresent(false)
+                .properties(connAck)
+                .build());
+    LOG.debug("{} provisioning session", connection.logPrefix());
+    listener.provisioningStarted(provisioning);
   }
 
   private void refuse(ConnectRefusal refusal) {
