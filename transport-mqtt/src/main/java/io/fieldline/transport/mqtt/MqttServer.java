@@ -8,6 +8,7 @@ import io.fieldline.common.PressureGauge;
 import io.fieldline.common.SessionTakeover;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.transport.mqtt.firmware.FirmwareDelivery;
 import io.fieldline.transport.mqtt.session.PreAuthLimits;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
@@ -89,6 +90,38 @@ public final class MqttServer implements AutoCloseable {
       SessionTakeover takeover,
       DeviceEvents events,
       TelemetryQueries queries) {
+    this(
+        config,
+        registry,
+        gateway,
+        deadLetters,
+        parser,
+        storagePressure,
+        meterRegistry,
+        sessions,
+        takeover,
+        events,
+        queries,
+        FirmwareDelivery.none());
+  }
+
+  /**
+   * A listener that also serves firmware downloads ({@code v2/fw/request/...}) from {@code
+   * firmware}; the other parameters as above.
+   */
+  public MqttServer(
+      MqttTransportConfig config,
+      DeviceRegistry registry,
+      DeviceGateway gateway,
+      DeadLetterStore deadLetters,
+      PayloadParser parser,
+      List<PressureGauge> storagePressure,
+      MeterRegistry meterRegistry,
+      SessionRegistry sessions,
+      SessionTakeover takeover,
+      DeviceEvents events,
+      TelemetryQueries queries,
+      FirmwareDelivery firmware) {
     this.config = config;
     this.storagePressure = List.copyOf(storagePressure);
     MqttMetrics metrics = new MqttMetrics(meterRegistry);
@@ -107,7 +140,8 @@ public final class MqttServer implements AutoCloseable {
             preAuth,
             events,
             queries,
-            () -> this.storagePressure.stream().anyMatch(PressureGauge::isOverloaded));
+            () -> this.storagePressure.stream().anyMatch(PressureGauge::isOverloaded),
+            firmware);
   }
 
   /** Binds the listener; returns the bound address (the port is real even if 0 was asked). */

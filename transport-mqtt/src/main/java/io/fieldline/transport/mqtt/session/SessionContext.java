@@ -9,6 +9,7 @@ import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
+import io.fieldline.transport.mqtt.firmware.FirmwareDelivery;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -28,6 +29,7 @@ import java.util.function.BooleanSupplier;
  *     announce their RPC subscriptions
  * @param queries attribute reads for {@code v1/devices/me/attributes/request/{n}}
  * @param storageOverloaded whether the storage layer currently asks sockets to pause
+ * @param firmware firmware downloads ({@code v2/fw/request/...}): bounds, source, meters
  */
 public record SessionContext(
     MqttTransportConfig config,
@@ -41,4 +43,36 @@ public record SessionContext(
     PreAuthLimits preAuth,
     DeviceEvents events,
     TelemetryQueries queries,
-    BooleanSupplier storageOverloaded) {}
+    BooleanSupplier storageOverloaded,
+    FirmwareDelivery firmware) {
+
+  /** A context without firmware downloads ({@link FirmwareDelivery#none()}). */
+  public SessionContext(
+      MqttTransportConfig config,
+      DeviceRegistry registry,
+      DeviceGateway gateway,
+      DeadLetterStore deadLetters,
+      PayloadParser parser,
+      SessionRegistry sessions,
+      SessionTakeover takeover,
+      MqttMetrics metrics,
+      PreAuthLimits preAuth,
+      DeviceEvents events,
+      TelemetryQueries queries,
+      BooleanSupplier storageOverloaded) {
+    this(
+        config,
+        registry,
+        gateway,
+        deadLetters,
+        parser,
+        sessions,
+        takeover,
+        metrics,
+        preAuth,
+        events,
+        queries,
+        storageOverloaded,
+        FirmwareDelivery.none());
+  }
+}

@@ -6,6 +6,9 @@ import io.fieldline.common.PayloadParser;
 import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
+import io.fieldline.transport.mqtt.firmware.FirmwareConfig;
+import io.fieldline.transport.mqtt.firmware.FirmwareDelivery;
+import io.fieldline.transport.mqtt.firmware.FirmwareMetrics;
 import io.fieldline.transport.mqtt.session.PreAuthLimits;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
@@ -29,6 +32,7 @@ public final class SessionFixture {
   public final SimpleMeterRegistry meters = new SimpleMeterRegistry();
   public final LocalDeviceEvents events = new LocalDeviceEvents();
   public final FakeTelemetryQueries queries = new FakeTelemetryQueries();
+  public final FakeFirmwareSource firmware = new FakeFirmwareSource();
 
   /** Devices whose session this node accepted, in order, as the cluster's takeover heard them. */
   public final List<DeviceId> announced = new CopyOnWriteArrayList<>();
@@ -43,6 +47,12 @@ public final class SessionFixture {
 
   /** With {@code gateway} instead of {@link #gateway} (null: the fake). */
   public SessionFixture(MqttTransportConfig config, @Nullable DeviceGateway gateway) {
+    this(config, gateway, TestConfigs.firmware());
+  }
+
+  /** With firmware downloads bounded by {@code firmwareConfig}, served from {@link #firmware}. */
+  public SessionFixture(
+      MqttTransportConfig config, @Nullable DeviceGateway gateway, FirmwareConfig firmwareConfig) {
     this.config = config;
     this.sessions = new SessionRegistry();
     this.context =
@@ -58,7 +68,8 @@ public final class SessionFixture {
             new PreAuthLimits(config),
             events,
             queries,
-            () -> storageOverloaded);
+            () -> storageOverloaded,
+            new FirmwareDelivery(firmwareConfig, firmware, new FirmwareMetrics(meters)));
   }
 
   public SessionClient open() {
