@@ -18,6 +18,8 @@ record DeviceTopic(Kind kind, String requestId) {
   private static final String ATTRIBUTES = "v1/devices/me/attributes";
   private static final String ATTRIBUTES_REQUEST_PREFIX = "v1/devices/me/attributes/request/";
   private static final String RPC_REQUEST_PREFIX = "v1/devices/me/rpc/request/";
+  private static final String FW_REQUEST_PREFIX = "v2/fw/request/";
+  private static final String FW_CHUNK = "/chunk/";
 
   /** The topics a device may publish to. */
   enum Kind {
@@ -29,6 +31,11 @@ record DeviceTopic(Kind kind, String requestId) {
     RPC_REQUEST,
     /** {@code v1/devices/me/rpc/response/{id}}: the answer to a server-side RPC. */
     RPC_RESPONSE,
+    /**
+     * {@code v2/fw/request/{id}/chunk/{n}}: a firmware chunk; {@code requestId} is the whole rest
+     * of the topic ({@code {id}/chunk/{n}}), which {@link FirmwareRequests} reads.
+     */
+    FW_CHUNK_REQUEST,
     UNKNOWN
   }
 
@@ -56,6 +63,12 @@ record DeviceTopic(Kind kind, String requestId) {
     }
     if (withId == null) {
       withId = withId(topic, ATTRIBUTES_REQUEST_PREFIX, Kind.ATTRIBUTES_REQUEST);
+    }
+    // v2/fw/request/{id}/chunk/{n}; anything else under v2/fw/request/ is an unknown topic.
+    if (withId == null
+        && topic.startsWith(FW_REQUEST_PREFIX)
+        && topic.indexOf(FW_CHUNK, FW_REQUEST_PREFIX.length()) > FW_REQUEST_PREFIX.length()) {
+      withId = new DeviceTopic(Kind.FW_CHUNK_REQUEST, topic.substring(FW_REQUEST_PREFIX.length()));
     }
     return withId == null ? UNKNOWN_TOPIC : withId;
   }

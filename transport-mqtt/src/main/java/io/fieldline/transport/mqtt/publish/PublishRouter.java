@@ -65,6 +65,7 @@ final class PublishRouter {
   private final RequestPacer rpcPacer;
   private final AttributeRequests attributeRequests;
   private final ServerRpcs serverRpcs;
+  private final FirmwareRequests firmware;
 
   PublishRouter(
       SessionContext context,
@@ -78,6 +79,7 @@ final class PublishRouter {
     this.rpc = new ClientRpc(context.config());
     this.attributeRequests = new AttributeRequests(context, connection, device, session, downlink);
     this.serverRpcs = downlink.rpcs();
+    this.firmware = new FirmwareRequests(context, connection, device, session, downlink);
     this.rpcPacer =
         new RequestPacer(
             context.config().clientRpcRate(), context.config().clientRpcBurst(), eventLoopNanos());
@@ -122,6 +124,10 @@ final class PublishRouter {
         }
         case ATTRIBUTES_REQUEST -> {
           attributeRequests.onRequest(topic.requestId(), payload);
+          yield NOTHING_TO_STORE;
+        }
+        case FW_CHUNK_REQUEST -> {
+          firmware.onRequest(topic.requestId(), payload);
           yield NOTHING_TO_STORE;
         }
         case UNKNOWN -> {
