@@ -1,13 +1,14 @@
-package io.fieldline.transport.mqtt.firmware;
+package io.fieldline.transport.mqtt.publish;
 
 import io.fieldline.common.Device;
 import io.fieldline.common.ota.OtaPackageInfo;
 import io.fieldline.common.ota.OtaPackageType;
 import io.fieldline.transport.mqtt.downlink.Downlink;
 import io.fieldline.transport.mqtt.downlink.DownlinkTopics;
+import io.fieldline.transport.mqtt.firmware.FirmwareConfig;
+import io.fieldline.transport.mqtt.firmware.FirmwareDelivery;
 import io.fieldline.transport.mqtt.firmware.FirmwareMetrics.Protocol;
 import io.fieldline.transport.mqtt.firmware.FirmwareMetrics.Refusal;
-import io.fieldline.transport.mqtt.publish.RequestPacer;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.LogSafe;
 import io.fieldline.transport.mqtt.session.Pause;
@@ -55,7 +56,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Confined to the channel's event loop; reads complete on it.
  */
-public final class FirmwareRequests {
+final class FirmwareRequests {
 
   private static final Logger LOG = LoggerFactory.getLogger(FirmwareRequests.class);
   private static final Map<Refusal, RateLimitedLog> REFUSALS = new EnumMap<>(Refusal.class);
@@ -80,7 +81,7 @@ public final class FirmwareRequests {
   private @Nullable OtaPackageInfo lastFirmware;
 
   /** The firmware downloads of {@code device}'s session, answered through {@code downlink}. */
-  public FirmwareRequests(
+  FirmwareRequests(
       SessionContext context,
       Connection connection,
       Device device,
@@ -100,7 +101,7 @@ public final class FirmwareRequests {
    *
    * @param path the topic after {@code v2/fw/request/}: {@code {requestId}/chunk/{n}}
    */
-  public void onRequest(String path, byte[] payload) {
+  void onRequest(String path, byte[] payload) {
     assert connection.ctx().executor().inEventLoop();
     Duration pause = pacer.delayAfter(now());
     if (!pause.isZero()) {

@@ -1,4 +1,4 @@
-package io.fieldline.transport.mqtt.firmware;
+package io.fieldline.transport.mqtt.publish;
 
 import java.nio.charset.StandardCharsets;
 import java.util.OptionalInt;
