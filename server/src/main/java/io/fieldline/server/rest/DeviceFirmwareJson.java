@@ -1,0 +1,66 @@
+package io.fieldline.server.rest;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fieldline.common.Device;
+import io.fieldline.common.ota.OtaPackageId;
+import io.fieldline.server.ota.FirmwareAssignments;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+
+/**
+ * A device's {@code firmwareId} in ThingsBoard's device JSON, for {@code DeviceRoutes}: {@code POST
+ * /api/device} with {@code "firmwareId":{"entityType":"OTA_PACKAGE","id":..}} assigns that firmware
+ * ({@code null} removes it, no field leaves it), checked before the device is saved and applied
+ * after; {@code GET /api/device/{id}} and the save's answer carry the device's {@code firmwareId}
+ * (null when none). Stateless apart from the assignments it calls.
+ */
+final class DeviceFirmwareJson {
+
+  private final FirmwareAssignments assignments;
+
+  DeviceFirmwareJson(FirmwareAssignments assignments) {
+    this.assignments = assignments;
+  }
+
+  /**
+   * Completes when the body's {@code firmwareId}, if any, names a package a device may be assigned;
+   * fails with {@link IllegalArgumentException} (400) otherwise, before anything is saved.
+   */
+  CompletionStage<Void> check(JsonNode body) {
+    Optional<Optional<OtaPackageId>> requested = OtaJson.firmwareId(body);
+    if (requested.isEmpty() || requested.get().isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return assignments.assignable(requested.get().get()).thenApply(firmware -> null);
+  }
+
+  /** After a save: the body's {@code firmwareId} applied, then the device as {@link #found}. */
+  CompletionStage<HttpResponse> saved(Optional<Device> device, JsonNode body) {
+    Optional<Optional<OtaPackageId>> requested = OtaJson.firmwareId(body);
+    if (device.isEmpty() || requested.isEmpty()) {
+      return found(device);
+    }
+    return assignments
+        .set(device.get().id(), requested.get())
+        .thenApply(assigned -> render(device.get(), assigned.map(firmware -> firmware.id())));
+  }
+
+  /** The device's JSON with its {@code firmwareId}, or 404. */
+  CompletionStage<HttpResponse> found(Optional<Device> device) {
+    if (device.isEmpty()) {
+      return CompletableFuture.completedFuture(HttpJson.notFound("device"));
+    }
+    return assignments.of(device.get().id()).thenApply(firmware -> render(device.get(), firmware));
+  }
+
+  private static HttpResponse render(Device device, Optional<OtaPackageId> firmware) {
+    ObjectNode node = JsonViews.device(device);
+    node.set(
+        "firmwareId",
+        firmware.<JsonNode>map(OtaJson::packageId).orElse(JsonViews.MAPPER.nullNode()));
+    return HttpJson.ok(node);
+  }
+}
