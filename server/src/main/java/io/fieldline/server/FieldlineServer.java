@@ -13,10 +13,13 @@ import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.server.devhttp.DeviceApiConfig;
 import io.fieldline.server.live.LiveData;
+import io.fieldline.server.ota.OtaConfig;
+import io.fieldline.server.ota.OtaPackages;
 import io.fieldline.server.rpc.RpcConfig;
 import io.fieldline.server.rpc.RpcService;
 import io.fieldline.server.ws.WsConfig;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
+import io.fieldline.transport.mqtt.firmware.FirmwareConfig;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -93,6 +96,8 @@ public final class FieldlineServer implements AutoCloseable {
     DeviceApiConfig.from(root);
     ClusterConfig clusterConfig = ClusterConfig.from(root);
     MqttTransportConfig mqttConfig = MqttTransportConfig.from(root);
+    OtaConfig otaConfig = OtaConfig.from(root);
+    FirmwareConfig firmwareConfig = FirmwareConfig.from(root);
     WarmUp.Settings warmUp = WarmUp.Settings.from(root);
     config = serverConfig;
     bindJvmMetrics();
@@ -133,6 +138,15 @@ public final class FieldlineServer implements AutoCloseable {
     live.useEvents(events);
     clusterTier.onMembersChanged(live::membersChanged);
     scheduleRefresh(live);
+    OtaPackages ota =
+        new OtaPackages(
+            storageTier.storage().otaPackages(),
+            storageTier.storage().deviceRegistry(),
+            storageTier.storage().telemetryStore(),
+            events,
+            otaConfig,
+            firmwareConfig,
+            metrics);
     MqttTier mqttTier =
         MqttTier.start(
             mqttConfig,
@@ -142,6 +156,7 @@ public final class FieldlineServer implements AutoCloseable {
             devices,
             clusterTier,
             events,
+            ota,
             metrics,
             stops);
     mqtt = mqttTier;
@@ -168,6 +183,7 @@ public final class FieldlineServer implements AutoCloseable {
             wsConfig,
             metrics,
             mqttTier,
+            ota,
             stops);
     http = httpTier;
     // After HTTP in the list, so before it when stopping: waiting calls answer 503 first.

@@ -4,6 +4,7 @@ import io.fieldline.common.PayloadParser;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.dao.cassandra.CassandraStorage;
+import io.fieldline.server.ota.OtaPackages;
 import io.fieldline.transport.mqtt.MqttServer;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
@@ -33,6 +34,7 @@ record MqttTier(MqttServer server) {
       DeviceTier devices,
       ClusterTier cluster,
       DeviceEvents events,
+      OtaPackages ota,
       MeterRegistry metrics,
       StopSteps stops) {
     List<PressureGauge> pressure = new ArrayList<>(storage.pressure());
@@ -50,7 +52,8 @@ record MqttTier(MqttServer server) {
             sessions,
             cluster.takeover(),
             events,
-            storage.queries());
+            storage.queries(),
+            ota.mqttDelivery());
     server.start();
     stops.add(
         "MQTT",

@@ -10,11 +10,13 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TelemetryStore;
+import io.fieldline.common.ota.OtaPackageStore;
 import io.fieldline.common.rpc.PersistentRpcStore;
 import io.fieldline.dao.cassandra.cql.CassandraSessionFactory;
 import io.fieldline.dao.cassandra.cql.StoreMetrics;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import io.fieldline.dao.cassandra.deadletter.CassandraDeadLetterStore;
+import io.fieldline.dao.cassandra.ota.CassandraOtaPackageStore;
 import io.fieldline.dao.cassandra.registry.CachingDeviceRegistry;
 import io.fieldline.dao.cassandra.registry.CassandraDeviceRegistry;
 import io.fieldline.dao.cassandra.rpc.CassandraRpcStore;
@@ -59,6 +61,7 @@ public final class CassandraStorage implements AutoCloseable {
   private final CachingDeviceRegistry deviceCache;
   private final CassandraDeadLetterStore deadLetters;
   private final CassandraRpcStore rpcStore;
+  private final CassandraOtaPackageStore otaPackages;
   private final List<PressureGauge> pressure;
 
   private CassandraStorage(CqlSession session, CassandraConfig config, MeterRegistry registry) {
@@ -103,6 +106,7 @@ public final class CassandraStorage implements AutoCloseable {
         config.deviceCache().preload() ? config.deviceCache().maxSize() * 9 / 10 : 0);
     this.deadLetters = new CassandraDeadLetterStore(session, config, limiter, registry);
     this.rpcStore = new CassandraRpcStore(session, config, limiter);
+    this.otaPackages = new CassandraOtaPackageStore(session, config, limiter);
     List<PressureGauge> gauges = new ArrayList<>(telemetryStore.pressure());
     gauges.add(limiter.pressure());
     this.pressure = List.copyOf(gauges);
@@ -253,6 +257,11 @@ public final class CassandraStorage implements AutoCloseable {
   /** Persistent server-side RPCs, kept for {@code rpc-ttl}. */
   public PersistentRpcStore rpcStore() {
     return rpcStore;
+  }
+
+  /** OTA packages, their data and the devices' firmware assignments. */
+  public OtaPackageStore otaPackages() {
+    return otaPackages;
   }
 
   /**

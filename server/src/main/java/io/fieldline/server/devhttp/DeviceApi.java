@@ -12,6 +12,7 @@ import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.server.devhttp.DeviceApiMetrics.Refusal;
 import io.fieldline.server.devhttp.DeviceApiMetrics.Resource;
+import io.fieldline.server.ota.OtaPackages;
 import io.fieldline.server.rest.HttpJson;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -77,6 +78,7 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
   private final LongPolls polls;
   private final Uploads uploads;
   private final ClientRpcAnswers clientRpc;
+  private final FirmwareDownloads firmware;
   private final ScheduledThreadPoolExecutor timer;
   private final RejectionHandler rejections;
 
@@ -92,7 +94,8 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
       DeviceGateway gateway,
       DeviceEvents events,
       PayloadParser parser,
-      MeterRegistry meterRegistry) {
+      MeterRegistry meterRegistry,
+      OtaPackages ota) {
     this.config = config;
     this.registry = registry;
     this.queries = queries;
@@ -121,6 +124,7 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
             metrics,
             System::currentTimeMillis);
     this.clientRpc = new ClientRpcAnswers(config, System::currentTimeMillis);
+    this.firmware = new FirmwareDownloads(registry, ota, metrics);
     this.rejections =
         RejectionHandler.defaultHandler()
             .mapRejectionResponse(
@@ -179,7 +183,8 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
                                     poll(token, LongPoll.Kind.RPC), post(() -> clientRpc(token))))),
                 path(
                     PathMatchers.segment("rpc").slash(PathMatchers.segment()),
-                    requestId -> answered(() -> post(() -> reply(token, requestId))))));
+                    requestId -> answered(() -> post(() -> reply(token, requestId)))),
+                path("firmware", () -> answered(() -> firmware.route(token)))));
   }
 
   // Pekko's own refusals on a matched resource (wrong method, body too large, ...) as JSON.

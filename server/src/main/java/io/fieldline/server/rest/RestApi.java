@@ -8,6 +8,7 @@ import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.server.console.ConsoleRoutes;
+import io.fieldline.server.ota.OtaPackages;
 import io.fieldline.server.rpc.RpcService;
 import io.fieldline.server.ws.WsRoutes;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -55,6 +56,7 @@ public final class RestApi extends AllDirectives {
   private final ConsoleRoutes console;
   private final Cors cors;
   private final WsRoutes websockets;
+  private final OtaPackageRoutes otaPackages;
   private final long maxBodyBytes;
 
   public RestApi(
@@ -74,7 +76,8 @@ public final class RestApi extends AllDirectives {
       PrometheusMeterRegistry prometheus,
       RestConfig config,
       ConsoleRoutes console,
-      WsRoutes websockets) {
+      WsRoutes websockets,
+      OtaPackages ota) {
     LoginThrottle throttle = new LoginThrottle(config, System::nanoTime);
     this.auth =
         new AuthRoutes(
@@ -90,6 +93,7 @@ public final class RestApi extends AllDirectives {
     this.rpc = new RpcRoutes(rpc, registry);
     this.console = console;
     this.websockets = websockets;
+    this.otaPackages = new OtaPackageRoutes(ota, registry);
   }
 
   public Route routes() {
@@ -124,6 +128,7 @@ public final class RestApi extends AllDirectives {
                             devices.routes(),
                             telemetry.routes(),
                             attributes.routes(),
-                            rpc.routes()))));
+                            rpc.routes(),
+                            otaPackages.routes()))));
   }
 }
