@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A device's {@code firmwareId} in ThingsBoard's device JSON, for {@code DeviceRoutes}: {@code POST
@@ -19,9 +20,12 @@ import org.apache.pekko.http.javadsl.model.HttpResponse;
  */
 final class DeviceFirmwareJson {
 
-  private final FirmwareAssignments assignments;
+  /** Devices without firmware: no {@code firmwareId} rendered, one in a body refused. */
+  static final DeviceFirmwareJson NONE = new DeviceFirmwareJson(null);
 
-  DeviceFirmwareJson(FirmwareAssignments assignments) {
+  private final @Nullable FirmwareAssignments assignments;
+
+  DeviceFirmwareJson(@Nullable FirmwareAssignments assignments) {
     this.assignments = assignments;
   }
 
@@ -31,7 +35,13 @@ final class DeviceFirmwareJson {
    */
   CompletionStage<Void> check(JsonNode body) {
     Optional<Optional<OtaPackageId>> requested = OtaJson.firmwareId(body);
-    if (requested.isEmpty() || requested.get().isEmpty()) {
+    if (requested.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    if (assignments == null) {
+      throw new IllegalArgumentException("firmware assignment is not available on this server");
+    }
+    if (requested.get().isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
     return assignments.assignable(requested.get().get()).thenApply(firmware -> null);
@@ -40,7 +50,7 @@ final class DeviceFirmwareJson {
   /** After a save: the body's {@code firmwareId} applied, then the device as {@link #found}. */
   CompletionStage<HttpResponse> saved(Optional<Device> device, JsonNode body) {
     Optional<Optional<OtaPackageId>> requested = OtaJson.firmwareId(body);
-    if (device.isEmpty() || requested.isEmpty()) {
+    if (device.isEmpty() || requested.isEmpty() || assignments == null) {
       return found(device);
     }
     return assignments
@@ -52,6 +62,9 @@ final class DeviceFirmwareJson {
   CompletionStage<HttpResponse> found(Optional<Device> device) {
     if (device.isEmpty()) {
       return CompletableFuture.completedFuture(HttpJson.notFound("device"));
+    }
+    if (assignments == null) {
+      return CompletableFuture.completedFuture(HttpJson.ok(JsonViews.device(device.get())));
     }
     return assignments.of(device.get().id()).thenApply(firmware -> render(device.get(), firmware));
   }

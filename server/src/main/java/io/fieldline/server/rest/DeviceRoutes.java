@@ -9,6 +9,7 @@ import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.DeviceUpdate;
+import io.fieldline.server.ota.FirmwareAssignments;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -44,10 +45,26 @@ final class DeviceRoutes extends AllDirectives {
 
   private final DeviceRegistry registry;
   private final CredentialsRevocation revocation;
+  private final DeviceFirmwareJson firmware;
 
+  /** Device management without firmware assignment ({@code firmwareId} refused). */
   DeviceRoutes(DeviceRegistry registry, CredentialsRevocation revocation) {
+    this(registry, revocation, DeviceFirmwareJson.NONE);
+  }
+
+  /** Device management whose saves and reads carry the device's {@code firmwareId}. */
+  DeviceRoutes(
+      DeviceRegistry registry,
+      CredentialsRevocation revocation,
+      FirmwareAssignments firmwareAssignments) {
+    this(registry, revocation, new DeviceFirmwareJson(firmwareAssignments));
+  }
+
+  private DeviceRoutes(
+      DeviceRegistry registry, CredentialsRevocation revocation, DeviceFirmwareJson firmware) {
     this.registry = registry;
     this.revocation = revocation;
+    this.firmware = firmware;
   }
 
   /** Routes under {@code /api}. */
@@ -98,7 +115,7 @@ final class DeviceRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> find(DeviceId id) {
-    return registry.findById(id).thenApply(DeviceRoutes::deviceOr404);
+    return registry.findById(id).thenCompose(firmware::found);
   }
 
   private static HttpResponse deviceOr404(Optional<Device> found) {
@@ -115,20 +132,27 @@ final class DeviceRoutes extends AllDirectives {
   private CompletionStage<HttpResponse> save(String body, Optional<String> accessToken) {
     JsonNode json = HttpJson.parseObject(body);
     DeviceFields fields = DeviceFields.of(json);
+    // A firmwareId is checked before anything is saved, and assigned once the device is.
+    return firmware
+        .check(json)
+        .thenCompose(checked -> saveDevice(json, fields, accessToken))
+        .thenCompose(saved -> firmware.saved(saved, json));
+  }
+
+  private CompletionStage<Optional<Device>> saveDevice(
+      JsonNode json, DeviceFields fields, Optional<String> accessToken) {
     JsonNode id = json.path("id");
     if (!id.isMissingNode() && !id.isNull()) {
-      return registry.update(fields.update(deviceId(id))).thenApply(DeviceRoutes::deviceOr404);
+      return registry.update(fields.update(deviceId(id)));
     }
     Optional<String> token =
         accessToken.filter(t -> !t.isBlank()).map(t -> RequestParams.name("accessToken", t));
     CompletionStage<Device> created = registry.create(fields.name(), fields.type(), token);
     if (fields.label() == null && fields.additionalInfoJson() == null) {
-      return created.thenApply(device -> HttpJson.ok(JsonViews.device(device)));
+      return created.thenApply(Optional::of);
     }
     // The create port takes no label or additional info: set them on the new device right away.
-    return created
-        .thenCompose(device -> registry.update(fields.update(device.id())))
-        .thenApply(DeviceRoutes::deviceOr404);
+    return created.thenCompose(device -> registry.update(fields.update(device.id())));
   }
 
   /** ThingsBoard's entity id, {@code {"entityType":"DEVICE","id":"<uuid>"}}. */

@@ -84,7 +84,7 @@ public final class RestApi extends AllDirectives {
             adminUsername, adminPassword, tokens, throttle, new RestMetrics(prometheus, throttle));
     this.cors = new Cors(config);
     this.maxBodyBytes = config.maxBodyBytes();
-    this.devices = new DeviceRoutes(registry, revocation);
+    this.devices = new DeviceRoutes(registry, revocation, ota.assignments());
     this.credentials = new CredentialsRoutes(credentialsStore, revocation);
     this.telemetry = new TelemetryRoutes(queries, store, registry, deadLetters);
     this.attributes = new AttributeRoutes(registry, store, queries, events, maxStringValueLength);
