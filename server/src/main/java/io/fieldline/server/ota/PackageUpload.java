@@ -34,6 +34,10 @@ import org.slf4j.LoggerFactory;
  * on any failure (checksum mismatch, file above {@code max-package-size}, storage, broken
  * connection) the chunks written are removed and nothing is kept.
  *
+ * <p>The part's byte stream is always read to its end (within the route's size limit, {@code
+ * max-package-size} plus the multipart framing), even after a failure: Pekko's {@code fileUpload}
+ * fails the whole request with a 500 when the part's stream fails before the route answered.
+ *
  * <p>Failures: {@link IllegalArgumentException} (bad checksum, empty file: 400), {@link
  * NoSuchElementException} (no such package: 404), {@link OtaPackageConflictException} (it has data
  * already: 409), {@link PackageTooLargeException} (413), storage errors as they come. Thread-safe;
@@ -191,8 +195,11 @@ public final class PackageUpload {
   }
 
   /**
-   * Cuts the incoming bytes into storage chunks, writing each before taking more. Confined to the
-   * stream: the fold hands it from one element to the next.
+   * Cuts the incoming bytes into storage chunks, writing each before taking more. It never fails
+   * the stream it reads: a failed part stream fails the whole multipart request in Pekko's {@code
+   * fileUpload} before this upload could answer. So once something went wrong (a write failed, the
+   * file passed {@code max-package-size}) it only drains the rest, and {@link #finish} reports it.
+   * Confined to the stream: the fold hands it from one element to the next.
    */
   private final class Chunker {
     private final OtaPackageId id;
@@ -203,6 +210,7 @@ public final class PackageUpload {
     private int filled;
     private int index;
     private long total;
+    private @Nullable Throwable failure;
 
     Chunker(OtaPackageId id, UUID uploadId, RunningChecksum checksum) {
       this.id = id;
@@ -212,8 +220,12 @@ public final class PackageUpload {
 
     CompletionStage<Chunker> accept(ByteString piece) {
       total += piece.size();
+      if (failure != null) {
+        return CompletableFuture.completedFuture(this);
+      }
       if (total > config.maxPackageBytes()) {
-        throw new PackageTooLargeException(config.maxPackageBytes());
+        failure = new PackageTooLargeException(config.maxPackageBytes());
+        return CompletableFuture.completedFuture(this);
       }
       CompletionStage<Void> writes = CompletableFuture.completedFuture(null);
       ByteBuffer source = piece.asByteBuffer();
@@ -230,11 +242,20 @@ public final class PackageUpload {
           writes = writes.thenCompose(done -> store.writeChunk(id, uploadId, at, full));
         }
       }
-      return writes.thenApply(done -> this);
+      return writes.handle(
+          (done, error) -> {
+            if (error != null) {
+              failure = error;
+            }
+            return this;
+          });
     }
 
-    /** Writes what is left; completes with the file's size. */
+    /** Writes what is left; completes with the file's size, or fails with what went wrong. */
     CompletionStage<Long> finish() {
+      if (failure != null) {
+        return CompletableFuture.failedFuture(failure);
+      }
       if (total == 0) {
         throw new IllegalArgumentException("the file is empty");
       }
