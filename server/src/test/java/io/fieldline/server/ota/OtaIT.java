@@ -263,6 +263,12 @@ class OtaIT extends OtaTestBase {
         .isEqualTo(413);
     assertThat(ok(get("/api/otaPackage/info/" + packageId, admin)).get("hasData").asBoolean())
         .isFalse();
+    assertThat(
+            post("/api/otaPackage/" + packageId + "?checksumAlgorithm=MD5", admin, "{}")
+                .statusCode())
+        .as("not multipart")
+        .isEqualTo(415);
+    assertThat(metric("fieldline_ota_uploads_total{outcome=\"too_large\"")).isEqualTo(1);
   }
 
   @Test
