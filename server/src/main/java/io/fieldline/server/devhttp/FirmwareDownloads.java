@@ -10,16 +10,16 @@ import io.fieldline.common.ota.OtaPackageType;
 import io.fieldline.server.devhttp.DeviceApiMetrics.Refusal;
 import io.fieldline.server.ota.OtaPackages;
 import io.fieldline.server.rest.HttpJson;
-import io.fieldline.transport.mqtt.firmware.FirmwareConfig;
-import io.fieldline.transport.mqtt.firmware.FirmwareMetrics;
-import io.fieldline.transport.mqtt.firmware.FirmwareMetrics.Protocol;
-import io.fieldline.transport.mqtt.session.RateLimitedLog;
+import io.fieldline.transport.mqtt.FirmwareConfig;
+import io.fieldline.transport.mqtt.FirmwareMetrics;
+import io.fieldline.transport.mqtt.FirmwareMetrics.Protocol;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.http.javadsl.model.ContentType;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
@@ -33,6 +33,7 @@ import org.apache.pekko.japi.Pair;
 import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -52,8 +53,10 @@ import org.slf4j.LoggerFactory;
  */
 final class FirmwareDownloads extends AllDirectives {
 
-  private static final RateLimitedLog READ_FAILURES =
-      new RateLimitedLog(LoggerFactory.getLogger(FirmwareDownloads.class), 10, TimeUnit.SECONDS);
+  private static final Logger LOG = LoggerFactory.getLogger(FirmwareDownloads.class);
+  private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+  // When the next read-failure line may be logged: at most one per 10 s.
+  private static final AtomicLong NEXT_FAILURE_LOG = new AtomicLong(System.nanoTime());
 
   private final DeviceRegistry registry;
   private final FirmwareSource source;
@@ -215,7 +218,11 @@ final class FirmwareDownloads extends AllDirectives {
       return HttpJson.error(400, String.valueOf(cause.getMessage()));
     }
     firmwareMetrics.refused(Protocol.HTTP, FirmwareMetrics.Refusal.READ_FAILED);
-    READ_FAILURES.warn("[http-device] firmware download answered 503: {}", String.valueOf(cause));
+    long now = System.nanoTime();
+    long next = NEXT_FAILURE_LOG.get();
+    if (now - next >= 0 && NEXT_FAILURE_LOG.compareAndSet(next, now + LOG_INTERVAL_NANOS)) {
+      LOG.warn("[http-device] firmware download answered 503: {}", String.valueOf(cause));
+    }
     return HttpJson.error(
             503,
             cause instanceof StoreException

@@ -9,7 +9,7 @@ import java.util.Map;
 /**
  * The server's OTA meters: uploads by outcome and their bytes, firmware assignments. Names are
  * {@code fieldline.ota.*}, beside the downloads' ({@code
- * io.fieldline.transport.mqtt.firmware.FirmwareMetrics}). Thread-safe.
+ * io.fieldline.transport.mqtt.FirmwareMetrics}). Thread-safe.
  */
 public final class OtaMetrics {
 

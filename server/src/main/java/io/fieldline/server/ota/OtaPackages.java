@@ -5,9 +5,9 @@ import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.ota.FirmwareSource;
 import io.fieldline.common.ota.OtaPackageStore;
-import io.fieldline.transport.mqtt.firmware.FirmwareConfig;
-import io.fieldline.transport.mqtt.firmware.FirmwareDelivery;
-import io.fieldline.transport.mqtt.firmware.FirmwareMetrics;
+import io.fieldline.transport.mqtt.FirmwareConfig;
+import io.fieldline.transport.mqtt.FirmwareDelivery;
+import io.fieldline.transport.mqtt.FirmwareMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 
 /**

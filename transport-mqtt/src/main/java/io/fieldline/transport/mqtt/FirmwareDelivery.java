@@ -1,4 +1,4 @@
-package io.fieldline.transport.mqtt.firmware;
+package io.fieldline.transport.mqtt;
 
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.ota.FirmwareSource;

@@ -1,4 +1,4 @@
-package io.fieldline.transport.mqtt.firmware;
+package io.fieldline.transport.mqtt;
 
 import com.typesafe.config.Config;
 import io.fieldline.common.config.ConfigReader;

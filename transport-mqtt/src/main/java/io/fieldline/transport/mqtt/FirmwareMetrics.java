@@ -1,4 +1,4 @@
-package io.fieldline.transport.mqtt.firmware;
+package io.fieldline.transport.mqtt;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
