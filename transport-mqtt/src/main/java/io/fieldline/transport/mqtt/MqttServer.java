@@ -8,7 +8,6 @@ import io.fieldline.common.PressureGauge;
 import io.fieldline.common.SessionTakeover;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.events.DeviceEvents;
-import io.fieldline.transport.mqtt.firmware.FirmwareDelivery;
 import io.fieldline.transport.mqtt.session.PreAuthLimits;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionRegistry;

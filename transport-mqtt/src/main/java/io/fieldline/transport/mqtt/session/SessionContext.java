@@ -7,9 +7,9 @@ import io.fieldline.common.PayloadParser;
 import io.fieldline.common.SessionTakeover;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.transport.mqtt.FirmwareDelivery;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
-import io.fieldline.transport.mqtt.firmware.FirmwareDelivery;
 import java.util.function.BooleanSupplier;
 
 /**

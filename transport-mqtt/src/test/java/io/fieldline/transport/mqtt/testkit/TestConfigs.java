@@ -1,8 +1,8 @@
 package io.fieldline.transport.mqtt.testkit;
 
 import com.typesafe.config.ConfigFactory;
+import io.fieldline.transport.mqtt.FirmwareConfig;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
-import io.fieldline.transport.mqtt.firmware.FirmwareConfig;
 
 /** Transport configs for tests: HOCON overrides on top of the module's reference.conf. */
 public final class TestConfigs {
