@@ -131,21 +131,36 @@ class SessionFirmwareTest extends SessionHandlerTestBase {
     client.send(subscribe(1, "v2/fw/error", MqttQoS.AT_MOST_ONCE));
     client.received();
 
-    client.send(publish("v2/fw/request/1/chunks/0", MqttQoS.AT_LEAST_ONCE, 1, "8"));
     client.send(publish("v2/fw/request/1/chunk/x", MqttQoS.AT_LEAST_ONCE, 2, "8"));
+    client.send(publish("v2/fw/request/1/2/chunk/0", MqttQoS.AT_LEAST_ONCE, 3, "8"));
     client.send(request("1", 0, "-8"));
 
     assertThat(client.received())
         .containsExactly(
-            "PUBLISH v2/fw/error the topic must be v2/fw/request/{requestId}/chunk/{n}, got"
-                + " v2/fw/request/1/chunks/0",
-            "PUBACK 1",
             "PUBLISH v2/fw/error the chunk number must be a non-negative decimal number",
             "PUBACK 2",
+            "PUBLISH v2/fw/error the topic must be v2/fw/request/{requestId}/chunk/{n}, got"
+                + " v2/fw/request/1/2/chunk/0",
+            "PUBACK 3",
             "PUBLISH v2/fw/error the chunk size must be a non-negative decimal number",
             "PUBACK 1");
     assertThat(refused(fixture, "bad_request")).isEqualTo(3);
     assertThat(client.isOpen()).isTrue();
+  }
+
+  @Test
+  void should_dead_letter_a_topic_under_v2_fw_request_without_a_chunk() {
+    SessionFixture fixture = withFirmware();
+    SessionClient client = connected(fixture);
+
+    client.send(publish("v2/fw/request/0", MqttQoS.AT_LEAST_ONCE, 4, "8"));
+
+    assertThat(fixture.deadLetters.writes())
+        .extracting(write -> write.deadLetter().topic())
+        .containsExactly("v2/fw/request/0");
+    fixture.deadLetters.writes().get(0).done().complete(null);
+    assertThat(client.received()).containsExactly("PUBACK 4");
+    assertThat(refused(fixture, "bad_request")).isZero();
   }
 
   @Test
