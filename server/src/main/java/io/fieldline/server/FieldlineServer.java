@@ -13,9 +13,15 @@ import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.server.devhttp.DeviceApiConfig;
 import io.fieldline.server.live.LiveData;
+import io.fieldline.server.ota.OtaConfig;
+import io.fieldline.server.ota.OtaPackages;
+import io.fieldline.server.provision.ProvisionConfig;
+import io.fieldline.server.provision.Provisioning;
 import io.fieldline.server.rpc.RpcConfig;
 import io.fieldline.server.rpc.RpcService;
 import io.fieldline.server.ws.WsConfig;
+import io.fieldline.transport.mqtt.DeviceServices;
+import io.fieldline.transport.mqtt.FirmwareConfig;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -93,6 +99,9 @@ public final class FieldlineServer implements AutoCloseable {
     DeviceApiConfig.from(root);
     ClusterConfig clusterConfig = ClusterConfig.from(root);
     MqttTransportConfig mqttConfig = MqttTransportConfig.from(root);
+    OtaConfig otaConfig = OtaConfig.from(root);
+    ProvisionConfig provisionConfig = ProvisionConfig.from(root);
+    FirmwareConfig firmwareConfig = FirmwareConfig.from(root);
     WarmUp.Settings warmUp = WarmUp.Settings.from(root);
     config = serverConfig;
     bindJvmMetrics();
@@ -133,6 +142,22 @@ public final class FieldlineServer implements AutoCloseable {
     live.useEvents(events);
     clusterTier.onMembersChanged(live::membersChanged);
     scheduleRefresh(live);
+    OtaPackages ota =
+        new OtaPackages(
+            storageTier.storage().otaPackages(),
+            storageTier.storage().deviceRegistry(),
+            storageTier.storage().telemetryStore(),
+            events,
+            otaConfig,
+            firmwareConfig,
+            metrics);
+    Provisioning provisioning =
+        new Provisioning(
+            storageTier.storage().deviceProfiles(),
+            storageTier.storage().deviceRegistry(),
+            storageTier.storage().credentialsStore(),
+            provisionConfig,
+            metrics);
     MqttTier mqttTier =
         MqttTier.start(
             mqttConfig,
@@ -142,6 +167,7 @@ public final class FieldlineServer implements AutoCloseable {
             devices,
             clusterTier,
             events,
+            new DeviceServices(ota.delivery(), Optional.of(provisioning)),
             metrics,
             stops);
     mqtt = mqttTier;
@@ -168,6 +194,8 @@ public final class FieldlineServer implements AutoCloseable {
             wsConfig,
             metrics,
             mqttTier,
+            ota,
+            provisioning,
             stops);
     http = httpTier;
     // After HTTP in the list, so before it when stopping: waiting calls answer 503 first.

@@ -3,11 +3,13 @@ package io.fieldline.server;
 import io.fieldline.common.CredentialsRevocation;
 import io.fieldline.common.PayloadParser;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.server.console.ConsoleRoutes;
 import io.fieldline.server.devhttp.DeviceApi;
 import io.fieldline.server.devhttp.DeviceApiConfig;
 import io.fieldline.server.live.LiveData;
+import io.fieldline.server.ota.OtaPackages;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.rest.RestApi;
 import io.fieldline.server.rpc.RpcService;
@@ -50,6 +52,8 @@ record HttpTier(ServerBinding binding) {
       WsConfig wsConfig,
       PrometheusMeterRegistry metrics,
       MqttTier mqtt,
+      OtaPackages ota,
+      DeviceProvisioning provisioning,
       StopSteps stops) {
     JwtTokens tokens =
         new JwtTokens(jwtSecret, config.tokenTtl(), config.refreshTokenTtl(), Clock.systemUTC());
@@ -80,7 +84,9 @@ record HttpTier(ServerBinding binding) {
             metrics,
             config.rest(),
             new ConsoleRoutes(mqtt.server().port(), mqtt.server().tlsPort()),
-            websockets);
+            websockets,
+            storage.deviceProfiles(),
+            ota);
     // The same config the actor system was built from (the whole server's).
     DeviceApiConfig deviceConfig = DeviceApiConfig.from(devices.system().settings().config());
     DeviceApi deviceApi =
@@ -92,7 +98,9 @@ record HttpTier(ServerBinding binding) {
             cluster.gateway(devices.gateway()),
             events,
             new PayloadParser(config.payloadTypeCast(), config.payloadMaxStringValueLength()),
-            metrics);
+            metrics,
+            ota.delivery(),
+            provisioning);
     // The body limit also at the parser (bodies no route reads; each API narrows it to its own),
     // and the TCP peer as an attribute for the per-address login throttle.
     ServerSettings defaults = ServerSettings.create(devices.system().classicSystem());

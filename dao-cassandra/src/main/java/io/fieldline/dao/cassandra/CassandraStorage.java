@@ -10,11 +10,14 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TelemetryStore;
+import io.fieldline.common.ota.OtaPackageStore;
+import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.common.rpc.PersistentRpcStore;
 import io.fieldline.dao.cassandra.cql.CassandraSessionFactory;
 import io.fieldline.dao.cassandra.cql.StoreMetrics;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import io.fieldline.dao.cassandra.deadletter.CassandraDeadLetterStore;
+import io.fieldline.dao.cassandra.ota.CassandraOtaPackageStore;
 import io.fieldline.dao.cassandra.registry.CachingDeviceRegistry;
 import io.fieldline.dao.cassandra.registry.CassandraDeviceRegistry;
 import io.fieldline.dao.cassandra.rpc.CassandraRpcStore;
@@ -59,6 +62,7 @@ public final class CassandraStorage implements AutoCloseable {
   private final CachingDeviceRegistry deviceCache;
   private final CassandraDeadLetterStore deadLetters;
   private final CassandraRpcStore rpcStore;
+  private final CassandraOtaPackageStore otaPackages;
   private final List<PressureGauge> pressure;
 
   private CassandraStorage(CqlSession session, CassandraConfig config, MeterRegistry registry) {
@@ -103,6 +107,7 @@ public final class CassandraStorage implements AutoCloseable {
         config.deviceCache().preload() ? config.deviceCache().maxSize() * 9 / 10 : 0);
     this.deadLetters = new CassandraDeadLetterStore(session, config, limiter, registry);
     this.rpcStore = new CassandraRpcStore(session, config, limiter);
+    this.otaPackages = new CassandraOtaPackageStore(session, config, limiter);
     List<PressureGauge> gauges = new ArrayList<>(telemetryStore.pressure());
     gauges.add(limiter.pressure());
     this.pressure = List.copyOf(gauges);
@@ -224,6 +229,11 @@ public final class CassandraStorage implements AutoCloseable {
     return deviceCache;
   }
 
+  /** Device profiles, and the profile of each device; not cached (never read on CONNECT). */
+  public DeviceProfileStore deviceProfiles() {
+    return devices.deviceProfiles();
+  }
+
   /**
    * Reading and replacing device credentials (the REST API); replacing one forgets this node's
    * cached lookups of the device.
@@ -253,6 +263,11 @@ public final class CassandraStorage implements AutoCloseable {
   /** Persistent server-side RPCs, kept for {@code rpc-ttl}. */
   public PersistentRpcStore rpcStore() {
     return rpcStore;
+  }
+
+  /** OTA packages, their data and the devices' firmware assignments. */
+  public OtaPackageStore otaPackages() {
+    return otaPackages;
   }
 
   /**

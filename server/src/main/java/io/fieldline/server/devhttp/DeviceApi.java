@@ -10,9 +10,11 @@ import io.fieldline.common.PayloadParser;
 import io.fieldline.common.StoreException;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.server.devhttp.DeviceApiMetrics.Refusal;
 import io.fieldline.server.devhttp.DeviceApiMetrics.Resource;
 import io.fieldline.server.rest.HttpJson;
+import io.fieldline.transport.mqtt.FirmwareDelivery;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -31,6 +33,7 @@ import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.pekko.http.javadsl.model.AttributeKeys;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
@@ -86,6 +89,8 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
   private final Uploads uploads;
   private final ClientRpcAnswers clientRpc;
   private final FailedAuthBudgets failedAuth;
+  private final FirmwareDownloads firmware;
+  private final DeviceProvisioning provisioning;
   private final ScheduledThreadPoolExecutor timer;
   private final RejectionHandler rejections;
   private final LongSupplier nanoClock;
@@ -109,7 +114,9 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
       DeviceGateway gateway,
       DeviceEvents events,
       PayloadParser parser,
-      MeterRegistry meterRegistry) {
+      MeterRegistry meterRegistry,
+      FirmwareDelivery firmwareDelivery,
+      DeviceProvisioning provisioning) {
     this(
         config,
         registry,
@@ -119,6 +126,8 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
         events,
         parser,
         meterRegistry,
+        firmwareDelivery,
+        provisioning,
         System::nanoTime);
   }
 
@@ -132,6 +141,8 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
       DeviceEvents events,
       PayloadParser parser,
       MeterRegistry meterRegistry,
+      FirmwareDelivery firmwareDelivery,
+      DeviceProvisioning provisioning,
       LongSupplier nanoClock) {
     this.config = config;
     this.nanoClock = nanoClock;
@@ -167,6 +178,8 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
             metrics,
             System::currentTimeMillis);
     this.clientRpc = new ClientRpcAnswers(config, System::currentTimeMillis);
+    this.firmware = new FirmwareDownloads(firmwareDelivery, metrics);
+    this.provisioning = provisioning;
     this.rejections =
         RejectionHandler.defaultHandler()
             .mapRejectionResponse(
@@ -200,7 +213,46 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
   public Route routes() {
     return pathPrefix(
         PathMatchers.segment("api").slash("v1"),
-        () -> config.enabled() ? concat(resources(), notFound()) : notFound());
+        () -> config.enabled() ? concat(provision(), resources(), notFound()) : notFound());
+  }
+
+  /**
+   * {@code POST /api/v1/provision}: the body is the MQTT provisioning request, answered 200 with
+   * the same JSON the MQTT session publishes on {@code /provision/response} (its {@code status}
+   * says whether the device was provisioned), by the node's one provisioning service and its
+   * limits.
+   */
+  private Route provision() {
+    return path(
+        "provision",
+        () ->
+            answered(
+                () ->
+                    post(
+                        () ->
+                            extractRequest(
+                                request -> {
+                                  metrics.request(Resource.PROVISION);
+                                  InetAddress source = sourceAddress(request);
+                                  return withSizeLimit(
+                                      config.maxBodyBytes(),
+                                      () ->
+                                          entity(
+                                              Unmarshaller.entityToByteArray(),
+                                              body ->
+                                                  reply(
+                                                      () ->
+                                                          provisioning
+                                                              .provision(body, source)
+                                                              .thenApply(
+                                                                  answer ->
+                                                                      HttpResponse.create()
+                                                                          .withStatus(200)
+                                                                          .withEntity(
+                                                                              ContentTypes
+                                                                                  .APPLICATION_JSON,
+                                                                              answer.toJson())))));
+                                }))));
   }
 
   /** The API's resources under {@code /api/v1/}; a new resource is one more entry here. */
@@ -238,7 +290,8 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
                                           post(() -> clientRpc(caller))))),
                       path(
                           PathMatchers.segment("rpc").slash(PathMatchers.segment()),
-                          requestId -> answered(() -> post(() -> reply(caller, requestId)))));
+                          requestId -> answered(() -> post(() -> reply(caller, requestId)))),
+                      path("firmware", () -> answered(() -> firmware(caller))));
                 }));
   }
 
@@ -334,6 +387,17 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
                                   withDevice(
                                       caller,
                                       device -> polls.start(kind, device.id(), timeout, arrived))));
+                }));
+  }
+
+  private Route firmware(Caller caller) {
+    return get(
+        () ->
+            parameterMap(
+                params -> {
+                  metrics.request(Resource.FIRMWARE);
+                  return reply(
+                      () -> withDevice(caller, device -> firmware.download(device, params)));
                 }));
   }
 

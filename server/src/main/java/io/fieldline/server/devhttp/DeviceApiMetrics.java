@@ -41,7 +41,9 @@ final class DeviceApiMetrics {
     ATTRIBUTE_UPDATES,
     RPC_POLL,
     RPC_REPLY,
-    CLIENT_RPC
+    CLIENT_RPC,
+    FIRMWARE,
+    PROVISION
   }
 
   /** Why a request was refused with a 4xx; the {@code reason} tag of {@link #REJECTED}. */

@@ -5,10 +5,9 @@
  * against the device profiles, creates or finds the device, and answers its credential, within the
  * rate limits of {@link io.fieldline.server.provision.ProvisionThrottle} ({@code
  * fieldline.provision}, {@link io.fieldline.server.provision.ProvisionConfig}); every outcome and
- * refusal counted in {@link io.fieldline.server.provision.ProvisionMetrics}. The MQTT transport
- * reaches the service through the registry it is given ({@link
- * io.fieldline.server.provision.ProvisioningRegistry}); the HTTP device API calls it with the same
- * JSON.
+ * refusal counted in {@link io.fieldline.server.provision.ProvisionMetrics}. The server builds one
+ * per node; the MQTT transport's {@code provision} login and the HTTP device API's {@code POST
+ * /api/v1/provision} share it (one throttle), with the same JSON.
  *
  * <p>Threads: the service never blocks; its stages complete on driver I/O threads. The throttle is
  * shared by every caller (short critical sections).

@@ -11,6 +11,7 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.DeviceUpdate;
 import io.fieldline.common.profile.DeviceProfileId;
 import io.fieldline.common.profile.DeviceProfileStore;
+import io.fieldline.server.ota.FirmwareAssignments;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -40,7 +41,8 @@ import org.jspecify.annotations.Nullable;
  * <p>With the device profiles ({@link DeviceProfileStore}), a device is read with its {@code
  * deviceProfileId}, and a save may name one ({@code {"entityType":"DEVICE_PROFILE","id":..}}): the
  * profile must exist (400 otherwise) and the device gets it once it is created or updated; a save
- * without one (absent or null) keeps the device's profile.
+ * without one (absent or null) keeps the device's profile. With OTA packages, a device is read with
+ * its {@code firmwareId} and a save may assign one ({@link DeviceFirmwareJson}).
  */
 final class DeviceRoutes extends AllDirectives {
 
@@ -52,19 +54,31 @@ final class DeviceRoutes extends AllDirectives {
   private final DeviceRegistry registry;
   private final CredentialsRevocation revocation;
   private final @Nullable DeviceProfileStore profiles;
+  private final DeviceFirmwareJson firmware;
 
-  /** Devices without profiles: no {@code deviceProfileId} is read or written. */
+  /** Devices without profiles or firmware: no {@code deviceProfileId} or {@code firmwareId}. */
   DeviceRoutes(DeviceRegistry registry, CredentialsRevocation revocation) {
-    this(registry, revocation, null);
+    this(registry, revocation, null, DeviceFirmwareJson.NONE);
   }
 
+  /** Devices with their profile and firmware, each read and written with the device. */
   DeviceRoutes(
       DeviceRegistry registry,
       CredentialsRevocation revocation,
-      @Nullable DeviceProfileStore profiles) {
+      DeviceProfileStore profiles,
+      FirmwareAssignments firmwareAssignments) {
+    this(registry, revocation, profiles, new DeviceFirmwareJson(firmwareAssignments));
+  }
+
+  private DeviceRoutes(
+      DeviceRegistry registry,
+      CredentialsRevocation revocation,
+      @Nullable DeviceProfileStore profiles,
+      DeviceFirmwareJson firmware) {
     this.registry = registry;
     this.revocation = revocation;
     this.profiles = profiles;
+    this.firmware = firmware;
   }
 
   /** Routes under {@code /api}. */
@@ -118,19 +132,20 @@ final class DeviceRoutes extends AllDirectives {
     return registry.findById(id).thenCompose(this::deviceOr404);
   }
 
-  /** The device with its profile (when profiles are served), or 404. */
+  /** The device with its profile and firmware (when they are served), or 404. */
   private CompletionStage<HttpResponse> deviceOr404(Optional<Device> found) {
     if (found.isEmpty()) {
       return CompletableFuture.completedFuture(HttpJson.notFound("device"));
     }
     Device device = found.get();
     DeviceProfileStore store = profiles;
-    if (store == null) {
-      return CompletableFuture.completedFuture(HttpJson.ok(JsonViews.device(device)));
-    }
-    return store
-        .profileOf(device.id())
-        .thenApply(profile -> HttpJson.ok(JsonViews.device(device, profile.orElse(null))));
+    CompletionStage<ObjectNode> view =
+        store == null
+            ? CompletableFuture.completedFuture(JsonViews.device(device))
+            : store
+                .profileOf(device.id())
+                .thenApply(profile -> JsonViews.device(device, profile.orElse(null)));
+    return view.thenCompose(node -> firmware.render(device, node)).thenApply(HttpJson::ok);
   }
 
   /**
@@ -142,13 +157,25 @@ final class DeviceRoutes extends AllDirectives {
     JsonNode json = HttpJson.parseObject(body);
     DeviceFields fields = DeviceFields.of(json);
     DeviceProfileId profile = profileId(json.path("deviceProfileId"));
+    // A firmwareId is checked before anything is saved, and assigned once the device is.
+    return firmware
+        .check(json)
+        .thenCompose(checked -> saveDevice(json, fields, accessToken, profile))
+        .thenCompose(saved -> firmware.apply(saved, json))
+        .thenCompose(this::deviceOr404);
+  }
+
+  private CompletionStage<Optional<Device>> saveDevice(
+      JsonNode json,
+      DeviceFields fields,
+      Optional<String> accessToken,
+      @Nullable DeviceProfileId profile) {
     JsonNode id = json.path("id");
     if (!id.isMissingNode() && !id.isNull()) {
       DeviceId device = deviceId(id);
       return profileExists(profile)
           .thenCompose(exists -> registry.update(fields.update(device)))
-          .thenCompose(updated -> withProfile(updated, profile))
-          .thenCompose(this::deviceOr404);
+          .thenCompose(updated -> withProfile(updated, profile));
     }
     Optional<String> token =
         accessToken.filter(t -> !t.isBlank()).map(t -> RequestParams.name("accessToken", t));
@@ -161,7 +188,7 @@ final class DeviceRoutes extends AllDirectives {
             // The create port takes no label or additional info: set them on the new device
             // right away.
             : created.thenCompose(device -> registry.update(fields.update(device.id())));
-    return saved.thenCompose(device -> withProfile(device, profile)).thenCompose(this::deviceOr404);
+    return saved.thenCompose(device -> withProfile(device, profile));
   }
 
   /**

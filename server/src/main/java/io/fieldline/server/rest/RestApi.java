@@ -9,6 +9,7 @@ import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.server.console.ConsoleRoutes;
+import io.fieldline.server.ota.OtaPackages;
 import io.fieldline.server.rpc.RpcService;
 import io.fieldline.server.ws.WsRoutes;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -57,6 +58,7 @@ public final class RestApi extends AllDirectives {
   private final ConsoleRoutes console;
   private final Cors cors;
   private final WsRoutes websockets;
+  private final OtaPackageRoutes otaPackages;
   private final long maxBodyBytes;
 
   public RestApi(
@@ -76,18 +78,17 @@ public final class RestApi extends AllDirectives {
       PrometheusMeterRegistry prometheus,
       RestConfig config,
       ConsoleRoutes console,
-      WsRoutes websockets) {
+      WsRoutes websockets,
+      DeviceProfileStore profileStore,
+      OtaPackages ota) {
     LoginThrottle throttle = new LoginThrottle(config, System::nanoTime);
     this.auth =
         new AuthRoutes(
             adminUsername, adminPassword, tokens, throttle, new RestMetrics(prometheus, throttle));
     this.cors = new Cors(config);
     this.maxBodyBytes = config.maxBodyBytes();
-    // The storage's registry also serves the device profiles (common's DeviceProfileStore).
-    DeviceProfileStore profileStore = registry instanceof DeviceProfileStore served ? served : null;
-    this.devices = new DeviceRoutes(registry, revocation, profileStore);
-    this.profiles =
-        profileStore == null ? reject() : new DeviceProfileRoutes(profileStore).routes();
+    this.devices = new DeviceRoutes(registry, revocation, profileStore, ota.assignments());
+    this.profiles = new DeviceProfileRoutes(profileStore).routes();
     this.credentials = new CredentialsRoutes(credentialsStore, revocation);
     this.telemetry = new TelemetryRoutes(queries, store, registry, deadLetters);
     this.attributes = new AttributeRoutes(registry, store, queries, events, maxStringValueLength);
@@ -96,6 +97,7 @@ public final class RestApi extends AllDirectives {
     this.rpc = new RpcRoutes(rpc, registry);
     this.console = console;
     this.websockets = websockets;
+    this.otaPackages = new OtaPackageRoutes(ota, registry);
   }
 
   public Route routes() {
@@ -131,6 +133,7 @@ public final class RestApi extends AllDirectives {
                             profiles,
                             telemetry.routes(),
                             attributes.routes(),
-                            rpc.routes()))));
+                            rpc.routes(),
+                            otaPackages.routes()))));
   }
 }

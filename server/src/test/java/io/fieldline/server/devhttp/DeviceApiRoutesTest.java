@@ -20,8 +20,10 @@ import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TsKvEntry;
 import io.fieldline.common.events.DeviceEvent;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.common.provision.ProvisionResponse;
 import io.fieldline.common.rpc.RpcCallback;
 import io.fieldline.common.rpc.ToDeviceRpc;
+import io.fieldline.transport.mqtt.FirmwareDelivery;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -128,6 +130,8 @@ class DeviceApiRoutesTest {
             events,
             PayloadParser.defaults(),
             meters,
+            FirmwareDelivery.none(),
+            (payload, source) -> CompletableFuture.completedFuture(ProvisionResponse.notFound()),
             nanos::get);
     ServerSettings settings =
         ServerSettings.create(system.classicSystem()).withRemoteAddressAttribute(true);

@@ -10,7 +10,6 @@ import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3Client;
 import com.hivemq.client.mqtt.mqtt3.exceptions.Mqtt3SubAckException;
-import com.hivemq.client.mqtt.mqtt3.message.publish.Mqtt3Publish;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5BlockingClient;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5Client;
 import com.hivemq.client.mqtt.mqtt5.message.publish.Mqtt5Publish;
@@ -22,7 +21,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.paho.client.mqttv3.IMqttDeliveryToken;
 import org.eclipse.paho.client.mqttv3.MqttCallback;
 import org.eclipse.paho.client.mqttv3.MqttClient;
@@ -43,10 +41,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class MqttProvisioningIT extends ProvisionTestBase {
 
-  private static final String REQUEST = "/provision/request";
-  private static final String RESPONSE = "/provision/response";
   private static final String TELEMETRY = "v1/devices/me/telemetry";
-  private static final AtomicInteger CLIENTS = new AtomicInteger();
 
   @Override
   protected Map<String, Object> overrides() {
@@ -56,54 +51,6 @@ class MqttProvisioningIT extends ProvisionTestBase {
         "fieldline.provision.per-address-burst", 1000,
         "fieldline.provision.max-failures-per-address", 6,
         "fieldline.mqtt.connect-timeout", "2 seconds");
-  }
-
-  /**
-   * Provisions over a HiveMQ MQTT 3.1.1 client logged in as {@code provision}: subscribes to the
-   * answer, publishes the request with QoS 1, and returns the answer once it disconnected.
-   */
-  private JsonNode provision(String request) {
-    Mqtt3BlockingClient client =
-        Mqtt3Client.builder()
-            .identifier("prov-" + CLIENTS.incrementAndGet())
-            .serverHost("127.0.0.1")
-            .serverPort(mqttPort())
-            .simpleAuth()
-            .username("provision")
-            .applySimpleAuth()
-            .buildBlocking();
-    client.connect();
-    try (Mqtt3BlockingClient.Mqtt3Publishes answers =
-        client.publishes(MqttGlobalPublishFilter.ALL)) {
-      client.subscribeWith().topicFilter(RESPONSE).qos(MqttQos.AT_LEAST_ONCE).send();
-      client
-          .publishWith()
-          .topic(REQUEST)
-          .qos(MqttQos.AT_LEAST_ONCE)
-          .payload(request.getBytes(StandardCharsets.UTF_8))
-          .send();
-      Optional<Mqtt3Publish> answer = answers.receive(10, TimeUnit.SECONDS);
-      assertThat(answer).as("an answer on " + RESPONSE).isPresent();
-      assertThat(answer.get().getTopic().toString()).isEqualTo(RESPONSE);
-      // As ThingsBoard's clients do: disconnect once the answer is read.
-      client.disconnect();
-      return json(new String(answer.get().getPayloadAsBytes(), StandardCharsets.UTF_8));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private static String request(String name, String key, String secret, String credentials) {
-    return "{"
-        + (name == null ? "" : "\"deviceName\":\"" + name + "\",")
-        + "\"provisionDeviceKey\":\""
-        + key
-        + "\",\"provisionDeviceSecret\":\""
-        + secret
-        + "\""
-        + credentials
-        + "}";
   }
 
   /** Publishes one telemetry message with QoS 1 (the PUBACK comes once it is stored). */

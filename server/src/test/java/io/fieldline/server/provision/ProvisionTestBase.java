@@ -4,13 +4,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.hivemq.client.mqtt.MqttGlobalPublishFilter;
+import com.hivemq.client.mqtt.datatypes.MqttQos;
+import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
+import com.hivemq.client.mqtt.mqtt3.Mqtt3Client;
+import com.hivemq.client.mqtt.mqtt3.message.publish.Mqtt3Publish;
 import io.fieldline.common.DeviceId;
 import io.fieldline.server.ServerTestBase;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
@@ -20,6 +29,9 @@ import org.junit.jupiter.api.BeforeAll;
 abstract class ProvisionTestBase extends ServerTestBase {
 
   static final ObjectMapper JSON = new ObjectMapper();
+  static final String REQUEST = "/provision/request";
+  static final String RESPONSE = "/provision/response";
+  private static final AtomicInteger CLIENTS = new AtomicInteger();
 
   String token;
 
@@ -89,6 +101,54 @@ abstract class ProvisionTestBase extends ServerTestBase {
             + (secret == null ? "" : ",\"provisionDeviceSecret\":\"" + secret + "\"")
             + "}}}";
     return ok(post("/api/deviceProfile", body)).path("id").path("id").asText();
+  }
+
+  /**
+   * Provisions over a HiveMQ MQTT 3.1.1 client logged in as {@code provision}: subscribes to the
+   * answer, publishes the request with QoS 1, and returns the answer once it disconnected.
+   */
+  JsonNode provision(String request) {
+    Mqtt3BlockingClient client =
+        Mqtt3Client.builder()
+            .identifier("prov-" + CLIENTS.incrementAndGet())
+            .serverHost("127.0.0.1")
+            .serverPort(mqttPort())
+            .simpleAuth()
+            .username("provision")
+            .applySimpleAuth()
+            .buildBlocking();
+    client.connect();
+    try (Mqtt3BlockingClient.Mqtt3Publishes answers =
+        client.publishes(MqttGlobalPublishFilter.ALL)) {
+      client.subscribeWith().topicFilter(RESPONSE).qos(MqttQos.AT_LEAST_ONCE).send();
+      client
+          .publishWith()
+          .topic(REQUEST)
+          .qos(MqttQos.AT_LEAST_ONCE)
+          .payload(request.getBytes(StandardCharsets.UTF_8))
+          .send();
+      Optional<Mqtt3Publish> answer = answers.receive(10, TimeUnit.SECONDS);
+      assertThat(answer).as("an answer on " + RESPONSE).isPresent();
+      assertThat(answer.get().getTopic().toString()).isEqualTo(RESPONSE);
+      // As ThingsBoard's clients do: disconnect once the answer is read.
+      client.disconnect();
+      return json(new String(answer.get().getPayloadAsBytes(), StandardCharsets.UTF_8));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static String request(String name, String key, String secret, String credentials) {
+    return "{"
+        + (name == null ? "" : "\"deviceName\":\"" + name + "\",")
+        + "\"provisionDeviceKey\":\""
+        + key
+        + "\",\"provisionDeviceSecret\":\""
+        + secret
+        + "\""
+        + credentials
+        + "}";
   }
 
   /** The device list's total, as the REST API counts it. */

@@ -89,6 +89,38 @@ public final class MqttServer implements AutoCloseable {
       SessionTakeover takeover,
       DeviceEvents events,
       TelemetryQueries queries) {
+    this(
+        config,
+        registry,
+        gateway,
+        deadLetters,
+        parser,
+        storagePressure,
+        meterRegistry,
+        sessions,
+        takeover,
+        events,
+        queries,
+        DeviceServices.none());
+  }
+
+  /**
+   * A listener that also serves firmware downloads ({@code v2/fw/request/...}) and the {@code
+   * provision} login from {@code services}; the other parameters as above.
+   */
+  public MqttServer(
+      MqttTransportConfig config,
+      DeviceRegistry registry,
+      DeviceGateway gateway,
+      DeadLetterStore deadLetters,
+      PayloadParser parser,
+      List<PressureGauge> storagePressure,
+      MeterRegistry meterRegistry,
+      SessionRegistry sessions,
+      SessionTakeover takeover,
+      DeviceEvents events,
+      TelemetryQueries queries,
+      DeviceServices services) {
     this.config = config;
     this.storagePressure = List.copyOf(storagePressure);
     MqttMetrics metrics = new MqttMetrics(meterRegistry);
@@ -107,7 +139,8 @@ public final class MqttServer implements AutoCloseable {
             preAuth,
             events,
             queries,
-            () -> this.storagePressure.stream().anyMatch(PressureGauge::isOverloaded));
+            () -> this.storagePressure.stream().anyMatch(PressureGauge::isOverloaded),
+            services);
   }
 
   /** Binds the listener; returns the bound address (the port is real even if 0 was asked). */

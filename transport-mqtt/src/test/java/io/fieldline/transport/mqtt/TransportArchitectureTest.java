@@ -103,7 +103,18 @@ class TransportArchitectureTest {
         .should()
         .dependOnClassesThat(
             resideInAPackage(ROOT)
-                .and(not(belongToAnyOf(MqttTransportConfig.class, MqttMetrics.class))))
+                .and(
+                    not(
+                        belongToAnyOf(
+                            MqttTransportConfig.class,
+                            MqttMetrics.class,
+                            // Firmware downloads' settings, meters and source, which the
+                            // server's HTTP device API shares.
+                            FirmwareConfig.class,
+                            FirmwareMetrics.class,
+                            FirmwareDelivery.class,
+                            // The fleet services a session context carries.
+                            DeviceServices.class))))
         .because("the server, its channel initializer and the dispatcher sit above every feature")
         .check(CLASSES);
   }

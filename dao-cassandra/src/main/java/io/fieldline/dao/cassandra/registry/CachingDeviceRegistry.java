@@ -10,14 +10,8 @@ import io.fieldline.common.DeviceUpdate;
 import io.fieldline.common.MqttBasicLogin;
 import io.fieldline.common.PageData;
 import io.fieldline.common.StoredCredentials;
-import io.fieldline.common.profile.DeviceProfile;
-import io.fieldline.common.profile.DeviceProfileDraft;
-import io.fieldline.common.profile.DeviceProfileId;
-import io.fieldline.common.profile.DeviceProfilePageQuery;
-import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import java.time.Duration;
-import java.util.Collection;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -55,8 +49,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Never blocks. Thread-safe: a {@link ConcurrentHashMap} of shared futures.
  */
-public final class CachingDeviceRegistry
-    implements DeviceRegistry, DeviceCredentialsStore, DeviceProfileStore {
+public final class CachingDeviceRegistry implements DeviceRegistry, DeviceCredentialsStore {
 
   /**
    * Counters of the cache, for metrics and tests.
@@ -76,7 +69,6 @@ public final class CachingDeviceRegistry
 
   private final DeviceRegistry delegate;
   private final DeviceCredentialsStore credentials;
-  private final @Nullable DeviceProfileStore profiles;
   private final long ttlNanos;
   private final long negativeTtlNanos;
   private final int maxSize;
@@ -97,8 +89,6 @@ public final class CachingDeviceRegistry
       R delegate, Duration ttl, Duration negativeTtl, int maxSize, LongSupplier nanoClock) {
     this.delegate = delegate;
     this.credentials = delegate;
-    this.profiles =
-        delegate instanceof CassandraDeviceRegistry cassandra ? cassandra.deviceProfiles() : null;
     this.ttlNanos = ttl.toNanos();
     this.negativeTtlNanos = negativeTtl.toNanos();
     this.maxSize = maxSize;
@@ -329,63 +319,5 @@ public final class CachingDeviceRegistry
       @Nullable Device device = result.getNow(Optional.empty()).orElse(null);
       return device == null || device.id().equals(id);
     }
-  }
-
-  // Device profiles: the Cassandra registry's store, not cached (read by the REST API and
-  // provisioning, never on CONNECT). Served here so that whoever holds the registry port reaches
-  // them through common's port alone.
-
-  private DeviceProfileStore profiles() {
-    DeviceProfileStore store = profiles;
-    if (store == null) {
-      throw new IllegalStateException("no device profiles behind this cache");
-    }
-    return store;
-  }
-
-  @Override
-  public CompletionStage<DeviceProfile> create(DeviceProfileDraft draft) {
-    return profiles().create(draft);
-  }
-
-  @Override
-  public CompletionStage<Optional<DeviceProfile>> update(
-      DeviceProfileId id, DeviceProfileDraft draft) {
-    return profiles().update(id, draft);
-  }
-
-  @Override
-  public CompletionStage<Optional<DeviceProfile>> findById(DeviceProfileId id) {
-    return profiles().findById(id);
-  }
-
-  @Override
-  public CompletionStage<Optional<DeviceProfile>> findByProvisionKey(String provisionDeviceKey) {
-    return profiles().findByProvisionKey(provisionDeviceKey);
-  }
-
-  @Override
-  public CompletionStage<PageData<DeviceProfile>> page(DeviceProfilePageQuery query) {
-    return profiles().page(query);
-  }
-
-  @Override
-  public CompletionStage<Deletion> delete(DeviceProfileId id) {
-    return profiles().delete(id);
-  }
-
-  @Override
-  public CompletionStage<Boolean> assign(DeviceId device, DeviceProfileId profile) {
-    return profiles().assign(device, profile);
-  }
-
-  @Override
-  public CompletionStage<Optional<DeviceProfileId>> profileOf(DeviceId device) {
-    return profiles().profileOf(device);
-  }
-
-  @Override
-  public CompletionStage<Map<DeviceId, DeviceProfileId>> profilesOf(Collection<DeviceId> devices) {
-    return profiles().profilesOf(devices);
   }
 }

@@ -125,5 +125,34 @@ final class Migrations {
                   // profile in use without scanning devices.
                   "ALTER TABLE %1$s.devices ADD IF NOT EXISTS (device_profile_id uuid)",
                   "CREATE TABLE IF NOT EXISTS %1$s.devices_by_profile ("
-                      + " profile_id uuid, device_id uuid, PRIMARY KEY (profile_id, device_id))")));
+                      + " profile_id uuid, device_id uuid, PRIMARY KEY (profile_id, device_id))")),
+          new Migration(
+              6,
+              "OTA packages, their data in chunks, device firmware assignments",
+              List.of(
+                  // One row per package; the data columns are set once, when its upload
+                  // completes (data_id names the upload whose chunks are the data). deleting is
+                  // set while a delete checks that no device is assigned the package.
+                  "CREATE TABLE IF NOT EXISTS %1$s.ota_packages ("
+                      + " id uuid PRIMARY KEY, created_time bigint, title text, version text,"
+                      + " type text, tag text, device_profile_id uuid, additional_info text,"
+                      + " file_name text, content_type text, data_size bigint, chunk_size int,"
+                      + " checksum_algorithm text, checksum text, data_id uuid, deleting boolean)",
+                  // Unique title and version: a claim, reserved with IF NOT EXISTS and released
+                  // IF package_id = ?, as device names are.
+                  "CREATE TABLE IF NOT EXISTS %1$s.ota_package_titles ("
+                      + " title text, version text, package_id uuid,"
+                      + " PRIMARY KEY ((title), version))",
+                  // A package's data in chunks of chunk_size bytes, one partition per package
+                  // (deleting the package is one partition delete), clustered by upload so that
+                  // concurrent or failed uploads never mix their chunks with the data's.
+                  "CREATE TABLE IF NOT EXISTS %1$s.ota_package_data ("
+                      + " package_id uuid, data_id uuid, chunk_index int, data blob,"
+                      + " PRIMARY KEY ((package_id), data_id, chunk_index))",
+                  // A device's firmware, and the devices of each package (a claim the device's
+                  // row confirms) so that a delete can refuse a package in use without a scan.
+                  "CREATE TABLE IF NOT EXISTS %1$s.device_firmware ("
+                      + " device_id uuid PRIMARY KEY, package_id uuid, assigned_time bigint)",
+                  "CREATE TABLE IF NOT EXISTS %1$s.ota_package_devices ( package_id uuid, device_id"
+                      + " uuid, PRIMARY KEY ((package_id), device_id))")));
 }

@@ -131,7 +131,7 @@ public final class ConnectHandshake {
       return;
     }
     X509Certificate certificate = CredentialLookup.clientCertificate(connection.ctx().pipeline());
-    Optional<DeviceProvisioning> provisioning = ProvisionLogin.port(context.registry());
+    Optional<DeviceProvisioning> provisioning = context.provisioning();
     if (provisioning.isPresent() && ProvisionLogin.requested(connect)) {
       acceptProvisioning(accepted(connect, properties, certificate != null), provisioning.get());
       return;

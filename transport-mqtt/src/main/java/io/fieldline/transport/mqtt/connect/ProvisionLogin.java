@@ -1,15 +1,12 @@
 package io.fieldline.transport.mqtt.connect;
 
-import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.provision.DeviceProvisioning;
 import io.netty.handler.codec.mqtt.MqttConnectMessage;
-import java.util.Optional;
 
 /**
  * ThingsBoard's provisioning login: a CONNECT whose user name or client id is {@value #NAME} opens
  * a provisioning session instead of a device's (whatever the password; as ThingsBoard, this wins
- * over a device credential with that user name or client id). Offered only when the registry the
- * transport was given also answers provisioning requests ({@link DeviceProvisioning}). Stateless.
+ * over a device credential with that user name or client id). Offered only when the transport was
+ * given a provisioning service ({@code DeviceServices.provisioning()}). Stateless.
  */
 final class ProvisionLogin {
 
@@ -22,12 +19,5 @@ final class ProvisionLogin {
   static boolean requested(MqttConnectMessage connect) {
     return NAME.equals(connect.payload().clientIdentifier())
         || (connect.variableHeader().hasUserName() && NAME.equals(connect.payload().userName()));
-  }
-
-  /** The provisioning port behind {@code registry}, if it has one. */
-  static Optional<DeviceProvisioning> port(DeviceRegistry registry) {
-    return registry instanceof DeviceProvisioning provisioning
-        ? Optional.of(provisioning)
-        : Optional.empty();
   }
 }

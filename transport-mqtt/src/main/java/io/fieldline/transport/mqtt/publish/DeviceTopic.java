@@ -20,6 +20,8 @@ record DeviceTopic(Kind kind, String requestId) {
   private static final String ATTRIBUTES_REQUEST_PREFIX = "v1/devices/me/attributes/request/";
   private static final String RPC_REQUEST_PREFIX = "v1/devices/me/rpc/request/";
   private static final String GATEWAY_PREFIX = "v1/gateway/";
+  private static final String FW_REQUEST_PREFIX = "v2/fw/request/";
+  private static final String FW_CHUNK = "/chunk/";
 
   /** The topics a device may publish to. */
   enum Kind {
@@ -43,6 +45,11 @@ record DeviceTopic(Kind kind, String requestId) {
     GATEWAY_ATTRIBUTES_REQUEST,
     /** {@code v1/gateway/rpc}: a gateway answers a server-side RPC to a child. */
     GATEWAY_RPC,
+    /**
+     * {@code v2/fw/request/{id}/chunk/{n}}: a firmware chunk; {@code requestId} is the whole rest
+     * of the topic ({@code {id}/chunk/{n}}), which {@link FirmwareRequests} reads.
+     */
+    FW_CHUNK_REQUEST,
     UNKNOWN;
 
     /** Whether this is a topic of the gateway API, served only to gateways. */
@@ -92,6 +99,12 @@ record DeviceTopic(Kind kind, String requestId) {
     }
     if (withId == null) {
       withId = withId(topic, ATTRIBUTES_REQUEST_PREFIX, Kind.ATTRIBUTES_REQUEST);
+    }
+    // v2/fw/request/{id}/chunk/{n}; anything else under v2/fw/request/ is an unknown topic.
+    if (withId == null
+        && topic.startsWith(FW_REQUEST_PREFIX)
+        && topic.indexOf(FW_CHUNK, FW_REQUEST_PREFIX.length()) > FW_REQUEST_PREFIX.length()) {
+      withId = new DeviceTopic(Kind.FW_CHUNK_REQUEST, topic.substring(FW_REQUEST_PREFIX.length()));
     }
     return withId == null ? UNKNOWN_TOPIC : withId;
   }

@@ -91,6 +91,7 @@ final class PublishRouter {
   private final AttributeRequests attributeRequests;
   private final ServerRpcs serverRpcs;
   private final @Nullable GatewayPublishes gateway;
+  private final FirmwareRequests firmware;
 
   PublishRouter(
       SessionContext context,
@@ -120,6 +121,7 @@ final class PublishRouter {
             ? new GatewayPublishes(
                 context, connection, device, session, downlink, attributeRequests)
             : null;
+    this.firmware = new FirmwareRequests(context, connection, device, session, downlink);
     this.rpcPacer =
         new RequestPacer(
             context.config().clientRpcRate(), context.config().clientRpcBurst(), eventLoopNanos());
@@ -168,6 +170,10 @@ final class PublishRouter {
         }
         case ATTRIBUTES_REQUEST -> {
           attributeRequests.onRequest(topic.requestId(), payload);
+          yield NOTHING_TO_STORE;
+        }
+        case FW_CHUNK_REQUEST -> {
+          firmware.onRequest(topic.requestId(), payload);
           yield NOTHING_TO_STORE;
         }
         case UNKNOWN -> {

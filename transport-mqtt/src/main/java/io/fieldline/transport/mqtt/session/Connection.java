@@ -201,6 +201,8 @@ public final class Connection implements SessionRegistry.Member {
       case OUTBOUND -> PauseCause.OUTBOUND;
       case RPC_RATE -> PauseCause.RPC_RATE;
       case ATTRIBUTE_RATE, ATTRIBUTE_READS -> PauseCause.ATTRIBUTE_REQUESTS;
+      // Firmware downloads are paced like attribute requests and counted with them.
+      case FIRMWARE_RATE, FIRMWARE_READS -> PauseCause.ATTRIBUTE_REQUESTS;
       case AUTH, FAILING -> null;
     };
   }

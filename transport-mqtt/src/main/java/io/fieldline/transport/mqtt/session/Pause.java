@@ -25,6 +25,10 @@ public enum Pause {
   ATTRIBUTE_RATE,
   /** The client has {@code attribute-request-burst} attribute reads running. */
   ATTRIBUTE_READS,
+  /** The client sent firmware chunk requests faster than {@code firmware.request-rate}. */
+  FIRMWARE_RATE,
+  /** The client has {@code firmware.max-reads} firmware chunk reads running. */
+  FIRMWARE_READS,
   /**
    * A write failed: the connection takes no new work and closes once earlier PUBLISHes are acked.
    */

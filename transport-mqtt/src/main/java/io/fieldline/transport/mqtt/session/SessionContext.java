@@ -7,8 +7,12 @@ import io.fieldline.common.PayloadParser;
 import io.fieldline.common.SessionTakeover;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.provision.DeviceProvisioning;
+import io.fieldline.transport.mqtt.DeviceServices;
+import io.fieldline.transport.mqtt.FirmwareDelivery;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
+import java.util.Optional;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -28,6 +32,7 @@ import java.util.function.BooleanSupplier;
  *     announce their RPC subscriptions
  * @param queries attribute reads for {@code v1/devices/me/attributes/request/{n}}
  * @param storageOverloaded whether the storage layer currently asks sockets to pause
+ * @param services firmware downloads ({@code v2/fw/request/...}) and provisioning
  */
 public record SessionContext(
     MqttTransportConfig config,
@@ -41,4 +46,46 @@ public record SessionContext(
     PreAuthLimits preAuth,
     DeviceEvents events,
     TelemetryQueries queries,
-    BooleanSupplier storageOverloaded) {}
+    BooleanSupplier storageOverloaded,
+    DeviceServices services) {
+
+  /** A context without firmware downloads or provisioning ({@link DeviceServices#none()}). */
+  public SessionContext(
+      MqttTransportConfig config,
+      DeviceRegistry registry,
+      DeviceGateway gateway,
+      DeadLetterStore deadLetters,
+      PayloadParser parser,
+      SessionRegistry sessions,
+      SessionTakeover takeover,
+      MqttMetrics metrics,
+      PreAuthLimits preAuth,
+      DeviceEvents events,
+      TelemetryQueries queries,
+      BooleanSupplier storageOverloaded) {
+    this(
+        config,
+        registry,
+        gateway,
+        deadLetters,
+        parser,
+        sessions,
+        takeover,
+        metrics,
+        preAuth,
+        events,
+        queries,
+        storageOverloaded,
+        DeviceServices.none());
+  }
+
+  /** Firmware downloads: bounds, source, meters. */
+  public FirmwareDelivery firmware() {
+    return services.firmware();
+  }
+
+  /** What answers a {@code provision} login's requests, if provisioning is offered. */
+  public Optional<DeviceProvisioning> provisioning() {
+    return services.provisioning();
+  }
+}

@@ -2,18 +2,14 @@ package io.fieldline.transport.mqtt.provision;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.Device;
 import io.fieldline.common.DeviceCredentials;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DevicePageQuery;
-import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.DeviceUpdate;
-import io.fieldline.common.MqttBasicLogin;
-import io.fieldline.common.PageData;
 import io.fieldline.common.PayloadParser;
 import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.common.provision.ProvisionResponse;
+import io.fieldline.transport.mqtt.DeviceServices;
+import io.fieldline.transport.mqtt.FirmwareDelivery;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttSessionHandler;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
@@ -71,7 +67,7 @@ class ProvisionSessionTest {
 
   private final MqttTransportConfig config = TestConfigs.mqtt("connect-timeout = 2 seconds");
   private final FakeDeviceRegistry devices = new FakeDeviceRegistry();
-  private final ProvisioningRegistry registry = new ProvisioningRegistry(devices);
+  private final FakeProvisioning registry = new FakeProvisioning();
   private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
   private final List<EmbeddedChannel> channels = new ArrayList<>();
   private final EmbeddedChannel encoder = new EmbeddedChannel(MqttEncoder.INSTANCE);
@@ -84,11 +80,11 @@ class ProvisionSessionTest {
     decoder.finishAndReleaseAll();
   }
 
-  private EmbeddedChannel open(DeviceRegistry portRegistry) {
+  private EmbeddedChannel open(Optional<DeviceProvisioning> provisioning) {
     SessionContext context =
         new SessionContext(
             config,
-            portRegistry,
+            devices,
             new FakeDeviceGateway(),
             new FakeDeadLetterStore(),
             PayloadParser.defaults(),
@@ -98,7 +94,8 @@ class ProvisionSessionTest {
             new PreAuthLimits(config),
             new LocalDeviceEvents(),
             new FakeTelemetryQueries(),
-            () -> false);
+            () -> false,
+            new DeviceServices(FirmwareDelivery.none(), provisioning));
     MqttSessionHandler session = new MqttSessionHandler(context);
     EmbeddedChannel channel =
         new EmbeddedChannel(
@@ -208,7 +205,7 @@ class ProvisionSessionTest {
   }
 
   private EmbeddedChannel provisioningSession() {
-    EmbeddedChannel channel = open(registry);
+    EmbeddedChannel channel = open(Optional.of(registry));
     send(channel, connect("any-client", "provision"));
     assertThat(received(channel)).containsExactly("CONNACK 0x00");
     return channel;
@@ -218,7 +215,7 @@ class ProvisionSessionTest {
   void should_accept_a_provision_login_without_looking_a_credential_up() {
     devices.holdLookups();
     EmbeddedChannel byUserName = provisioningSession();
-    EmbeddedChannel byClientId = open(registry);
+    EmbeddedChannel byClientId = open(Optional.of(registry));
     send(byClientId, connect("provision", null));
 
     assertThat(received(byClientId)).containsExactly("CONNACK 0x00");
@@ -325,7 +322,7 @@ class ProvisionSessionTest {
   @Test
   void should_look_the_user_name_up_as_a_token_when_the_registry_offers_no_provisioning() {
     devices.holdLookups();
-    EmbeddedChannel channel = open(devices);
+    EmbeddedChannel channel = open(Optional.empty());
 
     send(channel, connect("any-client", "provision"));
 
@@ -334,16 +331,11 @@ class ProvisionSessionTest {
     assertThat(devices.pendingLookups()).hasSize(1);
   }
 
-  /** A registry with a provisioning port whose answers the test completes. */
-  private static final class ProvisioningRegistry implements DeviceRegistry, DeviceProvisioning {
+  /** A provisioning port whose answers the test completes. */
+  private static final class FakeProvisioning implements DeviceProvisioning {
 
     final List<String> requests = new CopyOnWriteArrayList<>();
     final List<CompletableFuture<ProvisionResponse>> answers = new CopyOnWriteArrayList<>();
-    private final DeviceRegistry devices;
-
-    ProvisioningRegistry(DeviceRegistry devices) {
-      this.devices = devices;
-    }
 
     @Override
     public CompletionStage<ProvisionResponse> provision(
@@ -352,56 +344,6 @@ class ProvisionSessionTest {
       CompletableFuture<ProvisionResponse> answer = new CompletableFuture<>();
       answers.add(answer);
       return answer;
-    }
-
-    @Override
-    public CompletionStage<Optional<Device>> findByToken(String token) {
-      return devices.findByToken(token);
-    }
-
-    @Override
-    public CompletionStage<Optional<Device>> findByBasicCredentials(MqttBasicLogin login) {
-      return devices.findByBasicCredentials(login);
-    }
-
-    @Override
-    public CompletionStage<Optional<Device>> findByCertificate(String fingerprint) {
-      return devices.findByCertificate(fingerprint);
-    }
-
-    @Override
-    public CompletionStage<Optional<Device>> findById(DeviceId id) {
-      return devices.findById(id);
-    }
-
-    @Override
-    public CompletionStage<Device> create(String name, String type, Optional<String> token) {
-      return devices.create(name, type, token);
-    }
-
-    @Override
-    public CompletionStage<List<Device>> list(int pageSize, Optional<String> afterName) {
-      return devices.list(pageSize, afterName);
-    }
-
-    @Override
-    public CompletionStage<Boolean> delete(DeviceId id) {
-      return devices.delete(id);
-    }
-
-    @Override
-    public CompletionStage<Optional<Device>> findByName(String name) {
-      return devices.findByName(name);
-    }
-
-    @Override
-    public CompletionStage<Optional<Device>> update(DeviceUpdate update) {
-      return devices.update(update);
-    }
-
-    @Override
-    public CompletionStage<PageData<Device>> page(DevicePageQuery query) {
-      return devices.page(query);
     }
   }
 }

@@ -4,6 +4,10 @@ import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.PayloadParser;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.transport.mqtt.DeviceServices;
+import io.fieldline.transport.mqtt.FirmwareConfig;
+import io.fieldline.transport.mqtt.FirmwareDelivery;
+import io.fieldline.transport.mqtt.FirmwareMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.session.PreAuthLimits;
@@ -12,6 +16,7 @@ import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.jspecify.annotations.Nullable;
 
@@ -29,6 +34,7 @@ public final class SessionFixture {
   public final SimpleMeterRegistry meters = new SimpleMeterRegistry();
   public final LocalDeviceEvents events = new LocalDeviceEvents();
   public final FakeTelemetryQueries queries = new FakeTelemetryQueries();
+  public final FakeFirmwareSource firmware = new FakeFirmwareSource();
 
   /** Devices whose session this node accepted, in order, as the cluster's takeover heard them. */
   public final List<DeviceId> announced = new CopyOnWriteArrayList<>();
@@ -43,6 +49,12 @@ public final class SessionFixture {
 
   /** With {@code gateway} instead of {@link #gateway} (null: the fake). */
   public SessionFixture(MqttTransportConfig config, @Nullable DeviceGateway gateway) {
+    this(config, gateway, TestConfigs.firmware());
+  }
+
+  /** With firmware downloads bounded by {@code firmwareConfig}, served from {@link #firmware}. */
+  public SessionFixture(
+      MqttTransportConfig config, @Nullable DeviceGateway gateway, FirmwareConfig firmwareConfig) {
     this.config = config;
     this.sessions = new SessionRegistry();
     this.context =
@@ -58,7 +70,10 @@ public final class SessionFixture {
             new PreAuthLimits(config),
             events,
             queries,
-            () -> storageOverloaded);
+            () -> storageOverloaded,
+            new DeviceServices(
+                new FirmwareDelivery(firmwareConfig, firmware, new FirmwareMetrics(meters)),
+                Optional.empty()));
   }
 
   public SessionClient open() {

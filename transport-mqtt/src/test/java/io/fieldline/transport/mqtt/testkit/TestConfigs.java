@@ -1,6 +1,7 @@
 package io.fieldline.transport.mqtt.testkit;
 
 import com.typesafe.config.ConfigFactory;
+import io.fieldline.transport.mqtt.FirmwareConfig;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 
 /** Transport configs for tests: HOCON overrides on top of the module's reference.conf. */
@@ -15,6 +16,15 @@ public final class TestConfigs {
             + String.join("\n", overrides)
             + "\n}";
     return MqttTransportConfig.from(
+        ConfigFactory.parseString(hocon).withFallback(ConfigFactory.defaultReference()).resolve());
+  }
+
+  /**
+   * {@code overrides} are keys under {@code fieldline.mqtt.firmware}, e.g. {@code "max-reads = 1"}.
+   */
+  public static FirmwareConfig firmware(String... overrides) {
+    String hocon = "fieldline.mqtt.firmware {\n" + String.join("\n", overrides) + "\n}";
+    return FirmwareConfig.from(
         ConfigFactory.parseString(hocon).withFallback(ConfigFactory.defaultReference()).resolve());
   }
 }

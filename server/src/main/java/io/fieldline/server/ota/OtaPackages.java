@@ -1,0 +1,91 @@
+package io.fieldline.server.ota;
+
+import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.TelemetryStore;
+import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.ota.FirmwareSource;
+import io.fieldline.common.ota.OtaPackageStore;
+import io.fieldline.transport.mqtt.FirmwareConfig;
+import io.fieldline.transport.mqtt.FirmwareDelivery;
+import io.fieldline.transport.mqtt.FirmwareMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+
+/**
+ * The server's OTA side, built once by the composition root and handed to the REST API (packages,
+ * uploads, assignments), the HTTP device API and the MQTT transport (downloads). Downloads read
+ * through one {@link FirmwareCache} over the store; both protocols count in one {@link
+ * FirmwareMetrics}. Immutable; its parts are thread-safe.
+ */
+public final class OtaPackages {
+
+  private final OtaPackageStore store;
+  private final OtaConfig config;
+  private final FirmwareConfig firmwareConfig;
+  private final FirmwareCache cache;
+  private final FirmwareMetrics firmwareMetrics;
+  private final FirmwareAssignments assignments;
+  private final PackageUpload uploads;
+
+  /**
+   * @param store packages, data and assignments (the Cassandra store)
+   * @param registry devices, for the clean-up of deleted devices' assignments
+   * @param telemetry where the {@code fw_*} shared attributes are written
+   * @param events where their change is published (the device's session pushes it)
+   * @param config {@code fieldline.ota}
+   * @param firmwareConfig {@code fieldline.mqtt.firmware}, the chunk bounds of downloads
+   */
+  public OtaPackages(
+      OtaPackageStore store,
+      DeviceRegistry registry,
+      TelemetryStore telemetry,
+      DeviceEvents events,
+      OtaConfig config,
+      FirmwareConfig firmwareConfig,
+      MeterRegistry meters) {
+    this.store = store;
+    this.config = config;
+    this.firmwareConfig = firmwareConfig;
+    this.cache = new FirmwareCache(store, config.dataCacheBytes());
+    this.firmwareMetrics = new FirmwareMetrics(meters);
+    OtaMetrics metrics = new OtaMetrics(meters);
+    this.assignments =
+        new FirmwareAssignments(
+            store, registry, telemetry, events, metrics, System::currentTimeMillis);
+    this.uploads = new PackageUpload(store, config, metrics);
+  }
+
+  public OtaPackageStore store() {
+    return store;
+  }
+
+  public OtaConfig config() {
+    return config;
+  }
+
+  /** The chunk bounds downloads keep to, over MQTT and HTTP. */
+  public FirmwareConfig firmwareConfig() {
+    return firmwareConfig;
+  }
+
+  /** What downloads read: the assigned packages and their data, through the chunk cache. */
+  public FirmwareSource downloads() {
+    return cache;
+  }
+
+  public FirmwareMetrics firmwareMetrics() {
+    return firmwareMetrics;
+  }
+
+  public FirmwareAssignments assignments() {
+    return assignments;
+  }
+
+  public PackageUpload uploads() {
+    return uploads;
+  }
+
+  /** What firmware downloads are served with, over MQTT and HTTP alike. */
+  public FirmwareDelivery delivery() {
+    return new FirmwareDelivery(firmwareConfig, cache, firmwareMetrics);
+  }
+}
