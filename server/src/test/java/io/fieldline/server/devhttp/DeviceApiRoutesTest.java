@@ -188,12 +188,12 @@ class DeviceApiRoutesTest {
     serve("");
     Device device = registry.add(TOKEN);
 
-    HttpResponse<String> firmware = send("GET", "/api/v1/" + TOKEN + "/firmware", null);
+    HttpResponse<String> claim = send("POST", "/api/v1/" + TOKEN + "/claim", "{}");
     HttpResponse<String> slash = send("POST", "/api/v1/" + TOKEN + "/telemetry/", "{\"t\":1}");
     HttpResponse<String> bare = send("GET", "/api/v1/" + TOKEN, null);
     HttpResponse<String> deeper = send("GET", "/api/v1/" + TOKEN + "/rpc/1/x", null);
 
-    assertThat(List.of(firmware, slash, bare, deeper))
+    assertThat(List.of(claim, slash, bare, deeper))
         .allSatisfy(
             response -> {
               assertThat(response.statusCode()).isEqualTo(404);

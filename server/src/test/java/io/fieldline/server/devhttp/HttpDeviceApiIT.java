@@ -338,12 +338,12 @@ class HttpDeviceApiIT extends DeviceApiTestBase {
     double restRejected = metric("fieldline_http_rejected_total");
     double notFound = metric("fieldline_http_device_rejected_total{reason=\"not_found\"");
 
-    HttpResponse<String> firmware = deviceGet(api(device, "firmware"));
+    HttpResponse<String> claim = devicePost(api(device, "claim"), "{}");
     HttpResponse<String> slash = devicePost(api(device, "telemetry/"), "{\"t\":1}");
 
-    assertThat(firmware.statusCode()).isEqualTo(404);
+    assertThat(claim.statusCode()).isEqualTo(404);
     assertThat(slash.statusCode()).isEqualTo(404);
-    assertThat(firmware.body()).doesNotContain(device.accessToken());
+    assertThat(claim.body()).doesNotContain(device.accessToken());
     // The REST API, whose rejection log names the path, never saw them.
     assertThat(metric("fieldline_http_rejected_total")).isEqualTo(restRejected);
     assertThat(metric("fieldline_http_device_rejected_total{reason=\"not_found\""))
