@@ -50,7 +50,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * ThingsBoard's HTTP device API on the server's HTTP listener, the device authenticated by the
- * access token in the path (looked up in the registry's cache, like an MQTT CONNECT's user name):
+ * access token in the path (looked up in the registry's cache, like an MQTT CONNECT's user name),
+ * but for provisioning, which has no token:
  *
  * <ul>
  *   <li>{@code POST /api/v1/{token}/telemetry}, {@code POST .../attributes}: stored, then 200
@@ -59,7 +60,11 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code GET .../attributes/updates?timeout=}, {@code GET .../rpc?timeout=}: long polls
  *       ({@link LongPolls});
  *   <li>{@code POST .../rpc/{id}}: the reply to a server-side RPC request ({@link RpcReplies});
- *   <li>{@code POST .../rpc}: client-side RPC ({@link ClientRpcAnswers}).
+ *   <li>{@code POST .../rpc}: client-side RPC ({@link ClientRpcAnswers});
+ *   <li>{@code GET .../firmware?title=&version=&size=&chunk=}: the assigned firmware ({@link
+ *       FirmwareDownloads});
+ *   <li>{@code POST /api/v1/provision}: self-provisioning, answered 200 with the status in the
+ *       body, by the node's provisioning service (its own limits, not the token budgets).
  * </ul>
  *
  * Refusals: an unknown token 401, a malformed body or parameter 400, a body over {@code

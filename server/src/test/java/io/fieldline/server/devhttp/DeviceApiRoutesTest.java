@@ -29,6 +29,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -74,6 +75,7 @@ class DeviceApiRoutesTest {
   private AtomicInteger restReached;
   private AtomicLong nanos;
   private List<DeviceEvent> published;
+  private List<String> provisionRequests;
   private ActorSystem<Void> system;
   private DeviceApi api;
   private ServerBinding binding;
@@ -91,6 +93,7 @@ class DeviceApiRoutesTest {
     restReached = new AtomicInteger();
     nanos = new AtomicLong(System.nanoTime());
     published = new CopyOnWriteArrayList<>();
+    provisionRequests = new CopyOnWriteArrayList<>();
     events.subscribeAll(
         event -> {
           published.add(event);
@@ -131,7 +134,10 @@ class DeviceApiRoutesTest {
             PayloadParser.defaults(),
             meters,
             FirmwareDelivery.none(),
-            (payload, source) -> CompletableFuture.completedFuture(ProvisionResponse.notFound()),
+            (payload, source) -> {
+              provisionRequests.add(new String(payload, StandardCharsets.UTF_8));
+              return CompletableFuture.completedFuture(ProvisionResponse.notFound());
+            },
             nanos::get);
     ServerSettings settings =
         ServerSettings.create(system.classicSystem()).withRemoteAddressAttribute(true);
@@ -245,6 +251,49 @@ class DeviceApiRoutesTest {
     assertThat(rejected("unknown_token")).isEqualTo(3);
     assertThat(rejected("failed_auth_limit")).isEqualTo(2);
     assertThat(device).isNotNull();
+  }
+
+  @Test
+  void should_answer_429_to_firmware_downloads_when_an_address_spent_its_failed_authentications() {
+    serve(
+        "fieldline.http-device.failed-auth-burst = 3\n"
+            + "fieldline.http-device.failed-auth-refill = 1 hour");
+
+    for (int i = 0; i < 3; i++) {
+      assertThat(
+              send("GET", "/api/v1/guess-" + i + "/firmware?title=t&version=v", null).statusCode())
+          .isEqualTo(401);
+    }
+    HttpResponse<String> guess = send("GET", "/api/v1/guess-3/firmware?title=t&version=v", null);
+
+    assertThat(guess.statusCode()).isEqualTo(429);
+    assertThat(registry.lookups).hasValue(3);
+  }
+
+  @Test
+  void should_serve_a_device_whose_token_is_provision_beside_the_provisioning_route() {
+    serve("");
+    registry.add("provision");
+
+    HttpResponse<String> upload = send("POST", "/api/v1/provision/telemetry", "{\"t\":1}");
+    HttpResponse<String> provision =
+        send("POST", "/api/v1/provision", "{\"provisionDeviceKey\":\"k\"}");
+
+    assertThat(upload.statusCode()).isEqualTo(200);
+    assertThat(provision.statusCode()).isEqualTo(200);
+    assertThat(provision.body()).contains("\"status\":\"NOT_FOUND\"");
+    assertThat(provisionRequests).containsExactly("{\"provisionDeviceKey\":\"k\"}");
+  }
+
+  @Test
+  void should_answer_413_without_provisioning_when_the_request_is_over_the_body_limit() {
+    serve("fieldline.mqtt.max-packet-size = 1 KiB");
+
+    HttpResponse<String> response =
+        send("POST", "/api/v1/provision", "{\"deviceName\":\"" + "x".repeat(2048) + "\"}");
+
+    assertThat(response.statusCode()).isEqualTo(413);
+    assertThat(provisionRequests).isEmpty();
   }
 
   @Test

@@ -320,7 +320,7 @@ class ProvisionSessionTest {
   }
 
   @Test
-  void should_look_the_user_name_up_as_a_token_when_the_registry_offers_no_provisioning() {
+  void should_look_the_user_name_up_as_a_token_when_no_provisioning_is_served() {
     devices.holdLookups();
     EmbeddedChannel channel = open(Optional.empty());
 
