@@ -146,7 +146,9 @@ public final class FieldlineServer implements AutoCloseable {
         new OtaPackages(
             storageTier.storage().otaPackages(),
             storageTier.storage().deviceRegistry(),
+            storageTier.storage().deviceProfiles(),
             storageTier.storage().telemetryStore(),
+            storageTier.storage().queries(),
             events,
             otaConfig,
             firmwareConfig,
