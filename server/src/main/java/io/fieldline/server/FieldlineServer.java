@@ -155,7 +155,7 @@ public final class FieldlineServer implements AutoCloseable {
             metrics);
     Provisioning provisioning =
         new Provisioning(
-            storageTier.storage().deviceProfiles(),
+            ota.firmwareFollowing(storageTier.storage().deviceProfiles()),
             storageTier.storage().deviceRegistry(),
             storageTier.storage().credentialsStore(),
             provisionConfig,

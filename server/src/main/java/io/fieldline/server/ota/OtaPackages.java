@@ -96,6 +96,15 @@ public final class OtaPackages {
     return assignments;
   }
 
+  /**
+   * {@code profiles} whose assignment of a profile to a device also brings the device's {@code
+   * fw_*} attributes up to date with that profile's firmware: for provisioning, which gives new
+   * devices their profile.
+   */
+  public DeviceProfileStore firmwareFollowing(DeviceProfileStore profiles) {
+    return new FirmwareFollowingProfiles(profiles, assignments);
+  }
+
   public PackageUpload uploads() {
     return uploads;
   }

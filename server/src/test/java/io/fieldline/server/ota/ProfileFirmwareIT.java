@@ -327,4 +327,45 @@ class ProfileFirmwareIT extends OtaTestBase {
                 .getLong(0))
         .isZero();
   }
+
+  @Test
+  void should_give_a_provisioned_device_its_profiles_firmware_when_it_provisions_itself() {
+    byte[] firmware = randomBytes(20_000);
+    String packageId = uploaded("provisioned-fw", "4.2", firmware);
+    ok(
+        post(
+            "/api/deviceProfile",
+            admin,
+            "{\"name\":\"pfw-provisioning\",\"provisionType\":\"ALLOW_CREATE_NEW_DEVICES\","
+                + "\"provisionDeviceKey\":\"pfw-key\",\"profileData\":{\"provisionConfiguration\":"
+                + "{\"provisionDeviceSecret\":\"pfw-secret\"}},\"firmwareId\":"
+                + packageRef(packageId)
+                + "}"));
+
+    JsonNode answer =
+        ok(
+            post(
+                "/api/v1/provision",
+                null,
+                "{\"deviceName\":\"pfw-provisioned\",\"provisionDeviceKey\":\"pfw-key\","
+                    + "\"provisionDeviceSecret\":\"pfw-secret\"}"));
+
+    assertThat(answer.get("status").asText()).isEqualTo("SUCCESS");
+    String token = answer.get("credentialsValue").asText();
+    String deviceId =
+        ok(get("/api/tenant/devices?deviceName=pfw-provisioned", admin)).at("/id/id").asText();
+    JsonNode shared =
+        ok(
+            get(
+                "/api/plugins/telemetry/DEVICE/" + deviceId + "/values/attributes/SHARED_SCOPE",
+                admin));
+    assertThat(shared.toString())
+        .as("set before the provisioning answered")
+        .contains("provisioned-fw")
+        .contains(ChecksumAlgorithm.SHA256.of(firmware));
+    HttpResponse<byte[]> download =
+        getBytes("/api/v1/" + token + "/firmware?title=provisioned-fw&version=4.2", null);
+    assertThat(download.statusCode()).isEqualTo(200);
+    assertThat(download.body()).isEqualTo(firmware);
+  }
 }
