@@ -146,14 +146,16 @@ public final class FieldlineServer implements AutoCloseable {
         new OtaPackages(
             storageTier.storage().otaPackages(),
             storageTier.storage().deviceRegistry(),
+            storageTier.storage().deviceProfiles(),
             storageTier.storage().telemetryStore(),
+            storageTier.storage().queries(),
             events,
             otaConfig,
             firmwareConfig,
             metrics);
     Provisioning provisioning =
         new Provisioning(
-            storageTier.storage().deviceProfiles(),
+            ota.firmwareFollowing(storageTier.storage().deviceProfiles()),
             storageTier.storage().deviceRegistry(),
             storageTier.storage().credentialsStore(),
             provisionConfig,

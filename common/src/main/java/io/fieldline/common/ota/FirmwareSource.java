@@ -13,8 +13,9 @@ import java.util.concurrent.CompletionStage;
 public interface FirmwareSource {
 
   /**
-   * The package assigned to {@code device} as its firmware ({@code firmwareId}), with or without
-   * data; empty when none is assigned (or the package is gone).
+   * The device's firmware, with or without data: the package assigned to the device itself ({@code
+   * firmwareId}) if any, else the one assigned to its device profile; empty when neither is (or the
+   * package is gone).
    */
   CompletionStage<Optional<OtaPackageInfo>> assignedFirmware(DeviceId device);
 

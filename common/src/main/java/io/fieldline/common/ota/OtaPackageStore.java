@@ -1,16 +1,18 @@
 package io.fieldline.common.ota;
 
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.profile.DeviceProfileId;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletionStage;
 
 /**
- * OTA packages, their data and the devices they are assigned to (the REST API's side; a device's
- * download reads through the {@link FirmwareSource} it extends). Every method is asynchronous and
- * never blocks; stages fail with {@link io.fieldline.common.StoreException} when storage cannot
- * answer, with {@link OtaPackageConflictException} when the change contradicts what is stored.
+ * OTA packages, their data and the devices and device profiles they are assigned to (the REST API's
+ * side; a device's download reads through the {@link FirmwareSource} it extends). Every method is
+ * asynchronous and never blocks; stages fail with {@link io.fieldline.common.StoreException} when
+ * storage cannot answer, with {@link OtaPackageConflictException} when the change contradicts what
+ * is stored.
  *
  * <p>Data is uploaded by one caller at a time per upload: it picks a fresh {@code uploadId}, writes
  * the data's chunks of {@link #dataChunkSize()} bytes ({@link #writeChunk}, the last one shorter),
@@ -49,8 +51,8 @@ public interface OtaPackageStore extends FirmwareSource {
 
   /**
    * Deletes a package and its data; completes with false when there was none. Refused with {@link
-   * OtaPackageConflictException} while devices are assigned to it ({@link #assignedDevices}), as
-   * ThingsBoard refuses it.
+   * OtaPackageConflictException} while devices or device profiles are assigned to it ({@link
+   * #assignedDevices}, {@link #assignedProfiles}), as ThingsBoard refuses it.
    */
   CompletionStage<Boolean> delete(OtaPackageId id);
 
@@ -68,6 +70,24 @@ public interface OtaPackageStore extends FirmwareSource {
   /** Removes the device's firmware assignment; completes with the package it had, if any. */
   CompletionStage<Optional<OtaPackageId>> unassign(DeviceId device);
 
-  /** The package assigned to {@code device} as its firmware, if any. */
+  /** The package assigned to {@code device} itself as its firmware, if any. */
   CompletionStage<Optional<OtaPackageId>> assignment(DeviceId device);
+
+  /**
+   * Assigns package {@code id} to a device profile as its firmware (what its devices without their
+   * own get), replacing what was assigned. Whether the profile exists is the caller's concern.
+   *
+   * @return the package assigned before, if any; fails with {@link OtaPackageConflictException}
+   *     when the package is gone or being deleted (nothing is then assigned)
+   */
+  CompletionStage<Optional<OtaPackageId>> assignToProfile(DeviceProfileId profile, OtaPackageId id);
+
+  /** Removes the profile's firmware assignment; completes with the package it had, if any. */
+  CompletionStage<Optional<OtaPackageId>> unassignProfile(DeviceProfileId profile);
+
+  /** The package assigned to the device profile as its firmware, if any. */
+  CompletionStage<Optional<OtaPackageId>> profileAssignment(DeviceProfileId profile);
+
+  /** Up to {@code limit} of the device profiles assigned the package, in no particular order. */
+  CompletionStage<List<DeviceProfileId>> assignedProfiles(OtaPackageId id, int limit);
 }

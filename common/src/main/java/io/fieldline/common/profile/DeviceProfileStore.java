@@ -4,6 +4,7 @@ import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.PageData;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
@@ -67,4 +68,10 @@ public interface DeviceProfileStore {
 
   /** The profiles of {@code devices} that have one (devices without one are left out). */
   CompletionStage<Map<DeviceId, DeviceProfileId>> profilesOf(Collection<DeviceId> devices);
+
+  /**
+   * Every device that has the profile, in no particular order: held in memory whole (16 bytes a
+   * device), read in chunks of devices, each confirmed by the device's own row.
+   */
+  CompletionStage<List<DeviceId>> devices(DeviceProfileId profile);
 }

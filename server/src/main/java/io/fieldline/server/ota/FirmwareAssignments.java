@@ -5,6 +5,7 @@ import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.KvEntry;
+import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.events.DeviceEvent;
 import io.fieldline.common.events.DeviceEvents;
@@ -13,15 +14,25 @@ import io.fieldline.common.ota.OtaPackageId;
 import io.fieldline.common.ota.OtaPackageInfo;
 import io.fieldline.common.ota.OtaPackageStore;
 import io.fieldline.common.ota.OtaPackageType;
+import io.fieldline.common.profile.DeviceProfileId;
+import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.server.ota.OtaMetrics.Change;
+import io.fieldline.server.ota.OtaMetrics.Sync;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,10 +46,24 @@ import org.slf4j.LoggerFactory;
  * v1/devices/me/attributes}, and its HTTP long polls answer. Removing the assignment deletes those
  * attributes the same way ({@link DeviceEvent.AttributesDeleted}).
  *
+ * <p><b>A device profile's firmware</b> is what its devices without their own get: a device's
+ * firmware (what it downloads, what its {@code fw_*} attributes describe) is its own, else its
+ * profile's. So a change of a profile's firmware is followed by a <em>fan-out</em>: every device of
+ * the profile ({@link DeviceProfileStore#devices}) is brought up to date ({@link #sync}), {@value
+ * #FAN_OUT_PARALLELISM} at a time, in the background once the assignment is stored; fan-outs of one
+ * profile run one after the other on this node. Bringing a device up to date reads its firmware as
+ * it is then and its {@code fw_*} attributes, and writes (or deletes) them only where they differ,
+ * so it is harmless to repeat and a device with its own firmware is left as it is. A device given
+ * the profile while a fan-out runs is brought up to date by whoever gives it the profile (the
+ * device save, provisioning: they call {@link #sync} once the device has the profile); the fan-out
+ * lists the profile's devices only after the profile's new firmware is stored, so of the two at
+ * least one reads the new firmware.
+ *
  * <p>Only a {@link OtaPackageType#FIRMWARE} package with data can be assigned (ThingsBoard refuses
- * the others too). Deleting a package first forgets the assignments of devices that no longer exist
- * (a device's delete does not touch them), then asks the store, which refuses while a device is
- * assigned it.
+ * the others too), and to a profile only a package meant for that profile or for none ({@code
+ * deviceProfileId}, ThingsBoard's rule). Deleting a package first forgets the assignments of
+ * devices and profiles that no longer exist (their deletes do not touch them), then asks the store,
+ * which refuses while a device or a profile is assigned it.
  *
  * <p>Thread-safe; stages complete on the storage's threads.
  */
@@ -50,25 +75,37 @@ public final class FirmwareAssignments {
   static final Set<String> ATTRIBUTES =
       Set.of("fw_title", "fw_version", "fw_tag", "fw_size", "fw_checksum_algorithm", "fw_checksum");
 
+  /** Devices a fan-out brings up to date at once. */
+  static final int FAN_OUT_PARALLELISM = 16;
+
   private static final int DELETE_CHECK_BATCH = 100;
 
   private final OtaPackageStore store;
   private final DeviceRegistry registry;
+  private final DeviceProfileStore profiles;
   private final TelemetryStore telemetry;
+  private final TelemetryQueries queries;
   private final DeviceEvents events;
   private final OtaMetrics metrics;
   private final LongSupplier clock;
+  // The last fan-out of each profile still running: the next one starts after it.
+  private final ConcurrentMap<DeviceProfileId, CompletableFuture<Void>> fanOuts =
+      new ConcurrentHashMap<>();
 
   FirmwareAssignments(
       OtaPackageStore store,
       DeviceRegistry registry,
+      DeviceProfileStore profiles,
       TelemetryStore telemetry,
+      TelemetryQueries queries,
       DeviceEvents events,
       OtaMetrics metrics,
       LongSupplier clock) {
     this.store = store;
     this.registry = registry;
+    this.profiles = profiles;
     this.telemetry = telemetry;
+    this.queries = queries;
     this.events = events;
     this.metrics = metrics;
     this.clock = clock;
@@ -99,8 +136,33 @@ public final class FirmwareAssignments {
   }
 
   /**
-   * Assigns {@code firmware} to the device (empty: removes its firmware), and sets (or deletes) its
-   * {@code fw_*} shared attributes, pushed to the device. The device must exist (checked by the
+   * The package {@code id} if device profile {@code profile} may be assigned it: as {@link
+   * #assignable}, and meant for that profile or for none (its {@code deviceProfileId}); {@code
+   * profile} null stands for a profile not created yet, which only a package meant for none fits.
+   * Fails with {@link IllegalArgumentException} (400) saying why not.
+   */
+  public CompletionStage<OtaPackageInfo> assignableTo(
+      OtaPackageId id, @Nullable DeviceProfileId profile) {
+    return assignable(id)
+        .thenApply(
+            firmware -> {
+              if (firmware.deviceProfileId() != null
+                  && (profile == null || !firmware.deviceProfileId().equals(profile.value()))) {
+                throw new IllegalArgumentException(
+                    "OTA package "
+                        + id
+                        + " is meant for device profile "
+                        + firmware.deviceProfileId()
+                        + ", not this one");
+              }
+              return firmware;
+            });
+  }
+
+  /**
+   * Assigns {@code firmware} to the device (empty: removes its firmware), and sets its {@code fw_*}
+   * shared attributes, pushed to the device; once its own is removed they describe its profile's
+   * firmware, or are deleted when the profile has none. The device must exist (checked by the
    * caller).
    *
    * @return the package assigned now, if any
@@ -116,15 +178,7 @@ public final class FirmwareAssignments {
                   return CompletableFuture.completedFuture(Optional.empty());
                 }
                 metrics.assignment(Change.UNASSIGNED);
-                return telemetry
-                    .deleteAttributes(device, AttributeScope.SHARED_SCOPE, ATTRIBUTES)
-                    .thenApply(
-                        deleted -> {
-                          publish(
-                              new DeviceEvent.AttributesDeleted(
-                                  device, AttributeScope.SHARED_SCOPE, List.copyOf(ATTRIBUTES)));
-                          return Optional.empty();
-                        });
+                return sync(device).thenApply(synced -> Optional.empty());
               });
     }
     return assignable(firmware.get())
@@ -140,17 +194,233 @@ public final class FirmwareAssignments {
                         }));
   }
 
-  /** The package assigned to the device as its firmware, if any. */
+  /** The package assigned to the device itself as its firmware, if any. */
   public CompletionStage<Optional<OtaPackageId>> of(DeviceId device) {
     return store.assignment(device);
   }
 
+  /** The package assigned to the device profile as its firmware, if any. */
+  public CompletionStage<Optional<OtaPackageId>> ofProfile(DeviceProfileId profile) {
+    return store.profileAssignment(profile);
+  }
+
+  /**
+   * Assigns {@code firmware} to the device profile (empty: removes its firmware). Completes once
+   * the assignment is stored; when it changed, the profile's devices are then brought up to date in
+   * the background (the fan-out, described above). The profile must exist and the package have
+   * passed {@link #assignableTo} (checked by the caller before it saved the profile).
+   *
+   * @return the package assigned now, if any
+   */
+  public CompletionStage<Optional<OtaPackageInfo>> setForProfile(
+      DeviceProfileId profile, Optional<OtaPackageId> firmware) {
+    if (firmware.isEmpty()) {
+      return store
+          .unassignProfile(profile)
+          .thenApply(
+              before -> {
+                if (before.isPresent()) {
+                  metrics.assignment(Change.UNASSIGNED);
+                  fanOut(profile, "removed");
+                }
+                return Optional.empty();
+              });
+    }
+    return assignableTo(firmware.get(), profile)
+        .thenCompose(
+            info ->
+                store
+                    .assignToProfile(profile, info.id())
+                    .thenApply(
+                        before -> {
+                          if (!before.equals(Optional.of(info.id()))) {
+                            metrics.assignment(Change.ASSIGNED);
+                            fanOut(profile, info.title() + " " + info.version());
+                          }
+                          return Optional.of(info);
+                        }));
+  }
+
+  /** After the profile was deleted (no device had it): its firmware assignment goes too. */
+  public CompletionStage<Void> forgetProfile(DeviceProfileId profile) {
+    return store.unassignProfile(profile).thenApply(before -> null);
+  }
+
+  /**
+   * Completes when the fan-outs of the profile started so far on this node have finished (at once
+   * when none runs).
+   */
+  CompletionStage<Void> fanOutsDone(DeviceProfileId profile) {
+    CompletableFuture<Void> running = fanOuts.get(profile);
+    return running == null ? CompletableFuture.completedFuture(null) : running;
+  }
+
+  /**
+   * Brings the device's {@code fw_*} shared attributes up to date with its firmware (its own, else
+   * its profile's): written where they differ, deleted when it has none, pushed to the device;
+   * nothing is written when they already describe it. For whoever changes what a device's firmware
+   * is other than through {@link #set}: giving it another profile, provisioning it with one.
+   */
+  public CompletionStage<Void> sync(DeviceId device) {
+    return store
+        .assignedFirmware(device)
+        .thenApply(found -> found.filter(p -> p.type() == OtaPackageType.FIRMWARE && p.hasData()))
+        .thenCompose(
+            firmware ->
+                queries
+                    .attributes(device, AttributeScope.SHARED_SCOPE, Optional.of(ATTRIBUTES))
+                    .thenCompose(current -> reconcile(device, firmware, current)))
+        .whenComplete(
+            (done, error) -> {
+              if (error != null) {
+                metrics.sync(Sync.FAILED);
+              }
+            });
+  }
+
+  private CompletionStage<Void> reconcile(
+      DeviceId device, Optional<OtaPackageInfo> firmware, List<AttributeKvEntry> current) {
+    Set<KvEntry> now = new HashSet<>();
+    current.forEach(attribute -> now.add(attribute.kv()));
+    if (firmware.isEmpty()) {
+      if (now.isEmpty()) {
+        metrics.sync(Sync.UNCHANGED);
+        return CompletableFuture.completedFuture(null);
+      }
+      metrics.sync(Sync.UPDATED);
+      return deleteAttributes(device);
+    }
+    if (now.equals(Set.copyOf(entries(firmware.get())))) {
+      metrics.sync(Sync.UNCHANGED);
+      return CompletableFuture.completedFuture(null);
+    }
+    metrics.sync(Sync.UPDATED);
+    return writeAttributes(device, firmware.get());
+  }
+
+  // Starts the profile's fan-out after the one running, if any; never fails.
+  private void fanOut(DeviceProfileId profile, String firmware) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    CompletableFuture<Void> before = fanOuts.put(profile, done);
+    CompletableFuture<Void> start =
+        before == null ? CompletableFuture.completedFuture(null) : before;
+    start
+        .thenCompose(previous -> updateDevices(profile, firmware))
+        .whenComplete(
+            (finished, error) -> {
+              if (error != null) {
+                LOG.warn(
+                    "[profile|{}] firmware {}: its devices could not be listed, their fw_*"
+                        + " attributes are not brought up to date",
+                    profile,
+                    firmware,
+                    error);
+              }
+              fanOuts.remove(profile, done);
+              done.complete(null);
+            });
+  }
+
+  private CompletionStage<Void> updateDevices(DeviceProfileId profile, String firmware) {
+    long started = System.nanoTime();
+    return profiles
+        .devices(profile)
+        .thenCompose(
+            devices -> {
+              AtomicInteger failed = new AtomicInteger();
+              AtomicReference<Throwable> firstFailure = new AtomicReference<>();
+              // FAN_OUT_PARALLELISM sequential chains: bounded concurrency, no thread blocked.
+              List<CompletableFuture<Void>> lanes = new ArrayList<>();
+              for (int lane = 0; lane < Math.min(FAN_OUT_PARALLELISM, devices.size()); lane++) {
+                lanes.add(CompletableFuture.completedFuture(null));
+              }
+              for (int i = 0; i < devices.size(); i++) {
+                DeviceId device = devices.get(i);
+                int lane = i % lanes.size();
+                lanes.set(
+                    lane,
+                    lanes
+                        .get(lane)
+                        .thenCompose(previous -> sync(device))
+                        .exceptionally(
+                            error -> {
+                              failed.incrementAndGet();
+                              firstFailure.compareAndSet(null, error);
+                              return null;
+                            }));
+              }
+              return CompletableFuture.allOf(lanes.toArray(new CompletableFuture<?>[0]))
+                  .thenAccept(
+                      all ->
+                          logFanOut(
+                              profile,
+                              firmware,
+                              devices.size(),
+                              failed.get(),
+                              firstFailure.get(),
+                              started));
+            });
+  }
+
+  private static void logFanOut(
+      DeviceProfileId profile,
+      String firmware,
+      int devices,
+      int failed,
+      @Nullable Throwable firstFailure,
+      long startedNanos) {
+    long millis = (System.nanoTime() - startedNanos) / 1_000_000;
+    if (failed == 0) {
+      LOG.info(
+          "[profile|{}] firmware {}: fw_* attributes of its {} devices up to date in {} ms",
+          profile,
+          firmware,
+          devices,
+          millis);
+    } else {
+      LOG.warn(
+          "[profile|{}] firmware {}: fw_* attributes of {} of its {} devices could not be brought"
+              + " up to date in {} ms (a save of such a device does it); the first failure:",
+          profile,
+          firmware,
+          failed,
+          devices,
+          millis,
+          firstFailure);
+    }
+  }
+
   /**
    * Deletes a package: completes with false when there is none, fails with {@code
-   * OtaPackageConflictException} while an existing device is assigned it.
+   * OtaPackageConflictException} while an existing device or device profile is assigned it.
    */
   public CompletionStage<Boolean> deletePackage(OtaPackageId id) {
-    return forgetDeletedDevices(id).thenCompose(done -> store.delete(id));
+    return forgetDeletedDevices(id)
+        .thenCompose(done -> forgetDeletedProfiles(id))
+        .thenCompose(done -> store.delete(id));
+  }
+
+  // The assignments of profiles deleted since (a delete that stopped before forgetProfile).
+  private CompletionStage<Void> forgetDeletedProfiles(OtaPackageId id) {
+    return store
+        .assignedProfiles(id, DELETE_CHECK_BATCH)
+        .thenCompose(
+            assigned -> {
+              CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+              for (DeviceProfileId profile : assigned) {
+                chain =
+                    chain.thenCompose(
+                        done ->
+                            profiles
+                                .findById(profile)
+                                .thenCompose(
+                                    found ->
+                                        found.isPresent()
+                                            ? CompletableFuture.completedFuture(null)
+                                            : forgetProfile(profile)));
+              }
+              return chain;
+            });
   }
 
   // The assignments of devices deleted since: removed, so that they do not hold the package.
@@ -176,12 +446,9 @@ public final class FirmwareAssignments {
             });
   }
 
-  private CompletionStage<Void> writeAttributes(DeviceId device, OtaPackageInfo firmware) {
-    OtaPackageData data = firmware.data();
-    if (data == null) {
-      return CompletableFuture.failedFuture(
-          new NoSuchElementException("OTA package " + firmware.id() + " lost its data"));
-    }
+  // The fw_* attributes describing a package with data.
+  private static List<KvEntry> entries(OtaPackageInfo firmware) {
+    OtaPackageData data = Objects.requireNonNull(firmware.data(), "data");
     List<KvEntry> entries = new ArrayList<>();
     entries.add(KvEntry.of("fw_title", firmware.title()));
     entries.add(KvEntry.of("fw_version", firmware.version()));
@@ -191,6 +458,25 @@ public final class FirmwareAssignments {
     entries.add(KvEntry.of("fw_size", data.size()));
     entries.add(KvEntry.of("fw_checksum_algorithm", data.checksumAlgorithm().name()));
     entries.add(KvEntry.of("fw_checksum", data.checksum()));
+    return entries;
+  }
+
+  private CompletionStage<Void> deleteAttributes(DeviceId device) {
+    return telemetry
+        .deleteAttributes(device, AttributeScope.SHARED_SCOPE, ATTRIBUTES)
+        .thenAccept(
+            deleted ->
+                publish(
+                    new DeviceEvent.AttributesDeleted(
+                        device, AttributeScope.SHARED_SCOPE, List.copyOf(ATTRIBUTES))));
+  }
+
+  private CompletionStage<Void> writeAttributes(DeviceId device, OtaPackageInfo firmware) {
+    if (firmware.data() == null) {
+      return CompletableFuture.failedFuture(
+          new NoSuchElementException("OTA package " + firmware.id() + " lost its data"));
+    }
+    List<KvEntry> entries = entries(firmware);
     long now = clock.getAsLong();
     CompletionStage<Void> written =
         telemetry

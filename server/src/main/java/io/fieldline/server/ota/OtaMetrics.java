@@ -22,6 +22,9 @@ public final class OtaMetrics {
   /** Firmware assignment changes, tagged by change. */
   public static final String ASSIGNMENTS = "fieldline.ota.assignments";
 
+  /** Devices whose {@code fw_*} attributes were brought up to date, by {@code outcome}. */
+  public static final String SYNCS = "fieldline.ota.firmware.syncs";
+
   /** What became of an upload. */
   public enum UploadOutcome {
     /** Stored: the package has its data. */
@@ -44,7 +47,18 @@ public final class OtaMetrics {
     UNASSIGNED
   }
 
+  /** What bringing a device's {@code fw_*} attributes up to date with its firmware did. */
+  public enum Sync {
+    /** They were written or deleted. */
+    UPDATED,
+    /** They already described its firmware. */
+    UNCHANGED,
+    /** Storage failed: they may be stale until the next change. */
+    FAILED
+  }
+
   private final Map<UploadOutcome, Counter> uploads = new EnumMap<>(UploadOutcome.class);
+  private final Map<Sync, Counter> syncs = new EnumMap<>(Sync.class);
   private final Map<Change, Counter> assignments = new EnumMap<>(Change.class);
   private final Counter uploadBytes;
 
@@ -65,6 +79,16 @@ public final class OtaMetrics {
               .description("Firmware assigned to or removed from devices")
               .register(registry));
     }
+    for (Sync sync : Sync.values()) {
+      syncs.put(
+          sync,
+          Counter.builder(SYNCS)
+              .tag("outcome", sync.name().toLowerCase(Locale.ROOT))
+              .description(
+                  "Devices whose fw_* attributes were checked against their firmware after a"
+                      + " change of their profile or of its firmware")
+              .register(registry));
+    }
     uploadBytes =
         Counter.builder(UPLOAD_BYTES)
             .description("Bytes of OTA package data stored")
@@ -80,5 +104,9 @@ public final class OtaMetrics {
 
   void assignment(Change change) {
     assignments.get(change).increment();
+  }
+
+  void sync(Sync outcome) {
+    syncs.get(outcome).increment();
   }
 }

@@ -1,10 +1,12 @@
 package io.fieldline.server.ota;
 
 import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.ota.FirmwareSource;
 import io.fieldline.common.ota.OtaPackageStore;
+import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.transport.mqtt.FirmwareConfig;
 import io.fieldline.transport.mqtt.FirmwareDelivery;
 import io.fieldline.transport.mqtt.FirmwareMetrics;
@@ -29,7 +31,9 @@ public final class OtaPackages {
   /**
    * @param store packages, data and assignments (the Cassandra store)
    * @param registry devices, for the clean-up of deleted devices' assignments
+   * @param profiles device profiles: the devices a profile's firmware goes to
    * @param telemetry where the {@code fw_*} shared attributes are written
+   * @param queries where they are read, to write only what changed
    * @param events where their change is published (the device's session pushes it)
    * @param config {@code fieldline.ota}
    * @param firmwareConfig {@code fieldline.mqtt.firmware}, the chunk bounds of downloads
@@ -37,7 +41,9 @@ public final class OtaPackages {
   public OtaPackages(
       OtaPackageStore store,
       DeviceRegistry registry,
+      DeviceProfileStore profiles,
       TelemetryStore telemetry,
+      TelemetryQueries queries,
       DeviceEvents events,
       OtaConfig config,
       FirmwareConfig firmwareConfig,
@@ -50,7 +56,14 @@ public final class OtaPackages {
     OtaMetrics metrics = new OtaMetrics(meters);
     this.assignments =
         new FirmwareAssignments(
-            store, registry, telemetry, events, metrics, System::currentTimeMillis);
+            store,
+            registry,
+            profiles,
+            telemetry,
+            queries,
+            events,
+            metrics,
+            System::currentTimeMillis);
     this.uploads = new PackageUpload(store, config, metrics);
   }
 
@@ -67,7 +80,10 @@ public final class OtaPackages {
     return firmwareConfig;
   }
 
-  /** What downloads read: the assigned packages and their data, through the chunk cache. */
+  /**
+   * What downloads read: each device's firmware (its own, else its profile's) and the packages'
+   * data, through the chunk cache.
+   */
   public FirmwareSource downloads() {
     return cache;
   }
@@ -78,6 +94,15 @@ public final class OtaPackages {
 
   public FirmwareAssignments assignments() {
     return assignments;
+  }
+
+  /**
+   * {@code profiles} whose assignment of a profile to a device also brings the device's {@code
+   * fw_*} attributes up to date with that profile's firmware: for provisioning, which gives new
+   * devices their profile.
+   */
+  public DeviceProfileStore firmwareFollowing(DeviceProfileStore profiles) {
+    return new FirmwareFollowingProfiles(profiles, assignments);
   }
 
   public PackageUpload uploads() {

@@ -3,6 +3,7 @@ package io.fieldline.server.rest;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fieldline.common.Device;
+import io.fieldline.common.DeviceId;
 import io.fieldline.common.ota.OtaPackageId;
 import io.fieldline.server.ota.FirmwareAssignments;
 import java.util.Optional;
@@ -13,9 +14,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * A device's {@code firmwareId} in ThingsBoard's device JSON, for {@code DeviceRoutes}: {@code POST
  * /api/device} with {@code "firmwareId":{"entityType":"OTA_PACKAGE","id":..}} assigns that firmware
- * ({@code null} removes it, no field leaves it), checked before the device is saved and applied
- * after; {@code GET /api/device/{id}} and the save's answer carry the device's {@code firmwareId}
- * (null when none), rendered into the device's JSON. Stateless apart from the assignments it calls.
+ * ({@code null} removes it, no field leaves it: the device then has its profile's firmware, if
+ * any), checked before the device is saved and applied after; {@code GET /api/device/{id}} and the
+ * save's answer carry the device's {@code firmwareId} (null when none), rendered into the device's
+ * JSON. Stateless apart from the assignments it calls.
  */
 final class DeviceFirmwareJson {
 
@@ -46,13 +48,32 @@ final class DeviceFirmwareJson {
     return assignments.assignable(requested.get().get()).thenApply(firmware -> null);
   }
 
-  /** After a save: the body's {@code firmwareId} applied to the saved device, if any. */
+  /**
+   * After a save: the body's {@code firmwareId} applied to the saved device, if any. When the body
+   * names a {@code deviceProfileId} and no firmware of the device's own, the device's {@code fw_*}
+   * attributes are brought up to date with its firmware ({@link FirmwareAssignments#sync}): it may
+   * have moved to a profile with other firmware (they are written only if they differ).
+   */
   CompletionStage<Optional<Device>> apply(Optional<Device> device, JsonNode body) {
     Optional<Optional<OtaPackageId>> requested = OtaJson.firmwareId(body);
-    if (device.isEmpty() || requested.isEmpty() || assignments == null) {
+    JsonNode profile = body.path("deviceProfileId");
+    boolean profileNamed = !profile.isMissingNode() && !profile.isNull();
+    FirmwareAssignments firmware = assignments;
+    if (device.isEmpty() || firmware == null || (requested.isEmpty() && !profileNamed)) {
       return CompletableFuture.completedFuture(device);
     }
-    return assignments.set(device.get().id(), requested.get()).thenApply(assigned -> device);
+    DeviceId id = device.get().id();
+    boolean ownAssigned = requested.isPresent() && requested.get().isPresent();
+    CompletionStage<?> own =
+        requested.isEmpty()
+            ? CompletableFuture.completedFuture(null)
+            : firmware.set(id, requested.get());
+    return own.thenCompose(
+            done ->
+                profileNamed && !ownAssigned
+                    ? firmware.sync(id)
+                    : CompletableFuture.<Void>completedFuture(null))
+        .thenApply(done -> device);
   }
 
   /** {@code view}, the device's JSON, with its {@code firmwareId} when firmware is served. */

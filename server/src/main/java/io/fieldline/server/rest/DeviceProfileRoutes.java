@@ -1,13 +1,19 @@
 package io.fieldline.server.rest;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fieldline.common.PageData;
 import io.fieldline.common.SortOrder;
+import io.fieldline.common.ota.OtaPackageId;
 import io.fieldline.common.profile.DeviceProfile;
 import io.fieldline.common.profile.DeviceProfileDraft;
 import io.fieldline.common.profile.DeviceProfileId;
 import io.fieldline.common.profile.DeviceProfilePageQuery;
 import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.common.profile.ProvisionType;
+import io.fieldline.server.ota.FirmwareAssignments;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -21,6 +27,8 @@ import org.apache.pekko.http.javadsl.server.PathMatchers;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Device profiles, ThingsBoard-shaped: {@code POST /api/deviceProfile} (create, or update when the
@@ -30,16 +38,31 @@ import org.jspecify.annotations.Nullable;
  * totals). The provision secret is write-only: a read shows null, the answer to a save echoes the
  * secret it was given, and a save without one keeps the current secret. A delete of a profile that
  * devices have, or of the default one, is refused with 409 (ThingsBoard: 400).
+ *
+ * <p>With OTA packages, a profile has a {@code firmwareId} (what its devices without their own
+ * firmware get, {@link FirmwareAssignments}): a save with {@code
+ * "firmwareId":{"entityType":"OTA_PACKAGE","id":..}} assigns it (checked before the profile is
+ * saved), {@code null} removes it, no field leaves it; every read shows it. A deleted profile's
+ * assignment goes with it.
  */
 final class DeviceProfileRoutes extends AllDirectives {
+
+  private static final Logger LOG = LoggerFactory.getLogger(DeviceProfileRoutes.class);
 
   /** ThingsBoard's transport types. */
   static final Set<String> TRANSPORT_TYPES = Set.of("DEFAULT", "MQTT", "COAP", "LWM2M", "SNMP");
 
   private final DeviceProfileStore profiles;
+  private final @Nullable FirmwareAssignments firmware;
 
+  /** Profiles without firmware: {@code firmwareId} always null, one in a body refused. */
   DeviceProfileRoutes(DeviceProfileStore profiles) {
+    this(profiles, null);
+  }
+
+  DeviceProfileRoutes(DeviceProfileStore profiles, @Nullable FirmwareAssignments firmware) {
     this.profiles = profiles;
+    this.firmware = firmware;
   }
 
   /** Routes under {@code /api}. */
@@ -52,7 +75,7 @@ final class DeviceProfileRoutes extends AllDirectives {
                     () ->
                         entity(
                             Unmarshaller.entityToString(),
-                            body -> HttpJson.reply(() -> save(body))))),
+                            body -> OtaPackageRoutes.reply(() -> save(body))))),
         pathPrefix(
             PathMatchers.segment("deviceProfile").slash(PathMatchers.uuidSegment()),
             uuid -> {
@@ -71,18 +94,60 @@ final class DeviceProfileRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> find(DeviceProfileId id) {
-    return profiles
-        .findById(id)
-        .thenApply(
-            found ->
-                found
-                    .map(profile -> HttpJson.ok(JsonViews.deviceProfile(profile, null)))
-                    .orElseGet(() -> HttpJson.notFound("device profile")));
+    return profiles.findById(id).thenCompose(found -> profileOr404(found, null));
   }
 
+  /** The profile's JSON with its {@code firmwareId} (null when none), or 404. */
+  private CompletionStage<HttpResponse> profileOr404(
+      Optional<DeviceProfile> found, @Nullable String secretShown) {
+    if (found.isEmpty()) {
+      return CompletableFuture.completedFuture(HttpJson.notFound("device profile"));
+    }
+    DeviceProfile profile = found.get();
+    FirmwareAssignments assignments = firmware;
+    if (assignments == null) {
+      return CompletableFuture.completedFuture(
+          HttpJson.ok(JsonViews.deviceProfile(profile, secretShown)));
+    }
+    return assignments
+        .ofProfile(profile.id())
+        .thenApply(
+            assigned ->
+                HttpJson.ok(withFirmware(JsonViews.deviceProfile(profile, secretShown), assigned)));
+  }
+
+  private static ObjectNode withFirmware(ObjectNode view, Optional<OtaPackageId> firmware) {
+    view.set(
+        "firmwareId",
+        firmware.<JsonNode>map(OtaJson::packageId).orElse(JsonViews.MAPPER.nullNode()));
+    return view;
+  }
+
+  // A deleted profile's firmware assignment goes with it; should that fail, a delete of the
+  // package finds the profile gone and forgets it then.
   private CompletionStage<HttpResponse> delete(DeviceProfileId id) {
     return profiles
         .delete(id)
+        .thenCompose(
+            deletion -> {
+              FirmwareAssignments assignments = firmware;
+              if (deletion != DeviceProfileStore.Deletion.DELETED || assignments == null) {
+                return CompletableFuture.completedFuture(deletion);
+              }
+              return assignments
+                  .forgetProfile(id)
+                  .handle(
+                      (forgotten, error) -> {
+                        if (error != null) {
+                          LOG.warn(
+                              "[profile|{}] deleted, but its firmware assignment was not removed"
+                                  + " (a delete of the package will)",
+                              id,
+                              error);
+                        }
+                        return deletion;
+                      });
+            })
         .thenApply(
             deletion ->
                 switch (deletion) {
@@ -115,34 +180,66 @@ final class DeviceProfileRoutes extends AllDirectives {
                       null,
                       p.description(),
                       true);
-              return profiles.update(id, draft).thenApply(DeviceProfileRoutes::profileOr404);
+              return profiles.update(id, draft).thenCompose(updated -> profileOr404(updated, null));
             });
   }
 
-  private static HttpResponse profileOr404(Optional<DeviceProfile> found) {
-    return found
-        .map(profile -> HttpJson.ok(JsonViews.deviceProfile(profile, null)))
-        .orElseGet(() -> HttpJson.notFound("device profile"));
-  }
-
-  /** ThingsBoard's save: an update when the body has the profile's {@code id}, else a create. */
+  /**
+   * ThingsBoard's save: an update when the body has the profile's {@code id}, else a create. A
+   * {@code firmwareId} is checked first (nothing is saved when it is refused), and assigned once
+   * the profile is saved.
+   */
   private CompletionStage<HttpResponse> save(String body) {
     JsonNode json = HttpJson.parseObject(body);
     DeviceProfileDraft draft = draft(json);
     String secretShown = draft.provisionDeviceSecret();
+    Optional<Optional<OtaPackageId>> requested = firmwareId(json);
     JsonNode id = json.path("id");
-    if (!id.isMissingNode() && !id.isNull()) {
-      return profiles
-          .update(profileId(id), draft)
-          .thenApply(
-              found ->
-                  found
-                      .map(profile -> HttpJson.ok(JsonViews.deviceProfile(profile, secretShown)))
-                      .orElseGet(() -> HttpJson.notFound("device profile")));
+    DeviceProfileId existing = !id.isMissingNode() && !id.isNull() ? profileId(id) : null;
+    return checkFirmware(requested, existing)
+        .thenCompose(
+            checked ->
+                existing != null
+                    ? profiles.update(existing, draft)
+                    : profiles.create(draft).thenApply(Optional::of))
+        .thenCompose(saved -> assignFirmware(saved, requested))
+        .thenCompose(saved -> profileOr404(saved, secretShown));
+  }
+
+  /**
+   * The body's {@code firmwareId}: empty when absent; an empty optional for null. Without firmware
+   * on this server a package is refused and null ignored (ThingsBoard's UI sends {@code
+   * "firmwareId":null} with every save).
+   */
+  private Optional<Optional<OtaPackageId>> firmwareId(JsonNode json) {
+    Optional<Optional<OtaPackageId>> requested = OtaJson.firmwareId(json);
+    if (firmware == null && requested.isPresent()) {
+      if (requested.get().isPresent()) {
+        throw new IllegalArgumentException("firmware assignment is not available on this server");
+      }
+      return Optional.empty();
     }
-    return profiles
-        .create(draft)
-        .thenApply(profile -> HttpJson.ok(JsonViews.deviceProfile(profile, secretShown)));
+    return requested;
+  }
+
+  private CompletionStage<Void> checkFirmware(
+      Optional<Optional<OtaPackageId>> requested, @Nullable DeviceProfileId profile) {
+    FirmwareAssignments assignments = firmware;
+    if (assignments == null || requested.isEmpty() || requested.get().isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return assignments.assignableTo(requested.get().get(), profile).thenApply(ok -> null);
+  }
+
+  private CompletionStage<Optional<DeviceProfile>> assignFirmware(
+      Optional<DeviceProfile> saved, Optional<Optional<OtaPackageId>> requested) {
+    FirmwareAssignments assignments = firmware;
+    if (saved.isEmpty() || requested.isEmpty() || assignments == null) {
+      return CompletableFuture.completedFuture(saved);
+    }
+    return assignments
+        .setForProfile(saved.get().id(), requested.get())
+        .thenApply(assigned -> saved);
   }
 
   /** ThingsBoard's entity id, {@code {"entityType":"DEVICE_PROFILE","id":"<uuid>"}}. */
@@ -245,10 +342,30 @@ final class DeviceProfileRoutes extends AllDirectives {
             textSearch,
             sortProperty(params.get("sortProperty")),
             RequestParams.oneOf(params, "sortOrder", SortOrder.class, SortOrder.ASC));
-    return profiles
-        .page(query)
+    return profiles.page(query).thenCompose(this::pageWithFirmware);
+  }
+
+  // The firmware of the page's profiles, read together.
+  private CompletionStage<HttpResponse> pageWithFirmware(PageData<DeviceProfile> found) {
+    FirmwareAssignments assignments = firmware;
+    if (assignments == null) {
+      return CompletableFuture.completedFuture(
+          HttpJson.ok(JsonViews.page(found, p -> JsonViews.deviceProfile(p, null))));
+    }
+    Map<DeviceProfileId, CompletableFuture<Optional<OtaPackageId>>> reads = new HashMap<>();
+    for (DeviceProfile profile : found.data()) {
+      reads.put(profile.id(), assignments.ofProfile(profile.id()).toCompletableFuture());
+    }
+    List<CompletableFuture<Optional<OtaPackageId>>> all = List.copyOf(reads.values());
+    return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0]))
         .thenApply(
-            found -> HttpJson.ok(JsonViews.page(found, p -> JsonViews.deviceProfile(p, null))));
+            done ->
+                HttpJson.ok(
+                    JsonViews.page(
+                        found,
+                        p ->
+                            withFirmware(
+                                JsonViews.deviceProfile(p, null), reads.get(p.id()).join()))));
   }
 
   private static DeviceProfilePageQuery.SortProperty sortProperty(@Nullable String value) {

@@ -88,7 +88,7 @@ public final class RestApi extends AllDirectives {
     this.cors = new Cors(config);
     this.maxBodyBytes = config.maxBodyBytes();
     this.devices = new DeviceRoutes(registry, revocation, profileStore, ota.assignments());
-    this.profiles = new DeviceProfileRoutes(profileStore).routes();
+    this.profiles = new DeviceProfileRoutes(profileStore, ota.assignments()).routes();
     this.credentials = new CredentialsRoutes(credentialsStore, revocation);
     this.telemetry = new TelemetryRoutes(queries, store, registry, deadLetters);
     this.attributes = new AttributeRoutes(registry, store, queries, events, maxStringValueLength);

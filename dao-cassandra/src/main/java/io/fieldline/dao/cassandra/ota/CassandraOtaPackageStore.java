@@ -13,6 +13,7 @@ import io.fieldline.common.ota.OtaPackageDraft;
 import io.fieldline.common.ota.OtaPackageId;
 import io.fieldline.common.ota.OtaPackageInfo;
 import io.fieldline.common.ota.OtaPackageStore;
+import io.fieldline.common.profile.DeviceProfileId;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.dao.cassandra.cql.AsyncRows;
 import io.fieldline.dao.cassandra.cql.StoreErrors;
@@ -31,17 +32,21 @@ import java.util.concurrent.CompletionStage;
  * package), {@code ota_package_titles} (unique title and version, reserved with a lightweight
  * transaction like device names), {@code ota_package_data} (the data in chunks of {@value
  * #DATA_CHUNK_SIZE} bytes, one partition per package, clustered by upload) and the firmware
- * assignments ({@link DeviceFirmware}).
+ * assignments of devices and of device profiles ({@link Assignments}).
  *
  * <ul>
  *   <li><b>Upload.</b> Each upload writes its chunks under its own id; completing it is a
  *       lightweight transaction on the package row ({@code IF checksum = null}), so the first
  *       upload to complete becomes the data and a package's data never changes afterwards.
  *   <li><b>Delete.</b> The row is marked {@code deleting} ({@code IF EXISTS}), then the package's
- *       confirmed assignments are counted: any → unmarked and refused; none → data partition, row
- *       and title claim removed. An assignment claims the package first and then checks the mark,
- *       so that an assignment and a delete racing never leave a device assigned a deleted package.
- *       A delete that stopped half-way is finished by the next.
+ *       confirmed assignments (devices', then profiles') are counted: any → unmarked and refused;
+ *       none → data partition, row and title claim removed. An assignment claims the package first
+ *       and then checks the mark, so that an assignment and a delete racing never leave a device or
+ *       a profile assigned a deleted package. A delete that stopped half-way is finished by the
+ *       next.
+ *   <li><b>A device's firmware</b> ({@link #assignedFirmware}) is its own assignment, else its
+ *       profile's: the profile is read from the device's row ({@code devices.device_profile_id},
+ *       the profile store's truth).
  *   <li><b>Reads</b> of data go by the package row's {@code data_id}, {@code chunk_size} and {@code
  *       data_size}: any range is one query over the chunks holding it.
  * </ul>
@@ -60,7 +65,9 @@ public final class CassandraOtaPackageStore implements OtaPackageStore {
   private final WriteLimiter limiter;
   private final ConsistencyLevel consistency;
   private final PackageChunks chunks;
-  private final DeviceFirmware firmware;
+  private final Assignments firmware;
+  private final Assignments profileFirmware;
+  private final PreparedStatement profileOfDevice;
   private final PreparedStatement insert;
   private final PreparedStatement selectOne;
   private final PreparedStatement selectAll;
@@ -79,7 +86,10 @@ public final class CassandraOtaPackageStore implements OtaPackageStore {
     this.consistency = config.writeConsistency();
     String ks = config.keyspace();
     this.chunks = new PackageChunks(session, ks, limiter, consistency);
-    this.firmware = new DeviceFirmware(session, ks, limiter, consistency);
+    this.firmware = Assignments.ofDevices(session, ks, limiter, consistency);
+    this.profileFirmware = Assignments.ofProfiles(session, ks, limiter, consistency);
+    profileOfDevice =
+        session.prepare("SELECT name, device_profile_id FROM " + ks + ".devices WHERE id = ?");
     String table = ks + ".ota_packages";
     insert =
         session.prepare(
@@ -258,22 +268,33 @@ public final class CassandraOtaPackageStore implements OtaPackageStore {
                   return firmware
                       .confirmed(packageId, 1)
                       .thenCompose(
-                          devices ->
-                              devices.isEmpty()
-                                  ? remove(packageId)
-                                  : refuseDelete(id, devices.get(0)));
+                          devices -> {
+                            if (!devices.isEmpty()) {
+                              return refuseDelete(id, "devices (device " + devices.get(0));
+                            }
+                            return profileFirmware
+                                .confirmed(packageId, 1)
+                                .thenCompose(
+                                    profiles ->
+                                        profiles.isEmpty()
+                                            ? remove(packageId)
+                                            : refuseDelete(
+                                                id,
+                                                "device profiles (device profile "
+                                                    + profiles.get(0)));
+                          });
                 }));
   }
 
-  private CompletionStage<Boolean> refuseDelete(OtaPackageId id, UUID device) {
+  private CompletionStage<Boolean> refuseDelete(OtaPackageId id, String owners) {
     return write(unmarkDeleting.bind(id.value()))
         .thenApply(
             unmarked -> {
               throw new OtaPackageConflictException(
                   "OTA package "
                       + id
-                      + " is assigned to devices (device "
-                      + device
+                      + " is assigned to "
+                      + owners
                       + " among them): it cannot be deleted");
             });
   }
@@ -309,49 +330,12 @@ public final class CassandraOtaPackageStore implements OtaPackageStore {
 
   @Override
   public CompletionStage<Optional<OtaPackageId>> assign(DeviceId device, OtaPackageId id) {
-    UUID packageId = id.value();
-    UUID deviceId = device.value();
-    return translated(
-        firmware
-            .claim(packageId, deviceId)
-            .thenCompose(claimed -> row(packageId))
-            .thenCompose(
-                row -> {
-                  if (row.isEmpty() || OtaRows.deleting(row.get())) {
-                    return firmware
-                        .unclaim(packageId, deviceId)
-                        .thenApply(
-                            undone -> {
-                              throw new OtaPackageConflictException(
-                                  row.isEmpty()
-                                      ? gone(id)
-                                      : "OTA package " + id + " is being deleted");
-                            });
-                  }
-                  return firmware.of(deviceId);
-                })
-            .thenCompose(
-                before ->
-                    firmware
-                        .set(deviceId, packageId)
-                        .thenCompose(done -> unclaimOld(before, packageId, deviceId))
-                        .thenApply(done -> before.map(OtaPackageId::new))));
+    return translated(assign(firmware, device.value(), id));
   }
 
   @Override
   public CompletionStage<Optional<OtaPackageId>> unassign(DeviceId device) {
-    UUID deviceId = device.value();
-    return translated(
-        firmware
-            .of(deviceId)
-            .thenCompose(
-                before ->
-                    before.isEmpty()
-                        ? CompletableFuture.completedFuture(Optional.<OtaPackageId>empty())
-                        : firmware
-                            .remove(deviceId)
-                            .thenCompose(done -> firmware.unclaim(before.get(), deviceId))
-                            .thenApply(done -> before.map(OtaPackageId::new))));
+    return translated(unassign(firmware, device.value()));
   }
 
   @Override
@@ -360,10 +344,92 @@ public final class CassandraOtaPackageStore implements OtaPackageStore {
   }
 
   @Override
-  public CompletionStage<Optional<OtaPackageInfo>> assignedFirmware(DeviceId device) {
+  public CompletionStage<Optional<OtaPackageId>> assignToProfile(
+      DeviceProfileId profile, OtaPackageId id) {
+    return translated(assign(profileFirmware, profile.value(), id));
+  }
+
+  @Override
+  public CompletionStage<Optional<OtaPackageId>> unassignProfile(DeviceProfileId profile) {
+    return translated(unassign(profileFirmware, profile.value()));
+  }
+
+  @Override
+  public CompletionStage<Optional<OtaPackageId>> profileAssignment(DeviceProfileId profile) {
     return translated(
-        firmware
-            .of(device.value())
+        profileFirmware.of(profile.value()).thenApply(found -> found.map(OtaPackageId::new)));
+  }
+
+  @Override
+  public CompletionStage<List<DeviceProfileId>> assignedProfiles(OtaPackageId id, int limit) {
+    return translated(
+        profileFirmware
+            .confirmed(id.value(), limit)
+            .thenApply(profiles -> profiles.stream().map(DeviceProfileId::new).toList()));
+  }
+
+  // Claim, check the package (gone or being deleted: undo and refuse), write the owner's row, then
+  // drop the claim on the package it had before.
+  private CompletionStage<Optional<OtaPackageId>> assign(
+      Assignments table, UUID owner, OtaPackageId id) {
+    UUID packageId = id.value();
+    return table
+        .claim(packageId, owner)
+        .thenCompose(claimed -> row(packageId))
+        .thenCompose(
+            row -> {
+              if (row.isEmpty() || OtaRows.deleting(row.get())) {
+                return table
+                    .unclaim(packageId, owner)
+                    .thenApply(
+                        undone -> {
+                          throw new OtaPackageConflictException(
+                              row.isEmpty() ? gone(id) : "OTA package " + id + " is being deleted");
+                        });
+              }
+              return table.of(owner);
+            })
+        .thenCompose(
+            before ->
+                table
+                    .set(owner, packageId)
+                    .thenCompose(done -> unclaimOld(table, before, packageId, owner))
+                    .thenApply(done -> before.map(OtaPackageId::new)));
+  }
+
+  private static CompletionStage<Optional<OtaPackageId>> unassign(Assignments table, UUID owner) {
+    return table
+        .of(owner)
+        .thenCompose(
+            before ->
+                before.isEmpty()
+                    ? CompletableFuture.completedFuture(Optional.<OtaPackageId>empty())
+                    : table
+                        .remove(owner)
+                        .thenCompose(done -> table.unclaim(before.get(), owner))
+                        .thenApply(done -> before.map(OtaPackageId::new)));
+  }
+
+  /** The device's own firmware, else its profile's (reads of the two run together). */
+  @Override
+  public CompletionStage<Optional<OtaPackageInfo>> assignedFirmware(DeviceId device) {
+    CompletionStage<Optional<UUID>> own = firmware.of(device.value());
+    CompletionStage<Optional<UUID>> ofProfile =
+        session
+            .executeAsync(profileOfDevice.bind(device.value()).setIdempotent(true))
+            .thenCompose(
+                rs -> {
+                  Row row = rs.one();
+                  UUID profile =
+                      row == null || row.getString("name") == null
+                          ? null
+                          : row.getUuid("device_profile_id");
+                  return profile == null
+                      ? CompletableFuture.completedFuture(Optional.<UUID>empty())
+                      : profileFirmware.of(profile);
+                });
+    return translated(
+        own.thenCombine(ofProfile, (mine, profiles) -> mine.isPresent() ? mine : profiles)
             .thenCompose(
                 assigned ->
                     assigned.isEmpty()
@@ -371,10 +437,11 @@ public final class CassandraOtaPackageStore implements OtaPackageStore {
                         : find(new OtaPackageId(assigned.get()))));
   }
 
-  private CompletionStage<Void> unclaimOld(Optional<UUID> before, UUID now, UUID device) {
+  private static CompletionStage<Void> unclaimOld(
+      Assignments table, Optional<UUID> before, UUID now, UUID owner) {
     return before.isEmpty() || before.get().equals(now)
         ? CompletableFuture.completedFuture(null)
-        : firmware.unclaim(before.get(), device);
+        : table.unclaim(before.get(), owner);
   }
 
   private CompletionStage<Optional<Row>> row(UUID id) {

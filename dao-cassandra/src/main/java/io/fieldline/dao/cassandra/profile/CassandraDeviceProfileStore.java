@@ -326,6 +326,11 @@ public final class CassandraDeviceProfileStore implements DeviceProfileStore {
     return translated(() -> links.profilesOf(devices));
   }
 
+  @Override
+  public CompletionStage<List<DeviceId>> devices(DeviceProfileId profile) {
+    return translated(() -> links.holders(profile));
+  }
+
   // Conflicts stay DeviceConflictException and refused input IllegalArgumentException (the port's
   // contract), thrown or failed; every other failure becomes a StoreException.
   private static <T> CompletionStage<T> translated(Supplier<CompletionStage<T>> call) {

@@ -188,6 +188,40 @@ final class ProfileLinks {
             });
   }
 
+  /**
+   * Every device that has the profile: the listed devices' rows are read, {@value #READ_CHUNK} at a
+   * time (one chunk after the other); those found not to have it are taken off the list.
+   */
+  CompletionStage<List<DeviceId>> holders(DeviceProfileId profile) {
+    return AsyncRows.collect(
+            session.executeAsync(listed.bind(profile.value()).setIdempotent(true)),
+            row -> new DeviceId(Objects.requireNonNull(row.getUuid(0))),
+            Integer.MAX_VALUE)
+        .thenCompose(devices -> holders(profile, devices, 0, new ArrayList<>()));
+  }
+
+  private CompletionStage<List<DeviceId>> holders(
+      DeviceProfileId profile, List<DeviceId> devices, int from, List<DeviceId> out) {
+    if (from >= devices.size()) {
+      return CompletableFuture.completedFuture(out);
+    }
+    List<DeviceId> chunk = devices.subList(from, Math.min(devices.size(), from + READ_CHUNK));
+    return profilesOf(chunk)
+        .thenCompose(
+            profiles -> {
+              List<CompletableFuture<Void>> stale = new ArrayList<>();
+              for (DeviceId device : chunk) {
+                if (profile.equals(profiles.get(device))) {
+                  out.add(device);
+                } else {
+                  stale.add(unlistUnlessHeld(profile, device).toCompletableFuture());
+                }
+              }
+              return CompletableFuture.allOf(stale.toArray(new CompletableFuture<?>[0]))
+                  .thenCompose(done -> holders(profile, devices, from + READ_CHUNK, out));
+            });
+  }
+
   /** Removes the whole list of a deleted profile. */
   CompletionStage<Void> unlistAll(DeviceProfileId profile) {
     return session

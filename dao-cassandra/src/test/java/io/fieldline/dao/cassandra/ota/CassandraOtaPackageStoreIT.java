@@ -10,6 +10,7 @@ import io.fieldline.common.ota.OtaPackageDraft;
 import io.fieldline.common.ota.OtaPackageId;
 import io.fieldline.common.ota.OtaPackageInfo;
 import io.fieldline.common.ota.OtaPackageType;
+import io.fieldline.common.profile.DeviceProfileId;
 import io.fieldline.dao.cassandra.CassandraTestBase;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import java.io.ByteArrayOutputStream;
@@ -203,5 +204,75 @@ class CassandraOtaPackageStoreIT extends CassandraTestBase {
         device.value());
 
     assertThat(await(store.delete(pkg.id()))).isTrue();
+  }
+
+  // What the profile store writes when a device is given a profile: the device's row.
+  private DeviceId deviceWithProfile(DeviceProfileId profile) {
+    DeviceId device = DeviceId.random();
+    session.execute(
+        "INSERT INTO " + keyspace + ".devices (id, name, device_profile_id) VALUES (?, ?, ?)",
+        device.value(),
+        "device-" + device,
+        profile.value());
+    return device;
+  }
+
+  @Test
+  void
+      should_serve_the_profiles_firmware_to_a_device_without_its_own_when_assigned_to_the_profile() {
+    OtaPackageInfo ofProfile = uploaded(created("profile-fw"), bytes(100));
+    OtaPackageInfo own = uploaded(created("own-fw"), bytes(100));
+    DeviceProfileId profile = DeviceProfileId.random();
+    DeviceId plain = deviceWithProfile(profile);
+    DeviceId withOwn = deviceWithProfile(profile);
+    await(store.assign(withOwn, own.id()));
+
+    assertThat(await(store.assignToProfile(profile, ofProfile.id()))).isEmpty();
+
+    assertThat(await(store.profileAssignment(profile))).contains(ofProfile.id());
+    assertThat(await(store.assignedFirmware(plain))).contains(ofProfile);
+    assertThat(await(store.assignedFirmware(withOwn))).as("its own first").contains(own);
+    assertThat(await(store.assignment(plain))).as("no assignment of its own").isEmpty();
+    assertThat(await(store.assignedFirmware(DeviceId.random()))).as("no such device").isEmpty();
+    assertThat(await(store.unassignProfile(profile))).contains(ofProfile.id());
+    assertThat(await(store.assignedFirmware(plain))).isEmpty();
+    assertThat(await(store.unassignProfile(profile))).as("nothing left").isEmpty();
+  }
+
+  @Test
+  void should_refuse_the_delete_when_a_profile_is_assigned_and_allow_it_once_another_is() {
+    OtaPackageInfo first = uploaded(created("profile-first"), bytes(10));
+    OtaPackageInfo second = uploaded(created("profile-second"), bytes(10));
+    DeviceProfileId profile = DeviceProfileId.random();
+    await(store.assignToProfile(profile, first.id()));
+
+    assertThat(failure(() -> await(store.delete(first.id()))))
+        .isInstanceOf(OtaPackageConflictException.class)
+        .hasMessageContaining(profile.toString());
+    assertThat(await(store.find(first.id()))).as("still there, not left deleting").isPresent();
+    assertThat(await(store.assignedProfiles(first.id(), 10))).containsExactly(profile);
+
+    assertThat(await(store.assignToProfile(profile, second.id()))).contains(first.id());
+    assertThat(await(store.assignedProfiles(first.id(), 10))).isEmpty();
+    assertThat(await(store.delete(first.id()))).isTrue();
+    assertThat(
+            session
+                .execute(
+                    "SELECT package_id FROM " + keyspace + ".profile_firmware WHERE profile_id = ?",
+                    profile.value())
+                .one()
+                .getUuid(0))
+        .isEqualTo(second.id().value());
+  }
+
+  @Test
+  void should_refuse_a_profile_assignment_when_the_package_does_not_exist() {
+    DeviceProfileId profile = DeviceProfileId.random();
+    OtaPackageId missing = OtaPackageId.random();
+
+    assertThat(failure(() -> await(store.assignToProfile(profile, missing))))
+        .isInstanceOf(OtaPackageConflictException.class);
+    assertThat(await(store.profileAssignment(profile))).isEmpty();
+    assertThat(await(store.assignedProfiles(missing, 10))).isEmpty();
   }
 }

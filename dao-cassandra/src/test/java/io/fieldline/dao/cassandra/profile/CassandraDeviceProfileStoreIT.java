@@ -242,6 +242,39 @@ class CassandraDeviceProfileStoreIT extends CassandraTestBase {
   }
 
   @Test
+  void should_list_only_the_devices_that_still_have_the_profile_when_asked_for_its_devices() {
+    DeviceProfile a = await(profiles.create(draft("fleet-a", null, null)));
+    DeviceProfile b = await(profiles.create(draft("fleet-b", null, null)));
+    Device stays = await(devices.create("stays", "t", Optional.empty()));
+    Device moved = await(devices.create("moved", "t", Optional.empty()));
+    Device deleted = await(devices.create("deleted", "t", Optional.empty()));
+    for (Device device : List.of(stays, moved, deleted)) {
+      await(profiles.assign(device.id(), a.id()));
+    }
+    // Listed under "a" by hand as a move that stopped half-way would leave it.
+    await(profiles.assign(moved.id(), b.id()));
+    session.execute(
+        "INSERT INTO " + keyspace + ".devices_by_profile (profile_id, device_id) VALUES (?, ?)",
+        a.id().value(),
+        moved.id().value());
+    await(devices.delete(deleted.id()));
+
+    assertThat(await(profiles.devices(a.id()))).containsExactly(stays.id());
+    assertThat(await(profiles.devices(b.id()))).containsExactly(moved.id());
+    assertThat(
+            session
+                .execute(
+                    "SELECT device_id FROM "
+                        + keyspace
+                        + ".devices_by_profile WHERE profile_id = ?",
+                    a.id().value())
+                .all())
+        .as("the stale listings removed on the way")
+        .hasSize(1);
+    assertThat(await(profiles.devices(DeviceProfileId.random()))).isEmpty();
+  }
+
+  @Test
   void should_keep_one_default_profile_and_refuse_to_delete_it() {
     DeviceProfile first = await(profiles.create(draft("first", null, null)));
     DeviceProfileDraft makeDefault =
