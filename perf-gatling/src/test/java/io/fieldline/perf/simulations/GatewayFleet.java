@@ -7,6 +7,7 @@ import static io.gatling.javaapi.core.CoreDsl.rampUsers;
 import static io.gatling.javaapi.core.CoreDsl.scenario;
 
 import io.fieldline.perf.mqtt.MessageContext;
+import io.fieldline.perf.mqtt.MqttDsl;
 import io.fieldline.perf.provision.DeviceProvisioner;
 import io.fieldline.perf.provision.ProvisionedDevice;
 import io.fieldline.perf.telemetry.GatewayPayload;
@@ -27,7 +28,9 @@ import java.util.Map;
  * carries one point ({@code keys} values, the message's timestamp) for each of the gateway's {@code
  * children} children ({@link GatewayPayload}). Fieldline acknowledges a message once every child's
  * rows are stored; a gateway's first message makes it create its children (one at a time per
- * session), and that cost is in the run, not left out.
+ * session), and that cost is in the run, not left out. A gateway whose connection the server closes
+ * (a message it could not store) reconnects at its next pace, as a real gateway does: the message
+ * in flight is KO, the summary's {@code connects} exceeds the gateways.
  *
  * <p>Windows as {@link ColdStart}'s (the run is started against a fresh server): {@code cold} (the
  * first {@code cold} s from the first connection attempt), {@code warm} (the next {@code cold} s,
@@ -55,7 +58,11 @@ public class GatewayFleet extends MqttSimulation {
                 .feed(tokens())
                 .exec(connect())
                 .during(settings.duration())
-                .on(pace(settings.pace()).exec(publishForChildren()))
+                .on(
+                    pace(settings.pace())
+                        .doIfOrElse(MqttDsl::isConnected)
+                        .then(publishForChildren())
+                        .orElse(reconnect()))
                 .exec(disconnect())
                 .injectOpen(rampUsers(settings.devices()).during(settings.ramp())))
         .protocols(protocol)
@@ -86,6 +93,15 @@ public class GatewayFleet extends MqttSimulation {
   /** A message of the gateway with a 13-digit timestamp, as every message of the run has. */
   private static MessageContext sample(String token) {
     return new MessageContext(0, 0, 9_999_999_999_999L, token, 0);
+  }
+
+  /**
+   * A gateway whose connection the server closed (a message it could not store: no PUBACK, the
+   * connection closes, as for any failed write) connects again, as a real gateway does, at most
+   * once per pace; its next message names its children to a new session, which looks them up.
+   */
+  private ChainBuilder reconnect() {
+    return CoreDsl.exec(mqtt("reconnect").connect().username("#{token}"));
   }
 
   private ChainBuilder publishForChildren() {
