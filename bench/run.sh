@@ -518,6 +518,7 @@ if [ "$scenario" = GatewayFleet ]; then
   command="GATEWAYS=$GATEWAYS CHILDREN=$CHILDREN RATE=$RATE DURATION=$DURATION COLD=$COLD RAMP=$RAMP SOURCES=$SOURCES KEYS=$KEYS QOS=$QOS PHASES=\"$PHASES\" bench/run.sh $scenario"
 fi
 if [ "$ACK_TIMEOUT" != 10 ]; then command="ACK_TIMEOUT=$ACK_TIMEOUT $command"; fi
+if [ "$JFR" = 1 ]; then command="JFR=1 $command"; fi
 if [ "$scenario" = LiveUpdates ]; then
   command="DEVICES=$DEVICES RATE=$RATE QOS=$QOS KEYS=$KEYS SUBSCRIPTIONS=$SUBSCRIPTIONS WS_SESSIONS=$WS_SESSIONS DURATION=$DURATION COLD=$COLD WS_GRACE=$WS_GRACE RAMP=$RAMP SOURCES=$SOURCES PHASES=\"$PHASES\" bench/run.sh $scenario"
 fi
