@@ -5,7 +5,7 @@
 # messages are forwarded to their owner over gRPC), and against Mosquitto and HiveMQ CE (no storage);
 # one summary, appended to docs/performance.md.
 #
-#   bench/run.sh DevicesAtRate | MaxThroughput | ConnectionStorm | ColdStart | RpcRoundTrip | LiveUpdates
+#   bench/run.sh DevicesAtRate | MaxThroughput | ConnectionStorm | ColdStart | GatewayFleet | RpcRoundTrip | LiveUpdates
 #
 # ColdStart: DevicesAtRate on a freshly started Fieldline (new data directory: cold JVM, cold
 # Cassandra). The Gatling JVM is started with the server and waits for the device file; devices are
@@ -13,6 +13,19 @@
 # Nothing is left out: the first COLD seconds from the first connection are reported as "cold", the
 # next COLD seconds as "warm" (also the steady window of the main table). Defaults differ: DEVICES
 # 1000, DURATION 2 × COLD, PHASES "fieldline" (raw is never run: it would find a warm Cassandra).
+#
+# GatewayFleet: gateways (issue #17), from a cold start as ColdStart. GATEWAYS gateway devices
+# (POST /api/device with "additionalInfo":{"gateway":true}, DeviceProvisioner --gateways true)
+# connect at RAMP/s and each publishes RATE QoS QOS messages/s on v1/gateway/telemetry for DURATION s,
+# one in flight per gateway, every message one point (KEYS values, the message's ts) for each of
+# its CHILDREN children ("<gateway>-child-<i>", created by Fieldline on the first message: that cost
+# is in the cold window). The row check (GatewayRowsCheck) finds every child by name over REST and
+# looks up every point of every acknowledged message. The report adds a points table (cold / warm /
+# whole run): persisted points/s, PUBACK p50/p99/max, CPU µs per point and points/s per core of the
+# server and Cassandra. ColdStart prints the same table (1 point per message) for the device
+# comparison at the same point rate (DEVICES = GATEWAYS × CHILDREN × RATE). Defaults differ:
+# DURATION 3 × COLD, PHASES "fieldline" (mosquitto and hivemq may be added; raw, cluster and locust
+# are refused).
 #
 # RpcRoundTrip: server-side two-way RPC (issue #14). DEVICES devices connect and answer every RPC
 # request at once (respondToRpc: subscribe to v1/devices/me/rpc/request/+, answer on .../response/n
@@ -44,6 +57,10 @@
 #
 # Environment (defaults in brackets):
 #   DEVICES [2000]       devices (one MQTT connection each; at most 15000 and the open-files limit)
+#   GATEWAYS [50]        GatewayFleet: gateways (one MQTT connection each; DEVICES is set to it)
+#   CHILDREN [100]       GatewayFleet: children per gateway, one point each per message (1..1000,
+#                        the server's default gateway.max-devices-per-message; a message must fit
+#                        its default max-packet-size of 64 KiB: about 500 children with 4 keys)
 #   RATE [1]             messages per second per device (DevicesAtRate; MaxThroughput is closed loop)
 #   DURATION [60]        seconds each device publishes (at most 1800)
 #   RAMP [500]           new connections per second
@@ -55,6 +72,9 @@
 #                        choice, one address. Gatling phases only (Locust connects from 127.0.0.1)
 #   KEYS [4]             telemetry keys per message (3..5)
 #   QOS [1]              0 or 1
+#   ACK_TIMEOUT [10]     seconds the generator waits for a PUBACK before the request is KO (a late
+#                        PUBACK then counts nowhere; its message shows as "stored but not acked").
+#                        GatewayFleet's first messages wait for their children to be created
 #   HOLD [10]            ConnectionStorm: seconds each connection stays open; with STORM=reconnect,
 #                        seconds all devices publish (after the ramp) before the drop
 #   STORM [connect]      ConnectionStorm variant: connect (connect, 1 publish, hold, disconnect) or
@@ -121,9 +141,9 @@ root=$(pwd)
 
 scenario=${1:-}
 case "$scenario" in
-  DevicesAtRate | MaxThroughput | ConnectionStorm | ColdStart | RpcRoundTrip | LiveUpdates) ;;
+  DevicesAtRate | MaxThroughput | ConnectionStorm | ColdStart | GatewayFleet | RpcRoundTrip | LiveUpdates) ;;
   *)
-    echo "usage: bench/run.sh DevicesAtRate|MaxThroughput|ConnectionStorm|ColdStart|RpcRoundTrip|LiveUpdates (see the header for env)" >&2
+    echo "usage: bench/run.sh DevicesAtRate|MaxThroughput|ConnectionStorm|ColdStart|GatewayFleet|RpcRoundTrip|LiveUpdates (see the header for env)" >&2
     exit 2
     ;;
 esac
@@ -138,6 +158,26 @@ if [ "$scenario" = RpcRoundTrip ]; then
   DEVICES=${DEVICES:-1000}
   DURATION=${DURATION:-$((2 * COLD))}
   PHASES=${PHASES:-fieldline cluster}
+fi
+GATEWAYS=${GATEWAYS:-50}
+CHILDREN=${CHILDREN:-100}
+if [ "$scenario" = GatewayFleet ]; then
+  if ! [[ "$GATEWAYS" =~ ^[1-9][0-9]*$ ]] || ! [[ "$CHILDREN" =~ ^[1-9][0-9]*$ ]] || [ "$CHILDREN" -gt 1000 ]; then
+    echo "bench: GATEWAYS must be a positive whole number, CHILDREN 1..1000" >&2
+    exit 2
+  fi
+  DEVICES=$GATEWAYS
+  DURATION=${DURATION:-$((3 * COLD))}
+  PHASES=${PHASES:-fieldline}
+  for phase in $PHASES; do
+    case "$phase" in
+      fieldline | mosquitto | hivemq) ;;
+      *)
+        echo "bench: GatewayFleet runs the phases fieldline, mosquitto and hivemq only (not $phase)" >&2
+        exit 2
+        ;;
+    esac
+  done
 fi
 if [ "$scenario" = LiveUpdates ]; then
   DEVICES=${DEVICES:-1000}
@@ -158,6 +198,7 @@ RAMP=${RAMP:-500}
 SOURCES=${SOURCES:-$(((DEVICES + 99) / 100))}
 KEYS=${KEYS:-4}
 QOS=${QOS:-1}
+ACK_TIMEOUT=${ACK_TIMEOUT:-10}
 HOLD=${HOLD:-10}
 WARMUP=${WARMUP:-30}
 STORM=${STORM:-connect}
@@ -182,6 +223,9 @@ fi
 if [ "$scenario" = ConnectionStorm ] || [ "$scenario" = ColdStart ]; then
   PHASES=${PHASES//raw/}
 fi
+# ColdStart and GatewayFleet: the load starts the moment the devices are provisioned.
+cold_flow=0
+if [ "$scenario" = ColdStart ] || [ "$scenario" = GatewayFleet ]; then cold_flow=1; fi
 if [ "$scenario" = RpcRoundTrip ] || [ "$scenario" = LiveUpdates ]; then
   for phase in $PHASES; do
     if [ "$phase" != fieldline ] && [ "$phase" != cluster ]; then
@@ -214,6 +258,10 @@ if [ "$scenario" = RpcRoundTrip ]; then
     echo "bench: RPC_RATE must be a positive number, RPC_TIMEOUT (ms) and SETTLE (s) whole numbers" >&2
     exit 2
   fi
+fi
+if ! [[ "$ACK_TIMEOUT" =~ ^[1-9][0-9]*$ ]]; then
+  echo "bench: ACK_TIMEOUT must be a positive whole number of seconds" >&2
+  exit 2
 fi
 if [ "$STORM" != connect ] && [ "$STORM" != reconnect ]; then
   echo "bench: STORM must be connect or reconnect" >&2
@@ -448,6 +496,10 @@ case "$scenario" in
     fi
     ;;
   ColdStart) describe="$describe × $RATE msg/s from a cold start, QoS $QOS, $KEYS keys, $DURATION s (cold: first $COLD s)" ;;
+  GatewayFleet)
+    describe="$GATEWAYS gateways × $CHILDREN children, $RATE msg/s per gateway carrying one point per child"
+    describe="$describe ($(awk -v g="$GATEWAYS" -v c="$CHILDREN" -v r="$RATE" 'BEGIN {printf "%d", g * c * r}') points/s offered), QoS $QOS, $KEYS keys, $DURATION s from a cold start (cold: first $COLD s)"
+    ;;
   RpcRoundTrip) describe="$describe answering RPC, $RPC_RATE two-way calls/s over REST for $DURATION s from a cold start (cold: first $COLD s of calls)" ;;
   LiveUpdates)
     describe="$describe × $RATE msg/s, QoS $QOS, $SUBSCRIPTIONS live subscriptions over $WS_SESSIONS WebSocket sessions, $DURATION s from a cold start (cold: first $COLD s)"
@@ -462,6 +514,11 @@ fi
 command="DEVICES=$DEVICES RATE=$RATE DURATION=$DURATION RAMP=$RAMP SOURCES=$SOURCES WARMUP=$WARMUP KEYS=$KEYS QOS=$QOS RAW_MODE=$RAW_MODE PHASES=\"$PHASES\" bench/run.sh $scenario"
 if [ "$scenario" = ConnectionStorm ]; then command="STORM=$STORM HOLD=$HOLD $command"; fi
 if [ "$scenario" = ColdStart ]; then command="COLD=$COLD $command"; fi
+if [ "$scenario" = GatewayFleet ]; then
+  command="GATEWAYS=$GATEWAYS CHILDREN=$CHILDREN RATE=$RATE DURATION=$DURATION COLD=$COLD RAMP=$RAMP SOURCES=$SOURCES KEYS=$KEYS QOS=$QOS PHASES=\"$PHASES\" bench/run.sh $scenario"
+fi
+if [ "$ACK_TIMEOUT" != 10 ]; then command="ACK_TIMEOUT=$ACK_TIMEOUT $command"; fi
+if [ "$JFR" = 1 ]; then command="JFR=1 $command"; fi
 if [ "$scenario" = LiveUpdates ]; then
   command="DEVICES=$DEVICES RATE=$RATE QOS=$QOS KEYS=$KEYS SUBSCRIPTIONS=$SUBSCRIPTIONS WS_SESSIONS=$WS_SESSIONS DURATION=$DURATION COLD=$COLD WS_GRACE=$WS_GRACE RAMP=$RAMP SOURCES=$SOURCES PHASES=\"$PHASES\" bench/run.sh $scenario"
 fi
@@ -539,6 +596,16 @@ bench_java() { # main class and arguments
 check_rows() { # phase cql-port feeder: every message the phase's ledger acknowledged is in Cassandra?
   local phase=$1 port=$2 feeder=$3
   [ -f "$run/$phase-ledger.csv" ] || return 0
+  if [ "$scenario" = GatewayFleet ]; then
+    # Every point of every acknowledged message in its child's rows; children found over REST.
+    log "$phase: finding the children over REST and counting their stored rows"
+    bench_java io.fieldline.perf.verify.GatewayRowsCheck --url "$rest_url" \
+      --user "$ADMIN_USER" --password "$ADMIN_PASSWORD" --cql "127.0.0.1:$port" \
+      --keyspace fieldline --feeder "$feeder" --ledger "$run/$phase-ledger.csv" \
+      --children "$CHILDREN" --keys "$KEYS" --out "$run/$phase-check.json" 2>>"$run/bench.log" \
+      | tee -a "$run/bench.log" >&2 || log "$phase: row check failed"
+    return 0
+  fi
   log "$phase: counting stored rows"
   bench_java io.fieldline.perf.verify.StoredRowsCheck --cql "127.0.0.1:$port" \
     --keyspace fieldline --feeder "$feeder" --ledger "$run/$phase-ledger.csv" \
@@ -578,7 +645,7 @@ gatling_start() { # phase ports [feeder]
     -Dhost=127.0.0.1 "$port_arg" -Dfeeder="$feeder" -Ddevices="$DEVICES" \
     -DratePerDevice="$RATE" -Dduration="$DURATION" -DrampConnectionsPerSec="$RAMP" \
     -Dkeys="$KEYS" -Dqos="$QOS" -Dhold="$HOLD" -Dwarmup="$WARMUP" -Dstorm="$STORM" -Dcold="$COLD" \
-    -DsourceAddresses="$SOURCES" "${tls_args[@]}" \
+    -DsourceAddresses="$SOURCES" -Dchildren="$CHILDREN" -DackTimeout="$ACK_TIMEOUT" "${tls_args[@]}" \
     -DawaitFeeder=$((await_feeder * 600)) -Dsummary="$run/$phase-summary.json" "${scenario_args[@]}" \
     >"$run/gatling-$phase.log" 2>&1 &
   mvn_pid=$!
@@ -643,7 +710,7 @@ if [ "$needs_fieldline" = 1 ]; then
     FIELDLINE_DEMO_DEVICE_ENABLED=false JAVA_OPTS="$server_opts" \
     ./fieldline start >"$run/fieldline.log" 2>&1 &
   server_pid=$!
-  if [ "$scenario" = ColdStart ] && [[ " $PHASES " == *" fieldline "* ]]; then
+  if [ "$cold_flow" = 1 ] && [[ " $PHASES " == *" fieldline "* ]]; then
     # The load generator gets ready while the server starts: it waits for devices.csv.
     await_feeder=1
     gatling_start fieldline "$fieldline_mqtt"
@@ -666,14 +733,16 @@ if [ "$needs_fieldline" = 1 ]; then
   echo "readyEpochMillis=$(date +%s%3N)" >>"$run/bench.properties"
   [ -n "$cassandra_pid" ] || cassandra_pid=$(cat "$run/data/cassandra/cassandra.pid")
   log "Fieldline ready (server pid $server_pid, Cassandra pid $cassandra_pid)"
-  if [ "$scenario" = ColdStart ] && [[ " $PHASES " == *" fieldline "* ]]; then
+  if [ "$cold_flow" = 1 ] && [[ " $PHASES " == *" fieldline "* ]]; then
     start_machine_sampler "$run/cpu-fieldline.txt"
     start_sampler "$run/cpu-fieldline.txt" server "$server_pid"
     start_sampler "$run/cpu-fieldline.txt" cassandra "$cassandra_pid"
   fi
   # Written under another name and renamed: a waiting simulation never reads half a file.
+  provision_args=(--prefix bench-)
+  if [ "$scenario" = GatewayFleet ]; then provision_args=(--prefix bench-gw- --gateways true); fi
   bench_java io.fieldline.perf.provision.DeviceProvisioner --url "http://127.0.0.1:$http_port" \
-    --user "$ADMIN_USER" --password "$ADMIN_PASSWORD" --count "$DEVICES" --prefix bench- \
+    --user "$ADMIN_USER" --password "$ADMIN_PASSWORD" --count "$DEVICES" "${provision_args[@]}" \
     --out "$run/devices.csv.part" 2>>"$run/bench.log" | tee -a "$run/bench.log" >&2
   mv "$run/devices.csv.part" "$run/devices.csv"
 else
@@ -683,7 +752,7 @@ fi
 
 # ---- phase 1: Fieldline -----------------------------------------------------------------------
 if [[ " $PHASES " == *" fieldline "* ]]; then
-  if [ "$scenario" != ColdStart ]; then
+  if [ "$cold_flow" != 1 ]; then
     start_machine_sampler "$run/cpu-fieldline.txt"
     start_sampler "$run/cpu-fieldline.txt" server "$server_pid"
     start_sampler "$run/cpu-fieldline.txt" cassandra "$cassandra_pid"
@@ -692,10 +761,10 @@ if [[ " $PHASES " == *" fieldline "* ]]; then
     jcmd "$server_pid" JFR.start name=bench settings=profile filename="$run/server.jfr" >/dev/null
     jcmd "$cassandra_pid" JFR.start name=bench settings=profile filename="$run/cassandra.jfr" >/dev/null 2>&1 || true
   fi
-  if [ "$scenario" = ColdStart ]; then
+  rest_url="http://127.0.0.1:$http_port"
+  if [ "$cold_flow" = 1 ]; then
     gatling_finish fieldline || true
   else
-    rest_url="http://127.0.0.1:$http_port"
     gatling fieldline "$fieldline_mqtt" || true
   fi
   if [ "$JFR" = 1 ]; then

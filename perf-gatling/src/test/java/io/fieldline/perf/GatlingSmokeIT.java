@@ -13,8 +13,10 @@ import io.fieldline.perf.provision.DeviceProvisioner;
 import io.fieldline.perf.provision.ProvisionedDevice;
 import io.fieldline.perf.simulations.ConnectionStorm;
 import io.fieldline.perf.simulations.DevicesAtRate;
+import io.fieldline.perf.simulations.GatewayFleet;
 import io.fieldline.perf.simulations.LiveUpdates;
 import io.fieldline.perf.simulations.RpcRoundTrip;
+import io.fieldline.perf.verify.GatewayRowsCheck;
 import io.fieldline.perf.verify.LedgerEntry;
 import io.fieldline.perf.verify.StorageCheck;
 import io.fieldline.perf.verify.StoredRowsCheck;
@@ -36,7 +38,8 @@ import org.junit.jupiter.api.TestInstance;
  * Cassandra, ten devices provisioned over REST, a few seconds of {@link DevicesAtRate} run
  * in-process, then every acknowledged message is looked up in {@code ts_kv}; and {@link
  * RpcRoundTrip}'s devices answering two-way RPC calls made over REST; and {@link LiveUpdates}'
- * WebSocket subscribers hearing every message of the devices they watch.
+ * WebSocket subscribers hearing every message of the devices they watch; and {@link GatewayFleet}'s
+ * gateways, every point of every acknowledged message found in its child's rows.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class GatlingSmokeIT {
@@ -109,6 +112,70 @@ class GatlingSmokeIT {
     assertThat(check.partial()).isZero();
     assertThat(check.storedNotAcked()).isZero();
     assertThat(check.rows()).isEqualTo(acked * KEYS);
+  }
+
+  @Test
+  void should_store_every_point_of_every_acknowledged_message_when_gateways_publish_for_children()
+      throws Exception {
+    DeviceProvisioner provisioner =
+        new DeviceProvisioner(URI.create("http://127.0.0.1:" + server.httpPort()));
+    String auth = provisioner.login(ADMIN, PASSWORD);
+    int gateways = 2;
+    int children = 5;
+    List<ProvisionedDevice> feederDevices =
+        provisioner.provisionGateways(auth, "smoke-gw-", "smoke-gw-token-", gateways);
+    // Rerunnable: the gateways exist now, and are found again.
+    assertThat(provisioner.provisionGateways(auth, "smoke-gw-", "smoke-gw-token-", gateways))
+        .isEqualTo(feederDevices);
+    Path feeder = work.resolve("gateways.csv");
+    DeviceProvisioner.writeFeeder(feeder, feederDevices);
+
+    Map<String, String> properties = new LinkedHashMap<>();
+    properties.put("port", String.valueOf(server.mqttPort()));
+    properties.put("feeder", feeder.toString());
+    properties.put("devices", String.valueOf(gateways));
+    properties.put("children", String.valueOf(children));
+    properties.put("ratePerDevice", "4");
+    properties.put("duration", "3");
+    properties.put("cold", "5");
+    properties.put("rampConnectionsPerSec", "20");
+    properties.put("keys", String.valueOf(KEYS));
+    properties.put("sourceAddresses", String.valueOf(gateways));
+    properties.put("summary", work.resolve("gateway-summary.json").toString());
+    properties.put("ledger", work.resolve("gateway-ledger.csv").toString());
+    int status = runGatling(GatewayFleet.class.getName(), properties);
+
+    assertThat(status).as("Gatling exit status (assertion: no KO)").isZero();
+    JsonNode summary = new ObjectMapper().readTree(work.resolve("gateway-summary.json").toFile());
+    long acked = summary.path("acked").asLong();
+    assertThat(summary.path("connects").asLong()).isEqualTo(gateways);
+    assertThat(summary.path("pointsPerMessage").asInt()).isEqualTo(children);
+    assertThat(acked).isGreaterThanOrEqualTo(gateways * 8L);
+    summary.path("failures").forEach(count -> assertThat(count.asLong()).isZero());
+
+    List<LedgerEntry> ledger = LedgerEntry.read(work.resolve("gateway-ledger.csv"));
+    Map<String, Object> check;
+    try (CqlSession cql =
+        Cql.open(cassandra.cqlAddress().getHostString() + ":" + cassandra.cqlAddress().getPort())) {
+      check =
+          GatewayRowsCheck.check(
+              provisioner,
+              auth,
+              new StoredRowsCheck(cql, KEYSPACE),
+              feederDevices,
+              ledger,
+              children,
+              KEYS);
+    }
+    assertThat(check)
+        .containsEntry("childrenFound", (long) gateways * children)
+        .containsEntry("messagesAcked", acked)
+        .containsEntry("acked", acked * children)
+        .containsEntry("storedAcked", acked * children)
+        .containsEntry("missing", 0L)
+        .containsEntry("partial", 0L)
+        .containsEntry("storedNotAcked", 0L)
+        .containsEntry("rows", acked * children * KEYS);
   }
 
   @Test

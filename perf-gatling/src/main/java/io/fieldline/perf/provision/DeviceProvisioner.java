@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.io.Writer;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -17,6 +18,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -26,6 +28,9 @@ import org.jspecify.annotations.Nullable;
  * inside the server's request timeout (a 503, a storage timeout, is retried up to 5 times); the
  * bulk call returns existing devices instead of duplicating them, so a rerun with the same
  * arguments yields the same feeder.
+ *
+ * <p>With {@code --gateways true} the devices are gateways instead ({@link #provisionGateways}):
+ * {@code <prefix><i>} with token {@code <tokenPrefix><i>}, one {@code POST /api/device} each.
  *
  * <pre>
  * java -cp ... io.fieldline.perf.provision.DeviceProvisioner --url http://127.0.0.1:8080 \
@@ -52,18 +57,18 @@ public final class DeviceProvisioner {
     String token = provisioner.login(line.get("user"), line.get("password"));
     String prefix = line.get("prefix", "bench-");
     long start = System.nanoTime();
+    String tokenPrefix = line.get("token-prefix", prefix + "token-");
+    int count = line.getInt("count", 10);
+    boolean gateways = Boolean.parseBoolean(line.get("gateways", "false"));
     List<ProvisionedDevice> devices =
-        provisioner.provision(
-            token,
-            prefix,
-            line.get("token-prefix", prefix + "token-"),
-            line.getInt("count", 10),
-            line.getInt("chunk", 1000));
+        gateways
+            ? provisioner.provisionGateways(token, prefix, tokenPrefix, count)
+            : provisioner.provision(token, prefix, tokenPrefix, count, line.getInt("chunk", 1000));
     Path out = Path.of(line.get("out"));
     writeFeeder(out, devices);
     System.out.printf(
-        "provisioned %d devices in %.1f s -> %s%n",
-        devices.size(), (System.nanoTime() - start) / 1e9, out);
+        "provisioned %d %s in %.1f s -> %s%n",
+        devices.size(), gateways ? "gateways" : "devices", (System.nanoTime() - start) / 1e9, out);
   }
 
   /** Logs in and returns the access token for the {@code X-Authorization} header. */
@@ -99,6 +104,77 @@ public final class DeviceProvisioner {
       }
     }
     return devices;
+  }
+
+  /**
+   * Creates (or finds) {@code count} gateway devices, in order: {@code namePrefix + i} with access
+   * token {@code tokenPrefix + i}, type {@code gateway} and {@code "additionalInfo":
+   * {"gateway":true}} (ThingsBoard's "Is gateway"), one {@code POST /api/device?accessToken=} each.
+   * A name already taken (409, a rerun) is looked up by name and kept with the token asked for.
+   */
+  public List<ProvisionedDevice> provisionGateways(
+      String authToken, String namePrefix, String tokenPrefix, int count)
+      throws IOException, InterruptedException {
+    if (count < 1) {
+      throw new IllegalArgumentException("count must be positive");
+    }
+    List<ProvisionedDevice> gateways = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      String name = namePrefix + i;
+      String accessToken = tokenPrefix + i;
+      ObjectNode body = JSON.createObjectNode().put("name", name).put("type", "gateway");
+      body.putObject("additionalInfo").put("gateway", true);
+      HttpResponse<String> response =
+          send(
+              "/api/device?accessToken=" + encode(accessToken),
+              authToken,
+              HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
+      String id;
+      if (response.statusCode() == 409) {
+        id =
+            findDevice(authToken, name)
+                .orElseThrow(() -> new IOException("gateway " + name + ": 409, yet not found"));
+      } else if (response.statusCode() == 200) {
+        id = JSON.readTree(response.body()).path("id").path("id").asText();
+      } else {
+        throw new IOException(
+            "POST /api/device answered " + response.statusCode() + ": " + response.body());
+      }
+      gateways.add(new ProvisionedDevice(name, id, accessToken));
+    }
+    return gateways;
+  }
+
+  /**
+   * The id of the device named {@code name} ({@code GET /api/tenant/devices?deviceName=}), empty
+   * when there is none (404).
+   */
+  public Optional<String> findDevice(String authToken, String name)
+      throws IOException, InterruptedException {
+    HttpRequest request =
+        HttpRequest.newBuilder(base.resolve("/api/tenant/devices?deviceName=" + encode(name)))
+            .timeout(Duration.ofSeconds(30))
+            .header("X-Authorization", "Bearer " + authToken)
+            .GET()
+            .build();
+    HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+    if (response.statusCode() == 404) {
+      return Optional.empty();
+    }
+    if (response.statusCode() != 200) {
+      throw new IOException(
+          "GET /api/tenant/devices?deviceName="
+              + name
+              + " answered "
+              + response.statusCode()
+              + ": "
+              + response.body());
+    }
+    return Optional.of(JSON.readTree(response.body()).path("id").path("id").asText());
+  }
+
+  private static String encode(String value) {
+    return URLEncoder.encode(value, StandardCharsets.UTF_8);
   }
 
   /** Writes the feeder: a {@code name,id,token} header, then one device per line. */
@@ -139,28 +215,37 @@ public final class DeviceProvisioner {
 
   private JsonNode post(String path, @Nullable String authToken, JsonNode body)
       throws IOException, InterruptedException {
+    HttpResponse<String> response =
+        send(path, authToken, HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
+    if (response.statusCode() != 200) {
+      throw new IOException(
+          "POST " + path + " answered " + response.statusCode() + ": " + response.body());
+    }
+    return JSON.readTree(response.body());
+  }
+
+  /** POSTs {@code body}; a 503 (a storage timeout) is retried a few times before it is answered. */
+  private HttpResponse<String> send(
+      String path, @Nullable String authToken, HttpRequest.BodyPublisher body)
+      throws IOException, InterruptedException {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(base.resolve(path))
             .timeout(Duration.ofSeconds(120))
             .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
+            .POST(body);
     if (authToken != null) {
       request.header("X-Authorization", "Bearer " + authToken);
     }
     HttpResponse<String> response =
         http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     // 503 is the server's answer to a storage timeout (a cold Cassandra right after start, say):
-    // the bulk call is rerunnable, so try again a few times before giving up.
+    // the calls are rerunnable, so try again a few times before giving up.
     for (int retry = 1; response.statusCode() == 503 && retry <= MAX_RETRIES_ON_503; retry++) {
       System.err.printf(
           "POST %s answered 503, retry %d of %d in %d s%n", path, retry, MAX_RETRIES_ON_503, retry);
       Thread.sleep(1000L * retry);
       response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
-    if (response.statusCode() != 200) {
-      throw new IOException(
-          "POST " + path + " answered " + response.statusCode() + ": " + response.body());
-    }
-    return JSON.readTree(response.body());
+    return response;
   }
 }

@@ -350,6 +350,7 @@ public final class BenchReport {
         .append(ratio(fieldlinePerMsg, rawPerRow))
         .append(" (target ≤ 1.0)\n");
     ScenarioSections.coldStart(md, fieldline, meta);
+    ScenarioSections.points(md, fieldline, check, keys);
     ScenarioSections.reconnectStorm(md, fieldline, mosquitto, hivemq, storedLine());
     if (cluster != null) {
       md.append("\n");
@@ -447,7 +448,9 @@ public final class BenchReport {
     if (check == null) {
       return "not checked";
     }
-    return check.path("acked").asLong()
+    String unit = check.path("unit").asText("");
+    return (unit.isEmpty() ? "" : unit + ": ")
+        + check.path("acked").asLong()
         + " / "
         + check.path("storedAcked").asLong()
         + " / "
@@ -518,7 +521,7 @@ public final class BenchReport {
   }
 
   /** Busy cores of the whole machine minus the phase's own processes. */
-  private static String others(@Nullable PhaseResult phase) {
+  static String others(@Nullable PhaseResult phase) {
     if (phase == null || !phase.cpu().has("machine")) {
       return "-";
     }

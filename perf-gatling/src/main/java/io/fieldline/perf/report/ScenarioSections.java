@@ -93,6 +93,110 @@ final class ScenarioSections {
     return millis.path("count").asLong() == 0 ? "-" : latencyOf(millis);
   }
 
+  /**
+   * Runs whose summary gives {@code pointsPerMessage} (GatewayFleet: one point per child;
+   * ColdStart: 1): the {@code cold}, {@code warm} and {@code run} windows in points, a point being
+   * one device's values at one timestamp (its {@code keys} values are {@code keys} rows of ts_kv).
+   * CPU per point and points per second per core are of the server and Cassandra together.
+   */
+  static void points(
+      StringBuilder md, @Nullable PhaseResult fieldline, @Nullable JsonNode check, int keys) {
+    if (fieldline == null || !fieldline.json().has("pointsPerMessage")) {
+      return;
+    }
+    int perMessage = fieldline.json().path("pointsPerMessage").asInt();
+    String[] names = {"cold", "warm", "run"};
+    PhaseResult[] windows = new PhaseResult[names.length];
+    for (int i = 0; i < names.length; i++) {
+      windows[i] = fieldline.window(names[i]);
+      if (windows[i] == null) {
+        return;
+      }
+    }
+    md.append("\nPoints (")
+        .append(perMessage)
+        .append(perMessage == 1 ? " point per message" : " points per message, one per child")
+        .append(", ")
+        .append(keys)
+        .append(" values each); CPU of the server and Cassandra:\n\n");
+    md.append("| | cold: ")
+        .append(seconds(windows[0]))
+        .append(" | warm (steady): ")
+        .append(seconds(windows[1]))
+        .append(" | whole run: ")
+        .append(seconds(windows[2]))
+        .append(" |\n| --- | ---: | ---: | ---: |\n");
+    String[] cells = new String[names.length];
+    for (int i = 0; i < names.length; i++) {
+      cells[i] = achievedOverOffered(windows[i]);
+    }
+    row(md, "messages/s acknowledged ÷ offered", cells);
+    for (int i = 0; i < names.length; i++) {
+      cells[i] = fmt(windows[i].rate() * perMessage, 0);
+    }
+    row(md, "**persisted points/s** (acknowledged messages × points per message)", cells);
+    for (int i = 0; i < names.length; i++) {
+      cells[i] = fmt(windows[i].rate() * perMessage * keys, 0);
+    }
+    row(md, "values (ts_kv rows)/s", cells);
+    for (int i = 0; i < names.length; i++) {
+      JsonNode millis = fieldline.windowJson(names[i]).path("ackLatencyMillis");
+      cells[i] =
+          millis.path("count").asLong() == 0
+              ? "-"
+              : fmt(millis.path("p50").asDouble(), 1)
+                  + " / "
+                  + fmt(millis.path("p99").asDouble(), 1)
+                  + " / "
+                  + fmt(millis.path("max").asDouble(), 0);
+    }
+    row(md, "PUBACK p50 / p99 / max ms", cells);
+    for (int i = 0; i < names.length; i++) {
+      cells[i] =
+          fmt(windows[i].cores("server"), 2)
+              + " / "
+              + fmt(windows[i].cores("cassandra"), 2)
+              + " / "
+              + fmt(windows[i].cores("generator"), 2)
+              + " / "
+              + BenchReport.others(windows[i]);
+    }
+    row(md, "CPU cores: server / Cassandra / load generator / other processes", cells);
+    for (int i = 0; i < names.length; i++) {
+      cells[i] = fmt(windows[i].cpuMicrosPerUnit("server", "cassandra") / perMessage, 1);
+    }
+    row(md, "**CPU µs per persisted point** (server + Cassandra)", cells);
+    for (int i = 0; i < names.length; i++) {
+      cells[i] = fmt(1e6 * perMessage / windows[i].cpuMicrosPerUnit("server", "cassandra"), 0);
+    }
+    row(md, "**points/s per core used** (server + Cassandra)", cells);
+    for (int i = 0; i < names.length; i++) {
+      cells[i] = fmt(windows[i].cpuMicrosPerUnit("server") / perMessage, 1);
+    }
+    row(md, "CPU µs per point: server alone", cells);
+    for (int i = 0; i < names.length; i++) {
+      cells[i] = fmt(windows[i].cpuMicrosPerUnit("generator") / perMessage, 1);
+    }
+    row(md, "CPU µs per point: load generator", cells);
+    if (check != null && "points".equals(check.path("unit").asText())) {
+      md.append("\nChildren found over REST (`GET /api/tenant/devices?deviceName=`): ")
+          .append(check.path("childrenFound").asLong())
+          .append(" of ")
+          .append(check.path("childrenExpected").asLong())
+          .append("; acknowledged gateway messages ")
+          .append(check.path("messagesAcked").asLong())
+          .append(" = ")
+          .append(check.path("acked").asLong())
+          .append(" points, of which stored ")
+          .append(check.path("storedAcked").asLong())
+          .append(", missing ")
+          .append(check.path("missing").asLong())
+          .append(", partly stored ")
+          .append(check.path("partial").asLong())
+          .append(".\n");
+    }
+  }
+
   /** ConnectionStorm storm=reconnect: recovery after every socket was dropped at once. */
   static void reconnectStorm(
       StringBuilder md,

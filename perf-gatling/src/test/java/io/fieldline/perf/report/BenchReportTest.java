@@ -154,6 +154,74 @@ class BenchReportTest {
   }
 
   @Test
+  void should_report_points_and_cpu_per_point_when_each_message_carries_many_children()
+      throws IOException {
+    Files.delete(run.resolve("cluster-summary.json"));
+    Files.writeString(
+        run.resolve("bench.properties"),
+        Files.readString(run.resolve("bench.properties"))
+            .replace("scenario=DevicesAtRate", "scenario=GatewayFleet"));
+    // 20 s: 5 gateway messages/s in the cold window (seconds 0-9), 10/s in the warm one, 100
+    // points each.
+    Files.writeString(
+        run.resolve("fieldline-summary.json"),
+        """
+        {"startEpochMillis": %d, "steadyWindowSeconds": [10, 20], "offeredPerSecond": 10,
+         "pointsPerMessage": 100, "sent": 150, "acked": 150, "failures": {},
+         "ackedPerSecond": [5, 5, 5, 5, 5, 5, 5, 5, 5, 5,
+                            10, 10, 10, 10, 10, 10, 10, 10, 10, 10],
+         "steadyAckLatencyMillis": {"count": 100, "p50": 4, "p95": 5, "p99": 6, "p999": 7, "max": 8},
+         "windows": {
+           "cold": {"seconds": [0, 10], "ackLatencyMillis":
+             {"count": 50, "p50": 40, "p95": 900, "p99": 2000, "p999": 2500, "max": 2600}},
+           "warm": {"seconds": [10, 20], "ackLatencyMillis":
+             {"count": 100, "p50": 4, "p95": 5, "p99": 6, "p999": 7, "max": 8}},
+           "run": {"seconds": [0, 20], "ackLatencyMillis":
+             {"count": 150, "p50": 5, "p95": 800, "p99": 1900, "p999": 2500, "max": 2600}}}}
+        """
+            .formatted(START));
+    // server: 1.0 CPU s cold, 0.5 warm; Cassandra 0.5 in each
+    Files.writeString(
+        run.resolve("cpu-fieldline.txt"),
+        samples("server", 0, 100, 150) + samples("cassandra", 0, 50, 100));
+    Files.writeString(
+        run.resolve("fieldline-check.json"),
+        """
+        {"unit": "points", "acked": 15000, "storedAcked": 15000, "missing": 0, "partial": 0,
+         "storedNotAcked": 0, "childrenExpected": 500, "childrenFound": 500, "messagesAcked": 150}
+        """);
+
+    String markdown = new BenchReport(run).render();
+
+    assertThat(markdown)
+        .contains("Points (100 points per message, one per child, 4 values each)")
+        .contains(
+            "| | cold: seconds 0–10 | warm (steady): seconds 10–20 | whole run: seconds 0–20 |")
+        .contains(
+            "| messages/s acknowledged ÷ offered | 5 ÷ 10 = 0.500 | 10 ÷ 10 = 1.000 |"
+                + " 8 ÷ 10 = 0.750 |")
+        .contains(
+            "| **persisted points/s** (acknowledged messages × points per message) | 500 |"
+                + " 1,000 | 750 |")
+        .contains("| values (ts_kv rows)/s | 2,000 | 4,000 | 3,000 |")
+        .contains("| PUBACK p50 / p99 / max ms | 40.0 / 2,000.0 / 2,600 | 4.0 / 6.0 / 8 |")
+        .contains("| **CPU µs per persisted point** (server + Cassandra) | 300.0 | 100.0 | 166.7 |")
+        .contains("| **points/s per core used** (server + Cassandra) | 3,333 | 10,000 | 6,000 |")
+        .contains("| CPU µs per point: server alone | 200.0 | 50.0 | 100.0 |")
+        .contains("| acked / stored / missing (partial) | points: 15000 / 15000 / 0 (0);")
+        .contains(
+            "Children found over REST (`GET /api/tenant/devices?deviceName=`): 500 of 500;"
+                + " acknowledged gateway messages 150 = 15000 points, of which stored 15000,"
+                + " missing 0, partly stored 0.");
+  }
+
+  @Test
+  void should_leave_the_points_table_out_when_the_summary_gives_no_points_per_message()
+      throws IOException {
+    assertThat(new BenchReport(run).render()).doesNotContain("persisted points/s");
+  }
+
+  @Test
   void should_report_recovery_and_refusals_of_a_reconnect_storm() throws IOException {
     Files.delete(run.resolve("cluster-summary.json"));
     Files.writeString(
