@@ -70,8 +70,9 @@ public interface DeviceProfileStore {
   CompletionStage<Map<DeviceId, DeviceProfileId>> profilesOf(Collection<DeviceId> devices);
 
   /**
-   * Every device that has the profile, in no particular order: held in memory whole (16 bytes a
-   * device), read in chunks of devices, each confirmed by the device's own row.
+   * Every device that has the profile, in no particular order: held in memory whole (about 60 bytes
+   * a device), read in chunks of devices, each confirmed by the device's own row. Listings not
+   * confirmed are skipped, never removed (an assignment may be between its two writes).
    */
   CompletionStage<List<DeviceId>> devices(DeviceProfileId profile);
 }

@@ -29,8 +29,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -49,15 +47,19 @@ import org.slf4j.LoggerFactory;
  * <p><b>A device profile's firmware</b> is what its devices without their own get: a device's
  * firmware (what it downloads, what its {@code fw_*} attributes describe) is its own, else its
  * profile's. So a change of a profile's firmware is followed by a <em>fan-out</em>: every device of
- * the profile ({@link DeviceProfileStore#devices}) is brought up to date ({@link #sync}), {@value
- * #FAN_OUT_PARALLELISM} at a time, in the background once the assignment is stored; fan-outs of one
- * profile run one after the other on this node. Bringing a device up to date reads its firmware as
- * it is then and its {@code fw_*} attributes, and writes (or deletes) them only where they differ,
- * so it is harmless to repeat and a device with its own firmware is left as it is. A device given
- * the profile while a fan-out runs is brought up to date by whoever gives it the profile (the
- * device save, provisioning: they call {@link #sync} once the device has the profile); the fan-out
- * lists the profile's devices only after the profile's new firmware is stored, so of the two at
- * least one reads the new firmware.
+ * the profile ({@link DeviceProfileStore#devices}) is brought up to date ({@link #sync}) in the
+ * background once the assignment is stored, within the bounds of {@link ProfileFanOuts} (at most
+ * {@value ProfileFanOuts#PARALLELISM} syncs in flight on the node, one fan-out running and one
+ * pending per profile, a failed one tried again). Bringing a device up to date reads its firmware
+ * as it is then and its {@code fw_*} attributes, and writes (or deletes) them only where they
+ * differ, so it is harmless to repeat and a device with its own firmware is left as it is. Having
+ * written, it reads the device's firmware again and starts over if it changed meanwhile (at most
+ * {@value #SYNC_ROUNDS} rounds): attribute writes are last-writer-wins whatever the writer read, so
+ * a sync that read older firmware and wrote last would otherwise leave stale attributes. Syncs of
+ * one device run one after the other on this node. A device given the profile while a fan-out runs
+ * is brought up to date by whoever gives it the profile (the device save, provisioning: they call
+ * {@link #sync} once the device has the profile); the fan-out lists the profile's devices only
+ * after the profile's new firmware is stored, so of the two at least one reads the new firmware.
  *
  * <p>Only a {@link OtaPackageType#FIRMWARE} package with data can be assigned (ThingsBoard refuses
  * the others too), and to a profile only a package meant for that profile or for none ({@code
@@ -75,8 +77,8 @@ public final class FirmwareAssignments {
   static final Set<String> ATTRIBUTES =
       Set.of("fw_title", "fw_version", "fw_tag", "fw_size", "fw_checksum_algorithm", "fw_checksum");
 
-  /** Devices a fan-out brings up to date at once. */
-  static final int FAN_OUT_PARALLELISM = 16;
+  /** Rounds a sync makes at most while the device's firmware keeps changing under it. */
+  static final int SYNC_ROUNDS = 3;
 
   private static final int DELETE_CHECK_BATCH = 100;
 
@@ -88,8 +90,9 @@ public final class FirmwareAssignments {
   private final DeviceEvents events;
   private final OtaMetrics metrics;
   private final LongSupplier clock;
-  // The last fan-out of each profile still running: the next one starts after it.
-  private final ConcurrentMap<DeviceProfileId, CompletableFuture<Void>> fanOuts =
+  private final ProfileFanOuts fanOuts;
+  // The last sync of each device on this node still running: the next one starts after it.
+  private final ConcurrentMap<DeviceId, CompletableFuture<Void>> syncing =
       new ConcurrentHashMap<>();
 
   FirmwareAssignments(
@@ -109,6 +112,8 @@ public final class FirmwareAssignments {
     this.events = events;
     this.metrics = metrics;
     this.clock = clock;
+    this.fanOuts =
+        new ProfileFanOuts(profiles::devices, this::sync, ProfileFanOuts.FIRST_RETRY_MILLIS);
   }
 
   /**
@@ -160,10 +165,10 @@ public final class FirmwareAssignments {
   }
 
   /**
-   * Assigns {@code firmware} to the device (empty: removes its firmware), and sets its {@code fw_*}
-   * shared attributes, pushed to the device; once its own is removed they describe its profile's
-   * firmware, or are deleted when the profile has none. The device must exist (checked by the
-   * caller).
+   * Assigns {@code firmware} to the device (empty: removes its firmware), then brings its {@code
+   * fw_*} shared attributes up to date ({@link #sync}), pushed to the device: they describe its own
+   * firmware, else its profile's, or are deleted when it has none. The device must exist (checked
+   * by the caller).
    *
    * @return the package assigned now, if any
    */
@@ -174,10 +179,9 @@ public final class FirmwareAssignments {
           .unassign(device)
           .thenCompose(
               before -> {
-                if (before.isEmpty()) {
-                  return CompletableFuture.completedFuture(Optional.empty());
+                if (before.isPresent()) {
+                  metrics.assignment(Change.UNASSIGNED);
                 }
-                metrics.assignment(Change.UNASSIGNED);
                 return sync(device).thenApply(synced -> Optional.empty());
               });
     }
@@ -186,12 +190,13 @@ public final class FirmwareAssignments {
             info ->
                 store
                     .assign(device, info.id())
-                    .thenCompose(before -> writeAttributes(device, info))
                     .thenApply(
-                        written -> {
+                        before -> {
                           metrics.assignment(Change.ASSIGNED);
-                          return Optional.of(info);
-                        }));
+                          return before;
+                        })
+                    .thenCompose(before -> sync(device))
+                    .thenApply(synced -> Optional.of(info)));
   }
 
   /** The package assigned to the device itself as its firmware, if any. */
@@ -221,7 +226,9 @@ public final class FirmwareAssignments {
               before -> {
                 if (before.isPresent()) {
                   metrics.assignment(Change.UNASSIGNED);
-                  fanOut(profile, "removed");
+                }
+                if (before.isPresent() || fanOuts.lastFailed(profile)) {
+                  fanOuts.request(profile, "removed");
                 }
                 return Optional.empty();
               });
@@ -233,9 +240,13 @@ public final class FirmwareAssignments {
                     .assignToProfile(profile, info.id())
                     .thenApply(
                         before -> {
-                          if (!before.equals(Optional.of(info.id()))) {
+                          boolean changed = !before.equals(Optional.of(info.id()));
+                          if (changed) {
                             metrics.assignment(Change.ASSIGNED);
-                            fanOut(profile, info.title() + " " + info.version());
+                          }
+                          // The same firmware again starts a fan-out if the last one failed.
+                          if (changed || fanOuts.lastFailed(profile)) {
+                            fanOuts.request(profile, info.title() + " " + info.version());
                           }
                           return Optional.of(info);
                         }));
@@ -243,151 +254,95 @@ public final class FirmwareAssignments {
 
   /** After the profile was deleted (no device had it): its firmware assignment goes too. */
   public CompletionStage<Void> forgetProfile(DeviceProfileId profile) {
+    fanOuts.forget(profile);
     return store.unassignProfile(profile).thenApply(before -> null);
-  }
-
-  /**
-   * Completes when the fan-outs of the profile started so far on this node have finished (at once
-   * when none runs).
-   */
-  CompletionStage<Void> fanOutsDone(DeviceProfileId profile) {
-    CompletableFuture<Void> running = fanOuts.get(profile);
-    return running == null ? CompletableFuture.completedFuture(null) : running;
   }
 
   /**
    * Brings the device's {@code fw_*} shared attributes up to date with its firmware (its own, else
    * its profile's): written where they differ, deleted when it has none, pushed to the device;
-   * nothing is written when they already describe it. For whoever changes what a device's firmware
-   * is other than through {@link #set}: giving it another profile, provisioning it with one.
+   * nothing is written when they already describe it. Runs after the device's syncs started before
+   * on this node; having written, checks that the firmware did not change meanwhile (else starts
+   * over, at most {@value #SYNC_ROUNDS} rounds). For whoever changes what a device's firmware is:
+   * {@link #set}, giving it another profile, provisioning it with one, the fan-outs.
    */
   public CompletionStage<Void> sync(DeviceId device) {
+    CompletableFuture<Void> mine = new CompletableFuture<>();
+    CompletableFuture<Void> before = syncing.put(device, mine);
+    CompletableFuture<Void> start =
+        before == null ? CompletableFuture.completedFuture(null) : before;
+    CompletableFuture<Void> synced =
+        start
+            .thenCompose(previous -> syncRound(device, 1))
+            .whenComplete(
+                (done, error) -> {
+                  if (error != null) {
+                    metrics.sync(Sync.FAILED);
+                  }
+                  syncing.remove(device, mine);
+                  mine.complete(null);
+                });
+    return synced;
+  }
+
+  private CompletionStage<Optional<OtaPackageInfo>> firmwareOf(DeviceId device) {
     return store
         .assignedFirmware(device)
-        .thenApply(found -> found.filter(p -> p.type() == OtaPackageType.FIRMWARE && p.hasData()))
+        .thenApply(found -> found.filter(p -> p.type() == OtaPackageType.FIRMWARE && p.hasData()));
+  }
+
+  private CompletionStage<Void> syncRound(DeviceId device, int round) {
+    return firmwareOf(device)
         .thenCompose(
             firmware ->
                 queries
                     .attributes(device, AttributeScope.SHARED_SCOPE, Optional.of(ATTRIBUTES))
-                    .thenCompose(current -> reconcile(device, firmware, current)))
-        .whenComplete(
-            (done, error) -> {
-              if (error != null) {
-                metrics.sync(Sync.FAILED);
-              }
-            });
+                    .thenCompose(current -> reconcile(device, firmware, current))
+                    .thenCompose(
+                        wrote ->
+                            !wrote
+                                ? CompletableFuture.<Void>completedFuture(null)
+                                : firmwareOf(device)
+                                    .thenCompose(now -> recheck(device, round, firmware, now))));
   }
 
-  private CompletionStage<Void> reconcile(
+  // After a write: the firmware read again is what was written, or the sync goes round again.
+  private CompletionStage<Void> recheck(
+      DeviceId device, int round, Optional<OtaPackageInfo> written, Optional<OtaPackageInfo> now) {
+    if (now.map(OtaPackageInfo::id).equals(written.map(OtaPackageInfo::id))) {
+      return CompletableFuture.completedFuture(null);
+    }
+    if (round < SYNC_ROUNDS) {
+      return syncRound(device, round + 1);
+    }
+    metrics.sync(Sync.FAILED);
+    LOG.warn(
+        "[device|{}] its firmware changed during each of {} rounds of bringing its fw_* attributes"
+            + " up to date: they may not describe it until its next change",
+        device,
+        SYNC_ROUNDS);
+    return CompletableFuture.completedFuture(null);
+  }
+
+  // Whether it wrote (or deleted) attributes.
+  private CompletionStage<Boolean> reconcile(
       DeviceId device, Optional<OtaPackageInfo> firmware, List<AttributeKvEntry> current) {
     Set<KvEntry> now = new HashSet<>();
     current.forEach(attribute -> now.add(attribute.kv()));
     if (firmware.isEmpty()) {
       if (now.isEmpty()) {
         metrics.sync(Sync.UNCHANGED);
-        return CompletableFuture.completedFuture(null);
+        return CompletableFuture.completedFuture(false);
       }
       metrics.sync(Sync.UPDATED);
-      return deleteAttributes(device);
+      return deleteAttributes(device).thenApply(done -> true);
     }
     if (now.equals(Set.copyOf(entries(firmware.get())))) {
       metrics.sync(Sync.UNCHANGED);
-      return CompletableFuture.completedFuture(null);
+      return CompletableFuture.completedFuture(false);
     }
     metrics.sync(Sync.UPDATED);
-    return writeAttributes(device, firmware.get());
-  }
-
-  // Starts the profile's fan-out after the one running, if any; never fails.
-  private void fanOut(DeviceProfileId profile, String firmware) {
-    CompletableFuture<Void> done = new CompletableFuture<>();
-    CompletableFuture<Void> before = fanOuts.put(profile, done);
-    CompletableFuture<Void> start =
-        before == null ? CompletableFuture.completedFuture(null) : before;
-    start
-        .thenCompose(previous -> updateDevices(profile, firmware))
-        .whenComplete(
-            (finished, error) -> {
-              if (error != null) {
-                LOG.warn(
-                    "[profile|{}] firmware {}: its devices could not be listed, their fw_*"
-                        + " attributes are not brought up to date",
-                    profile,
-                    firmware,
-                    error);
-              }
-              fanOuts.remove(profile, done);
-              done.complete(null);
-            });
-  }
-
-  private CompletionStage<Void> updateDevices(DeviceProfileId profile, String firmware) {
-    long started = System.nanoTime();
-    return profiles
-        .devices(profile)
-        .thenCompose(
-            devices -> {
-              AtomicInteger failed = new AtomicInteger();
-              AtomicReference<Throwable> firstFailure = new AtomicReference<>();
-              // FAN_OUT_PARALLELISM sequential chains: bounded concurrency, no thread blocked.
-              List<CompletableFuture<Void>> lanes = new ArrayList<>();
-              for (int lane = 0; lane < Math.min(FAN_OUT_PARALLELISM, devices.size()); lane++) {
-                lanes.add(CompletableFuture.completedFuture(null));
-              }
-              for (int i = 0; i < devices.size(); i++) {
-                DeviceId device = devices.get(i);
-                int lane = i % lanes.size();
-                lanes.set(
-                    lane,
-                    lanes
-                        .get(lane)
-                        .thenCompose(previous -> sync(device))
-                        .exceptionally(
-                            error -> {
-                              failed.incrementAndGet();
-                              firstFailure.compareAndSet(null, error);
-                              return null;
-                            }));
-              }
-              return CompletableFuture.allOf(lanes.toArray(new CompletableFuture<?>[0]))
-                  .thenAccept(
-                      all ->
-                          logFanOut(
-                              profile,
-                              firmware,
-                              devices.size(),
-                              failed.get(),
-                              firstFailure.get(),
-                              started));
-            });
-  }
-
-  private static void logFanOut(
-      DeviceProfileId profile,
-      String firmware,
-      int devices,
-      int failed,
-      @Nullable Throwable firstFailure,
-      long startedNanos) {
-    long millis = (System.nanoTime() - startedNanos) / 1_000_000;
-    if (failed == 0) {
-      LOG.info(
-          "[profile|{}] firmware {}: fw_* attributes of its {} devices up to date in {} ms",
-          profile,
-          firmware,
-          devices,
-          millis);
-    } else {
-      LOG.warn(
-          "[profile|{}] firmware {}: fw_* attributes of {} of its {} devices could not be brought"
-              + " up to date in {} ms (a save of such a device does it); the first failure:",
-          profile,
-          firmware,
-          failed,
-          devices,
-          millis,
-          firstFailure);
-    }
+    return writeAttributes(device, firmware.get()).thenApply(done -> true);
   }
 
   /**

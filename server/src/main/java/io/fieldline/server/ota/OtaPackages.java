@@ -4,7 +4,6 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.events.DeviceEvents;
-import io.fieldline.common.ota.FirmwareSource;
 import io.fieldline.common.ota.OtaPackageStore;
 import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.transport.mqtt.FirmwareConfig;
@@ -75,22 +74,8 @@ public final class OtaPackages {
     return config;
   }
 
-  /** The chunk bounds downloads keep to, over MQTT and HTTP. */
-  public FirmwareConfig firmwareConfig() {
-    return firmwareConfig;
-  }
-
-  /**
-   * What downloads read: each device's firmware (its own, else its profile's) and the packages'
-   * data, through the chunk cache.
-   */
-  public FirmwareSource downloads() {
-    return cache;
-  }
-
-  public FirmwareMetrics firmwareMetrics() {
-    return firmwareMetrics;
-  }
+  // No close: profiles' fan-outs run on storage threads and the JDK's delayed executor; one still
+  // running when the server stops is dropped (see ProfileFanOuts).
 
   public FirmwareAssignments assignments() {
     return assignments;

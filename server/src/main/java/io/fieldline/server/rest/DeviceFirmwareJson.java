@@ -49,10 +49,11 @@ final class DeviceFirmwareJson {
   }
 
   /**
-   * After a save: the body's {@code firmwareId} applied to the saved device, if any. When the body
-   * names a {@code deviceProfileId} and no firmware of the device's own, the device's {@code fw_*}
-   * attributes are brought up to date with its firmware ({@link FirmwareAssignments#sync}): it may
-   * have moved to a profile with other firmware (they are written only if they differ).
+   * After a save: the body's {@code firmwareId} applied to the saved device, if any ({@link
+   * FirmwareAssignments#set} brings its {@code fw_*} attributes up to date). When the body has no
+   * {@code firmwareId} but names a {@code deviceProfileId}, the attributes are brought up to date
+   * with its firmware ({@link FirmwareAssignments#sync}): it may have moved to a profile with other
+   * firmware (they are written only if they differ). One sync either way.
    */
   CompletionStage<Optional<Device>> apply(Optional<Device> device, JsonNode body) {
     Optional<Optional<OtaPackageId>> requested = OtaJson.firmwareId(body);
@@ -63,17 +64,9 @@ final class DeviceFirmwareJson {
       return CompletableFuture.completedFuture(device);
     }
     DeviceId id = device.get().id();
-    boolean ownAssigned = requested.isPresent() && requested.get().isPresent();
-    CompletionStage<?> own =
-        requested.isEmpty()
-            ? CompletableFuture.completedFuture(null)
-            : firmware.set(id, requested.get());
-    return own.thenCompose(
-            done ->
-                profileNamed && !ownAssigned
-                    ? firmware.sync(id)
-                    : CompletableFuture.<Void>completedFuture(null))
-        .thenApply(done -> device);
+    CompletionStage<?> applied =
+        requested.isEmpty() ? firmware.sync(id) : firmware.set(id, requested.get());
+    return applied.thenApply(done -> device);
   }
 
   /** {@code view}, the device's JSON, with its {@code firmwareId} when firmware is served. */

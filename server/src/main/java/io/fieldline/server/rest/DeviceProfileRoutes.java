@@ -345,19 +345,18 @@ final class DeviceProfileRoutes extends AllDirectives {
     return profiles.page(query).thenCompose(this::pageWithFirmware);
   }
 
-  // The firmware of the page's profiles, read together.
+  /** Profiles' firmware read at once at most when a page is listed. */
+  static final int FIRMWARE_READS = 100;
+
+  // The firmware of the page's profiles, read FIRMWARE_READS at a time.
   private CompletionStage<HttpResponse> pageWithFirmware(PageData<DeviceProfile> found) {
     FirmwareAssignments assignments = firmware;
     if (assignments == null) {
       return CompletableFuture.completedFuture(
           HttpJson.ok(JsonViews.page(found, p -> JsonViews.deviceProfile(p, null))));
     }
-    Map<DeviceProfileId, CompletableFuture<Optional<OtaPackageId>>> reads = new HashMap<>();
-    for (DeviceProfile profile : found.data()) {
-      reads.put(profile.id(), assignments.ofProfile(profile.id()).toCompletableFuture());
-    }
-    List<CompletableFuture<Optional<OtaPackageId>>> all = List.copyOf(reads.values());
-    return CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0]))
+    Map<DeviceProfileId, Optional<OtaPackageId>> read = new HashMap<>();
+    return readFirmware(assignments, found.data(), 0, read)
         .thenApply(
             done ->
                 HttpJson.ok(
@@ -365,7 +364,32 @@ final class DeviceProfileRoutes extends AllDirectives {
                         found,
                         p ->
                             withFirmware(
-                                JsonViews.deviceProfile(p, null), reads.get(p.id()).join()))));
+                                JsonViews.deviceProfile(p, null),
+                                read.getOrDefault(p.id(), Optional.empty())))));
+  }
+
+  private static CompletionStage<Void> readFirmware(
+      FirmwareAssignments assignments,
+      List<DeviceProfile> profiles,
+      int from,
+      Map<DeviceProfileId, Optional<OtaPackageId>> into) {
+    if (from >= profiles.size()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    List<DeviceProfile> chunk =
+        profiles.subList(from, Math.min(profiles.size(), from + FIRMWARE_READS));
+    Map<DeviceProfileId, CompletableFuture<Optional<OtaPackageId>>> reads = new HashMap<>();
+    for (DeviceProfile profile : chunk) {
+      reads.put(profile.id(), assignments.ofProfile(profile.id()).toCompletableFuture());
+    }
+    return CompletableFuture.allOf(reads.values().toArray(new CompletableFuture<?>[0]))
+        .thenCompose(
+            done -> {
+              synchronized (into) {
+                reads.forEach((id, found) -> into.put(id, found.join()));
+              }
+              return readFirmware(assignments, profiles, from + FIRMWARE_READS, into);
+            });
   }
 
   private static DeviceProfilePageQuery.SortProperty sortProperty(@Nullable String value) {

@@ -138,6 +138,13 @@ class ProfileFirmwareIT extends OtaTestBase {
             "{\"firmwareId\":" + firmwareJson + "}"));
   }
 
+  /** Devices brought up to date so far, whatever the outcome. */
+  private double syncs() {
+    return metric("fieldline_ota_firmware_syncs_total{outcome=\"unchanged\"")
+        + metric("fieldline_ota_firmware_syncs_total{outcome=\"updated\"")
+        + metric("fieldline_ota_firmware_syncs_total{outcome=\"failed\"");
+  }
+
   private String sharedAttributes(Device device) {
     return get(
             "/api/plugins/telemetry/DEVICE/" + device.id() + "/values/attributes/SHARED_SCOPE",
@@ -214,7 +221,10 @@ class ProfileFirmwareIT extends OtaTestBase {
     Device device = createDevice("pfw-fallback", "pfw-fallback-token");
     moveDevice(device, profileId);
     assignOwn(device, packageRef(ownId));
+    double syncsBefore = syncs();
     ok(saveProfile(profileId, "pfw-fallback", packageRef(packageId)));
+    // The fan-out the save started meets the device (its own firmware: left as it is).
+    await().atMost(WAIT).until(() -> syncs() > syncsBefore);
     BlockingQueue<Mqtt3Publish> inbox = new LinkedBlockingQueue<>();
     connect(device, inbox);
 
@@ -235,6 +245,47 @@ class ProfileFirmwareIT extends OtaTestBase {
         .isTrue();
     assertThat(ok(delete("/api/otaPackage/" + packageId)).isObject()).isTrue();
     assertThat(ok(delete("/api/otaPackage/" + ownId)).isObject()).isTrue();
+  }
+
+  @Test
+  void should_end_with_attributes_describing_the_devices_firmware_when_assignments_race()
+      throws Exception {
+    String first = uploaded("race-first", "1.0", randomBytes(500));
+    String second = uploaded("race-second", "1.0", randomBytes(500));
+    String profileId = createProfile("pfw-race");
+    ok(saveProfile(profileId, "pfw-race", packageRef(first)));
+    Device device = createDevice("pfw-race", "pfw-race-token");
+    moveDevice(device, profileId);
+    java.util.concurrent.ExecutorService callers =
+        java.util.concurrent.Executors.newFixedThreadPool(6);
+    try {
+      List<java.util.concurrent.Future<?>> calls = new ArrayList<>();
+      for (int i = 0; i < 24; i++) {
+        String firmwareJson =
+            switch (i % 3) {
+              case 0 -> packageRef(first);
+              case 1 -> packageRef(second);
+              default -> "null";
+            };
+        calls.add(callers.submit(() -> assignOwn(device, firmwareJson)));
+      }
+      for (java.util.concurrent.Future<?> call : calls) {
+        call.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+      }
+    } finally {
+      callers.shutdownNow();
+    }
+
+    JsonNode own = ok(get("/api/device/" + device.id(), admin)).get("firmwareId");
+    String expected =
+        own.isNull()
+            ? "race-first"
+            : own.at("/id").asText().equals(first) ? "race-first" : "race-second";
+    String other = expected.equals("race-first") ? "race-second" : "race-first";
+    assertThat(sharedAttributes(device))
+        .as("its own firmware, else its profile's (race-first)")
+        .contains(expected)
+        .doesNotContain(other);
   }
 
   @Test

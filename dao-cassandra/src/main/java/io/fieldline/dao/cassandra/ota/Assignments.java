@@ -58,7 +58,7 @@ final class Assignments {
   private final PreparedStatement insert;
   private final PreparedStatement delete;
   private final PreparedStatement claim;
-  private final PreparedStatement unclaim;
+  private final PreparedStatement unclaimAll;
   private final PreparedStatement claims;
 
   /**
@@ -84,8 +84,7 @@ final class Assignments {
             "INSERT INTO " + rows + " (" + owner + ", package_id, assigned_time) VALUES (?, ?, ?)");
     delete = session.prepare("DELETE FROM " + rows + " WHERE " + owner + " = ?");
     claim = session.prepare("INSERT INTO " + index + " (package_id, " + owner + ") VALUES (?, ?)");
-    unclaim =
-        session.prepare("DELETE FROM " + index + " WHERE package_id = ? AND " + owner + " = ?");
+    unclaimAll = session.prepare("DELETE FROM " + index + " WHERE package_id = ?");
     claims = session.prepare("SELECT " + owner + " FROM " + index + " WHERE package_id = ?");
   }
 
@@ -101,8 +100,9 @@ final class Assignments {
     return write(claim.bind(packageId, owner).setIdempotent(true));
   }
 
-  CompletionStage<Void> unclaim(UUID packageId, UUID owner) {
-    return write(unclaim.bind(packageId, owner).setIdempotent(true));
+  /** Removes every claim on the package (its delete, once its row is gone). */
+  CompletionStage<Void> unclaimAll(UUID packageId) {
+    return write(unclaimAll.bind(packageId).setIdempotent(true));
   }
 
   /** Makes the owner's row name the package (second step of an assignment). */
@@ -116,7 +116,7 @@ final class Assignments {
 
   /**
    * Up to {@code limit} owners whose row names the package, checking the package's claims one at a
-   * time and removing the stale ones met on the way.
+   * time; the claims the owner's row does not confirm are skipped (and left in place).
    */
   CompletionStage<List<UUID>> confirmed(UUID packageId, int limit) {
     return AsyncRows.collect(
@@ -137,11 +137,9 @@ final class Assignments {
             assigned -> {
               if (assigned.isPresent() && assigned.get().equals(packageId)) {
                 out.add(owner);
-                return CompletableFuture.<Void>completedFuture(null);
               }
-              return unclaim(packageId, owner);
-            })
-        .thenCompose(done -> confirm(packageId, claimed, next + 1, limit, out));
+              return confirm(packageId, claimed, next + 1, limit, out);
+            });
   }
 
   private CompletionStage<Void> write(Statement<?> statement) {

@@ -28,8 +28,8 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 /**
- * The Cassandra {@link OtaPackageStore} (schema version 6): {@code ota_packages} (one row per
- * package), {@code ota_package_titles} (unique title and version, reserved with a lightweight
+ * The Cassandra {@link OtaPackageStore} (schema versions 6 and 7): {@code ota_packages} (one row
+ * per package), {@code ota_package_titles} (unique title and version, reserved with a lightweight
  * transaction like device names), {@code ota_package_data} (the data in chunks of {@value
  * #DATA_CHUNK_SIZE} bytes, one partition per package, clustered by upload) and the firmware
  * assignments of devices and of device profiles ({@link Assignments}).
@@ -40,8 +40,11 @@ import java.util.concurrent.CompletionStage;
  *       upload to complete becomes the data and a package's data never changes afterwards.
  *   <li><b>Delete.</b> The row is marked {@code deleting} ({@code IF EXISTS}), then the package's
  *       confirmed assignments (devices', then profiles') are counted: any → unmarked and refused;
- *       none → data partition, row and title claim removed. An assignment claims the package first
- *       and then checks the mark, so that an assignment and a delete racing never leave a device or
+ *       none → data partition, row, the package's claims and title claim removed. Only a delete
+ *       removes claims (a claim not confirmed is skipped, never removed: it may be an assignment
+ *       between its two writes). An assignment claims the package, checks the mark, writes the
+ *       owner's row and checks the mark again, putting the row back and refusing when the package
+ *       is now being deleted or gone; so an assignment and a delete racing never leave a device or
  *       a profile assigned a deleted package. A delete that stopped half-way is finished by the
  *       next.
  *   <li><b>A device's firmware</b> ({@link #assignedFirmware}) is its own assignment, else its
@@ -299,8 +302,9 @@ public final class CassandraOtaPackageStore implements OtaPackageStore {
             });
   }
 
-  // Data, then the row, then the title claim: a delete interrupted on the way leaves a row marked
-  // deleting, which the next delete finishes.
+  // Data, then the row, then the claims on it (only now: an assignment racing the delete finds the
+  // row gone and undoes itself), then the title claim: a delete interrupted before the row is gone
+  // leaves a row marked deleting, which the next delete finishes; after, claims that nothing reads.
   private CompletionStage<Boolean> remove(UUID packageId) {
     return row(packageId)
         .thenCompose(
@@ -308,6 +312,8 @@ public final class CassandraOtaPackageStore implements OtaPackageStore {
                 chunks
                     .deleteAll(packageId)
                     .thenCompose(done -> write(deleteRow.bind(packageId).setIdempotent(true)))
+                    .thenCompose(done -> firmware.unclaimAll(packageId))
+                    .thenCompose(done -> profileFirmware.unclaimAll(packageId))
                     .thenCompose(
                         done -> {
                           Optional<OtaPackageInfo> info = row.flatMap(OtaRows::read);
@@ -368,8 +374,11 @@ public final class CassandraOtaPackageStore implements OtaPackageStore {
             .thenApply(profiles -> profiles.stream().map(DeviceProfileId::new).toList()));
   }
 
-  // Claim, check the package (gone or being deleted: undo and refuse), write the owner's row, then
-  // drop the claim on the package it had before.
+  // Claim, check the package (gone or being deleted: refuse), write the owner's row, then check the
+  // package again: a delete that marked it since may have read the owner's row before it was
+  // written, so the row is put back as it was and the assignment refused. A delete marking it after
+  // that second check finds the claim and the row naming the package, and is refused. Claims are
+  // never removed here (a stale one is skipped by the delete's check; see Assignments).
   private CompletionStage<Optional<OtaPackageId>> assign(
       Assignments table, UUID owner, OtaPackageId id) {
     UUID packageId = id.value();
@@ -378,25 +387,39 @@ public final class CassandraOtaPackageStore implements OtaPackageStore {
         .thenCompose(claimed -> row(packageId))
         .thenCompose(
             row -> {
-              if (row.isEmpty() || OtaRows.deleting(row.get())) {
-                return table
-                    .unclaim(packageId, owner)
-                    .thenApply(
-                        undone -> {
-                          throw new OtaPackageConflictException(
-                              row.isEmpty() ? gone(id) : "OTA package " + id + " is being deleted");
-                        });
-              }
+              refuseUnlessAssignable(id, row);
               return table.of(owner);
             })
         .thenCompose(
             before ->
                 table
                     .set(owner, packageId)
-                    .thenCompose(done -> unclaimOld(table, before, packageId, owner))
-                    .thenApply(done -> before.map(OtaPackageId::new)));
+                    .thenCompose(done -> row(packageId))
+                    .thenCompose(
+                        row -> {
+                          if (row.isPresent() && !OtaRows.deleting(row.get())) {
+                            return CompletableFuture.completedFuture(before.map(OtaPackageId::new));
+                          }
+                          CompletionStage<Void> restored =
+                              before.isPresent()
+                                  ? table.set(owner, before.get())
+                                  : table.remove(owner);
+                          return restored.thenApply(
+                              done -> {
+                                refuseUnlessAssignable(id, row);
+                                return before.map(OtaPackageId::new);
+                              });
+                        }));
   }
 
+  private static void refuseUnlessAssignable(OtaPackageId id, Optional<Row> row) {
+    if (row.isEmpty() || OtaRows.deleting(row.get())) {
+      throw new OtaPackageConflictException(
+          row.isEmpty() ? gone(id) : "OTA package " + id + " is being deleted");
+    }
+  }
+
+  // The owner's row only: the claim stays, skipped by the package's delete from now on.
   private static CompletionStage<Optional<OtaPackageId>> unassign(Assignments table, UUID owner) {
     return table
         .of(owner)
@@ -404,10 +427,7 @@ public final class CassandraOtaPackageStore implements OtaPackageStore {
             before ->
                 before.isEmpty()
                     ? CompletableFuture.completedFuture(Optional.<OtaPackageId>empty())
-                    : table
-                        .remove(owner)
-                        .thenCompose(done -> table.unclaim(before.get(), owner))
-                        .thenApply(done -> before.map(OtaPackageId::new)));
+                    : table.remove(owner).thenApply(done -> before.map(OtaPackageId::new)));
   }
 
   /** The device's own firmware, else its profile's (reads of the two run together). */
@@ -435,13 +455,6 @@ public final class CassandraOtaPackageStore implements OtaPackageStore {
                     assigned.isEmpty()
                         ? CompletableFuture.completedFuture(Optional.<OtaPackageInfo>empty())
                         : find(new OtaPackageId(assigned.get()))));
-  }
-
-  private static CompletionStage<Void> unclaimOld(
-      Assignments table, Optional<UUID> before, UUID now, UUID owner) {
-    return before.isEmpty() || before.get().equals(now)
-        ? CompletableFuture.completedFuture(null)
-        : table.unclaim(before.get(), owner);
   }
 
   private CompletionStage<Optional<Row>> row(UUID id) {

@@ -190,7 +190,9 @@ final class ProfileLinks {
 
   /**
    * Every device that has the profile: the listed devices' rows are read, {@value #READ_CHUNK} at a
-   * time (one chunk after the other); those found not to have it are taken off the list.
+   * time (one chunk after the other); those found not to have it are skipped but left listed (a
+   * listing not yet confirmed may be an assignment between its two writes, which must stay listed
+   * for later fan-outs and a later delete's check).
    */
   CompletionStage<List<DeviceId>> holders(DeviceProfileId profile) {
     return AsyncRows.collect(
@@ -209,16 +211,12 @@ final class ProfileLinks {
     return profilesOf(chunk)
         .thenCompose(
             profiles -> {
-              List<CompletableFuture<Void>> stale = new ArrayList<>();
               for (DeviceId device : chunk) {
                 if (profile.equals(profiles.get(device))) {
                   out.add(device);
-                } else {
-                  stale.add(unlistUnlessHeld(profile, device).toCompletableFuture());
                 }
               }
-              return CompletableFuture.allOf(stale.toArray(new CompletableFuture<?>[0]))
-                  .thenCompose(done -> holders(profile, devices, from + READ_CHUNK, out));
+              return holders(profile, devices, from + READ_CHUNK, out);
             });
   }
 

@@ -154,7 +154,11 @@ final class Migrations {
                   "CREATE TABLE IF NOT EXISTS %1$s.device_firmware ("
                       + " device_id uuid PRIMARY KEY, package_id uuid, assigned_time bigint)",
                   "CREATE TABLE IF NOT EXISTS %1$s.ota_package_devices ( package_id uuid, device_id"
-                      + " uuid, PRIMARY KEY ((package_id), device_id))",
+                      + " uuid, PRIMARY KEY ((package_id), device_id))")),
+          new Migration(
+              7,
+              "device profiles' firmware",
+              List.of(
                   // A device profile's firmware (what its devices without their own get), and the
                   // profiles of each package, a claim the profile's row confirms, the same way.
                   "CREATE TABLE IF NOT EXISTS %1$s.profile_firmware ("

@@ -265,6 +265,78 @@ class CassandraOtaPackageStoreIT extends CassandraTestBase {
         .isEqualTo(second.id().value());
   }
 
+  private long claims(String table, OtaPackageId id) {
+    return session
+        .execute(
+            "SELECT COUNT(*) FROM " + keyspace + "." + table + " WHERE package_id = ?", id.value())
+        .one()
+        .getLong(0);
+  }
+
+  @Test
+  void should_keep_a_claim_its_owners_row_does_not_name_yet_when_a_delete_checks_the_package() {
+    OtaPackageInfo pkg = uploaded(created("claimed-early"), bytes(10));
+    DeviceId device = DeviceId.random();
+    DeviceProfileId profile = DeviceProfileId.random();
+    // Two assignments between their two writes: claimed, the owners' rows not written yet.
+    session.execute(
+        "INSERT INTO " + keyspace + ".ota_package_devices (package_id, device_id) VALUES (?, ?)",
+        pkg.id().value(),
+        device.value());
+    session.execute(
+        "INSERT INTO " + keyspace + ".ota_package_profiles (package_id, profile_id) VALUES (?, ?)",
+        pkg.id().value(),
+        profile.value());
+
+    assertThat(await(store.assignedDevices(pkg.id(), 10))).isEmpty();
+    assertThat(await(store.assignedProfiles(pkg.id(), 10))).isEmpty();
+    assertThat(claims("ota_package_devices", pkg.id())).as("skipped, not removed").isEqualTo(1);
+    assertThat(claims("ota_package_profiles", pkg.id())).as("skipped, not removed").isEqualTo(1);
+
+    // The assignments' second writes: now the delete sees them.
+    session.execute(
+        "INSERT INTO " + keyspace + ".device_firmware (device_id, package_id) VALUES (?, ?)",
+        device.value(),
+        pkg.id().value());
+    assertThat(failure(() -> await(store.delete(pkg.id()))))
+        .isInstanceOf(OtaPackageConflictException.class)
+        .hasMessageContaining(device.toString());
+    await(store.unassign(device));
+    session.execute(
+        "INSERT INTO " + keyspace + ".profile_firmware (profile_id, package_id) VALUES (?, ?)",
+        profile.value(),
+        pkg.id().value());
+    assertThat(failure(() -> await(store.delete(pkg.id()))))
+        .isInstanceOf(OtaPackageConflictException.class)
+        .hasMessageContaining(profile.toString());
+    assertThat(claims("ota_package_devices", pkg.id())).isEqualTo(1);
+  }
+
+  @Test
+  void should_remove_the_packages_claims_when_the_package_is_deleted() {
+    OtaPackageInfo first = uploaded(created("claims-first"), bytes(10));
+    OtaPackageInfo second = uploaded(created("claims-second"), bytes(10));
+    DeviceId device = DeviceId.random();
+    DeviceId other = DeviceId.random();
+    DeviceProfileId profile = DeviceProfileId.random();
+    await(store.assign(device, first.id()));
+    await(store.assign(other, first.id()));
+    await(store.assignToProfile(profile, first.id()));
+    // Moved on and removed: their claims on the first stay until it is deleted.
+    assertThat(await(store.assign(device, second.id()))).contains(first.id());
+    assertThat(await(store.unassign(other))).contains(first.id());
+    assertThat(await(store.assignToProfile(profile, second.id()))).contains(first.id());
+    assertThat(claims("ota_package_devices", first.id())).isEqualTo(2);
+    assertThat(claims("ota_package_profiles", first.id())).isEqualTo(1);
+
+    assertThat(await(store.delete(first.id()))).isTrue();
+
+    assertThat(claims("ota_package_devices", first.id())).isZero();
+    assertThat(claims("ota_package_profiles", first.id())).isZero();
+    assertThat(await(store.assignedDevices(second.id(), 10))).containsExactly(device);
+    assertThat(await(store.assignedProfiles(second.id(), 10))).containsExactly(profile);
+  }
+
   @Test
   void should_refuse_a_profile_assignment_when_the_package_does_not_exist() {
     DeviceProfileId profile = DeviceProfileId.random();

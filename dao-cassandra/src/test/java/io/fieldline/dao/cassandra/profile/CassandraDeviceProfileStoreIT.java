@@ -269,9 +269,30 @@ class CassandraDeviceProfileStoreIT extends CassandraTestBase {
                         + ".devices_by_profile WHERE profile_id = ?",
                     a.id().value())
                 .all())
-        .as("the stale listings removed on the way")
-        .hasSize(1);
+        .as("listings not confirmed are skipped, not removed")
+        .hasSize(3);
     assertThat(await(profiles.devices(DeviceProfileId.random()))).isEmpty();
+  }
+
+  @Test
+  void should_keep_a_listing_its_row_does_not_confirm_yet_when_the_profiles_devices_are_read() {
+    DeviceProfile profile = await(profiles.create(draft("fleet-late", null, null)));
+    Device device = await(devices.create("late", "t", Optional.empty()));
+    // An assignment between its two writes: listed, its row not yet written.
+    session.execute(
+        "INSERT INTO " + keyspace + ".devices_by_profile (profile_id, device_id) VALUES (?, ?)",
+        profile.id().value(),
+        device.id().value());
+
+    assertThat(await(profiles.devices(profile.id()))).as("not confirmed yet").isEmpty();
+
+    session.execute(
+        "UPDATE " + keyspace + ".devices SET device_profile_id = ? WHERE id = ?",
+        profile.id().value(),
+        device.id().value());
+    assertThat(await(profiles.devices(profile.id())))
+        .as("still listed once its row is written")
+        .containsExactly(device.id());
   }
 
   @Test
