@@ -22,9 +22,8 @@ import org.jspecify.annotations.Nullable;
  * Which profile each device has: the truth is {@code devices.device_profile_id} (the device's own
  * row, written only if the row exists, so a deleted device is never brought back as a nameless
  * row); {@code devices_by_profile} lists, per profile, the devices that may have it — a claim the
- * device row confirms, left behind when a device is deleted or given another profile, and cleaned
- * up by the check that reads it ({@link #anyDevice}). Thread-safe; stages complete on driver I/O
- * threads.
+ * device row confirms, left behind when a device is deleted, skipped by the reads that do not
+ * confirm it and removed with the profile. Thread-safe; stages complete on driver I/O threads.
  */
 final class ProfileLinks {
 
@@ -157,7 +156,8 @@ final class ProfileLinks {
 
   /**
    * Whether any device has the profile: the listed devices' rows are read, {@value #READ_CHUNK} at
-   * a time, until one has it; the listed devices found not to have it are taken off the list.
+   * a time, until one has it; the listed devices found not to have it are skipped but left listed
+   * (as in {@link #holders}).
    */
   CompletionStage<Boolean> anyDevice(DeviceProfileId profile) {
     return AsyncRows.collect(
@@ -179,12 +179,9 @@ final class ProfileLinks {
               if (profiles.containsValue(profile)) {
                 return CompletableFuture.completedFuture(true);
               }
-              List<CompletableFuture<Void>> stale = new ArrayList<>();
-              for (DeviceId device : chunk) {
-                stale.add(unlistUnlessHeld(profile, device).toCompletableFuture());
-              }
-              return CompletableFuture.allOf(stale.toArray(new CompletableFuture<?>[0]))
-                  .thenCompose(done -> firstHolder(profile, devices, from + READ_CHUNK));
+              // Not unlisted here: a listing its row does not confirm yet may be an assignment
+              // between its two writes. The delete that finds no holder removes the whole list.
+              return firstHolder(profile, devices, from + READ_CHUNK);
             });
   }
 
