@@ -1,8 +1,11 @@
 package io.fieldline.common;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Provisioned devices, and the lookups of a device by the credential it presents at CONNECT (one of
@@ -41,6 +44,45 @@ public interface DeviceRegistry {
    *     token is already taken
    */
   CompletionStage<Device> create(String name, String type, Optional<String> accessToken);
+
+  /** A device for {@link #createAll}: its name, type and additional info (JSON, or null). */
+  record NewDevice(String name, String type, @Nullable String additionalInfoJson) {
+    public NewDevice {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(type, "type");
+    }
+  }
+
+  /**
+   * Creates devices with generated access tokens, each as {@link #create} would, for a caller that
+   * has many to create at once (a gateway's new children). A store where every creation contends on
+   * one place (Cassandra: the name's lightweight transaction, all names in one partition) does that
+   * part once for all of them. The default creates them one by one, then sets each one's additional
+   * info with {@link #update}.
+   *
+   * @param devices distinct names
+   * @return one stage per device, in order: the stored device, or failed as {@link #create} fails
+   *     (a {@link DeviceConflictException} when its name is taken)
+   */
+  default List<CompletionStage<Device>> createAll(List<NewDevice> devices) {
+    return devices.stream()
+        .map(
+            wanted ->
+                create(wanted.name(), wanted.type(), Optional.empty())
+                    .thenCompose(
+                        device ->
+                            wanted.additionalInfoJson() == null
+                                ? CompletableFuture.completedFuture(device)
+                                : update(
+                                        new DeviceUpdate(
+                                            device.id(),
+                                            device.name(),
+                                            device.type(),
+                                            device.label(),
+                                            wanted.additionalInfoJson()))
+                                    .thenApply(updated -> updated.orElse(device))))
+        .toList();
+  }
 
   /** Returns one page of devices ordered by name, starting after {@code afterName} (exclusive). */
   CompletionStage<List<Device>> list(int pageSize, Optional<String> afterName);

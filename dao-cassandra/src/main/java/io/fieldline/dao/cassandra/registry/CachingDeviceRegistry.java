@@ -179,6 +179,19 @@ public final class CachingDeviceRegistry implements DeviceRegistry, DeviceCreden
   }
 
   @Override
+  public List<CompletionStage<Device>> createAll(List<NewDevice> devices) {
+    return delegate.createAll(devices).stream()
+        .map(
+            created ->
+                created.thenApply(
+                    device -> {
+                      remember(device);
+                      return device;
+                    }))
+        .toList();
+  }
+
+  @Override
   public CompletionStage<Device> createWithCredentials(
       String name, String type, DeviceCredentials deviceCredentials) {
     return credentials

@@ -245,6 +245,49 @@ public final class CassandraDeviceRegistry
   }
 
   /**
+   * {@inheritDoc} See {@link DeviceCreation#createAll}: the names of up to {@value
+   * DeviceCreation#MAX_BATCH} devices are reserved in one lightweight transaction; more are taken
+   * that many at a time, one group after the other.
+   *
+   * @throws IllegalArgumentException (synchronously) for a blank name, one longer than 255
+   *     characters or one given twice
+   */
+  @Override
+  public List<CompletionStage<Device>> createAll(List<NewDevice> devices) {
+    List<DeviceCreation.Draft> drafts = new ArrayList<>(devices.size());
+    for (NewDevice device : devices) {
+      checkName(device.name());
+      drafts.add(
+          new DeviceCreation.Draft(
+              device.name(),
+              deviceType(device.type()),
+              CredentialColumns.token(generateToken()),
+              device.additionalInfoJson()));
+    }
+    if (drafts.stream().map(DeviceCreation.Draft::name).distinct().count() != drafts.size()) {
+      throw new IllegalArgumentException("a device name is given twice");
+    }
+    List<CompletionStage<Device>> created = new ArrayList<>(drafts.size());
+    CompletableFuture<?> previous = CompletableFuture.completedFuture(null);
+    for (int from = 0; from < drafts.size(); from += DeviceCreation.MAX_BATCH) {
+      List<DeviceCreation.Draft> group =
+          drafts.subList(from, Math.min(drafts.size(), from + DeviceCreation.MAX_BATCH));
+      CompletableFuture<List<CompletionStage<Device>>> started =
+          previous.handle((done, error) -> creation.createAll(group));
+      List<CompletableFuture<Device>> stages = new ArrayList<>(group.size());
+      for (int i = 0; i < group.size(); i++) {
+        int index = i;
+        CompletableFuture<Device> stage =
+            started.thenCompose(each -> each.get(index)).toCompletableFuture();
+        stages.add(stage);
+        created.add(translated(recorded(stage)));
+      }
+      previous = CompletableFuture.allOf(stages.toArray(CompletableFuture<?>[]::new));
+    }
+    return created;
+  }
+
+  /**
    * {@inheritDoc}
    *
    * @throws IllegalArgumentException (synchronously) for a blank name, or one longer than 255

@@ -5,9 +5,14 @@ import io.fieldline.common.Device;
 import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
 import io.fieldline.dao.cassandra.registry.DeviceTable.DeviceRow;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Creating a device: reserve the name ({@code device_by_name ... IF NOT EXISTS}), then the
@@ -25,6 +30,12 @@ import java.util.concurrent.CompletionStage;
  */
 final class DeviceCreation {
 
+  /** The most devices {@link #createAll} takes at once (their names go in one batch). */
+  static final int MAX_BATCH = 100;
+
+  /** Creations of one {@link #createAll} finishing at once, after their names are reserved. */
+  static final int FINISH_CONCURRENCY = 8;
+
   private final DeviceTable table;
   private final CredentialIndex index;
   private final DeviceNames names;
@@ -35,56 +46,131 @@ final class DeviceCreation {
     this.names = names;
   }
 
+  /** A device to create: its name, type, credential and additional info (JSON, or null). */
+  record Draft(
+      String name,
+      String type,
+      CredentialColumns credentials,
+      @Nullable String additionalInfoJson) {}
+
   /** Creates the device; fails with {@link DeviceConflictException} on a taken name or key. */
   CompletionStage<Device> create(String name, String type, CredentialColumns credentials) {
-    long createdTime = System.currentTimeMillis();
+    return create(new Draft(name, type, credentials, null));
+  }
+
+  /** Creates the device; fails with {@link DeviceConflictException} on a taken name or key. */
+  CompletionStage<Device> create(Draft draft) {
     UUID fresh = DeviceId.random().value();
-    return names
-        .reserve(name, fresh)
-        .thenCompose(
-            owner -> {
-              if (owner.equals(fresh)) {
-                return CompletableFuture.completedFuture(fresh);
+    return names.reserve(draft.name(), fresh).thenCompose(owner -> claimed(draft, fresh, owner));
+  }
+
+  /**
+   * Creates the devices, each as {@link #create(Draft)} does, but reserves all their names in one
+   * lightweight transaction ({@link DeviceNames#reserveAll}); the rest of each creation (its
+   * credential's key, its row) runs at most {@value #FINISH_CONCURRENCY} at a time.
+   *
+   * @param drafts at most {@value #MAX_BATCH}, of distinct names
+   * @return one stage per draft, in order
+   */
+  List<CompletionStage<Device>> createAll(List<Draft> drafts) {
+    if (drafts.size() > MAX_BATCH) {
+      throw new IllegalArgumentException(
+          drafts.size() + " devices to create at once, more than " + MAX_BATCH);
+    }
+    Map<String, UUID> fresh = new LinkedHashMap<>();
+    for (Draft draft : drafts) {
+      if (fresh.putIfAbsent(draft.name(), DeviceId.random().value()) != null) {
+        throw new IllegalArgumentException("device name '" + draft.name() + "' given twice");
+      }
+    }
+    List<CompletableFuture<Device>> results =
+        drafts.stream().map(draft -> new CompletableFuture<Device>()).toList();
+    names
+        .reserveAll(fresh)
+        .whenComplete(
+            (owners, error) -> {
+              if (error != null) {
+                results.forEach(result -> result.completeExceptionally(error));
+                return;
               }
-              // The name is taken. If its owner has no devices row, an earlier create died
-              // half-way (a timed-out lightweight transaction may still have been applied):
-              // finish that one instead of leaving the name blocked forever.
-              return table
-                  .load(owner)
-                  .thenApply(
-                      existing -> {
-                        if (existing.isPresent()) {
-                          throw new DeviceConflictException("device name '" + name + "' is taken");
-                        }
-                        return owner;
-                      });
-            })
-        .thenCompose(
-            id ->
-                index
-                    .reserve(credentials.key(), id)
-                    .thenCompose(
-                        owner -> {
-                          if (!owner.equals(id)) {
-                            return names
-                                .release(name, id)
-                                .thenApply(
-                                    released -> {
-                                      throw new DeviceConflictException(taken(credentials.type()));
-                                    });
-                          }
-                          Device device =
-                              new Device(
-                                  new DeviceId(id),
-                                  name,
-                                  type,
-                                  credentials.accessToken(),
-                                  createdTime);
-                          DeviceRow row = new DeviceRow(device, credentials);
-                          return id.equals(fresh)
-                              ? table.insert(row).thenApply(DeviceRow::device)
-                              : finishResumed(row);
-                        }));
+              Runnable finisher =
+                  new Runnable() {
+                    private final AtomicInteger next = new AtomicInteger();
+
+                    @Override
+                    public void run() {
+                      int index = next.getAndIncrement();
+                      if (index >= drafts.size()) {
+                        return;
+                      }
+                      Draft draft = drafts.get(index);
+                      UUID id = fresh.get(draft.name());
+                      claimed(draft, id, owners.get(draft.name()))
+                          .whenComplete(
+                              (device, failure) -> {
+                                if (failure != null) {
+                                  results.get(index).completeExceptionally(failure);
+                                } else {
+                                  results.get(index).complete(device);
+                                }
+                                run();
+                              });
+                    }
+                  };
+              for (int i = 0; i < Math.min(FINISH_CONCURRENCY, drafts.size()); i++) {
+                finisher.run();
+              }
+            });
+    return List.copyOf(results);
+  }
+
+  // The name is reserved for `fresh` when `owner` is `fresh`; else it was taken, and if its owner
+  // has no devices row an earlier create died half-way (a timed-out lightweight transaction may
+  // still have been applied): finish that one instead of leaving the name blocked forever.
+  private CompletionStage<Device> claimed(Draft draft, UUID fresh, UUID owner) {
+    CompletionStage<UUID> id =
+        owner.equals(fresh)
+            ? CompletableFuture.completedFuture(fresh)
+            : table
+                .load(owner)
+                .thenApply(
+                    existing -> {
+                      if (existing.isPresent()) {
+                        throw new DeviceConflictException(
+                            "device name '" + draft.name() + "' is taken");
+                      }
+                      return owner;
+                    });
+    long createdTime = System.currentTimeMillis();
+    CredentialColumns credentials = draft.credentials();
+    return id.thenCompose(
+        claimed ->
+            index
+                .reserve(credentials.key(), claimed)
+                .thenCompose(
+                    keyOwner -> {
+                      if (!keyOwner.equals(claimed)) {
+                        return names
+                            .release(draft.name(), claimed)
+                            .thenApply(
+                                released -> {
+                                  throw new DeviceConflictException(taken(credentials.type()));
+                                });
+                      }
+                      Device device =
+                          new Device(
+                              new DeviceId(claimed),
+                              draft.name(),
+                              draft.type(),
+                              credentials.accessToken(),
+                              createdTime,
+                              null,
+                              draft.additionalInfoJson());
+                      DeviceRow row = new DeviceRow(device, credentials);
+                      return claimed.equals(fresh)
+                          ? table.insert(row).thenApply(DeviceRow::device)
+                          : finishResumed(row);
+                    }));
   }
 
   /** The conflict message when another device holds a credential of this type. */

@@ -1,11 +1,19 @@
 package io.fieldline.dao.cassandra.registry;
 
 import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.cql.BatchStatement;
+import com.datastax.oss.driver.api.core.cql.BatchStatementBuilder;
+import com.datastax.oss.driver.api.core.cql.DefaultBatchType;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.cql.Row;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * {@code device_by_name}: a device name to the device holding it, one row per name, all in one
@@ -16,6 +24,9 @@ import java.util.concurrent.CompletionStage;
  * <p>Thread-safe; stages complete on driver I/O threads.
  */
 final class DeviceNames {
+
+  /** Conditional batches {@link #reserveAll} tries before reserving what is left one by one. */
+  static final int BATCH_ROUNDS = 3;
 
   private final CqlSession session;
   private final PreparedStatement reserve;
@@ -49,6 +60,59 @@ final class DeviceNames {
                     ? deviceId
                     : Objects.requireNonNull(
                         Objects.requireNonNull(rs.one()).getUuid("device_id")));
+  }
+
+  /**
+   * Reserves each name for its id, all in one lightweight transaction: a conditional batch, which
+   * Cassandra accepts because every name is in the one partition, and decides in one Paxos round
+   * instead of one per name. A batch applies all of its names or none: when some are taken it is
+   * not applied and answers the rows that exist, whose names are then left out of the next batch
+   * (at most {@value #BATCH_ROUNDS} batches; what a racing creator keeps taking after that is
+   * reserved one by one, as {@link #reserve} does).
+   *
+   * @param wanted name → the id to reserve it for
+   * @return each name's owner now, as {@link #reserve} answers it
+   */
+  CompletionStage<Map<String, UUID>> reserveAll(Map<String, UUID> wanted) {
+    return reserveAll(new LinkedHashMap<>(wanted), new ConcurrentHashMap<>(), 1);
+  }
+
+  private CompletionStage<Map<String, UUID>> reserveAll(
+      Map<String, UUID> left, Map<String, UUID> owners, int round) {
+    if (left.isEmpty()) {
+      return CompletableFuture.completedFuture(owners);
+    }
+    if (left.size() == 1 || round > BATCH_ROUNDS) {
+      CompletableFuture<?>[] each =
+          left.entrySet().stream()
+              .map(
+                  wanted ->
+                      reserve(wanted.getKey(), wanted.getValue())
+                          .thenAccept(owner -> owners.put(wanted.getKey(), owner))
+                          .toCompletableFuture())
+              .toArray(CompletableFuture<?>[]::new);
+      return CompletableFuture.allOf(each).thenApply(done -> owners);
+    }
+    BatchStatementBuilder batch = BatchStatement.builder(DefaultBatchType.LOGGED);
+    left.forEach((name, id) -> batch.addStatement(reserve.bind(name, id)));
+    return session
+        .executeAsync(batch.build())
+        .thenCompose(
+            rs -> {
+              if (rs.wasApplied()) {
+                owners.putAll(left);
+                return CompletableFuture.completedFuture(owners);
+              }
+              Map<String, UUID> rest = new LinkedHashMap<>(left);
+              for (Row row : rs.currentPage()) {
+                String name = row.getString("name");
+                UUID owner = row.getUuid("device_id");
+                if (name != null && owner != null && rest.remove(name) != null) {
+                  owners.put(name, owner);
+                }
+              }
+              return reserveAll(rest, owners, round + 1);
+            });
   }
 
   /** Releases {@code name} if {@code deviceId} still holds it. */

@@ -125,6 +125,74 @@ class CassandraDeviceRegistryIT extends CassandraTestBase {
   }
 
   @Test
+  void should_create_many_at_once_with_their_info_when_some_names_are_taken_or_half_created() {
+    Device taken = create("child-005", Optional.of("token-taken"));
+    UUID orphan = UUID.randomUUID();
+    session.execute(
+        "INSERT INTO " + keyspace + ".device_by_name (bucket, name, device_id) VALUES (0, ?, ?)",
+        "child-007",
+        orphan);
+    String info = "{\"lastConnectedGateway\":\"" + UUID.randomUUID() + "\"}";
+    // More than one batch of names (DeviceCreation.MAX_BATCH).
+    List<DeviceRegistry.NewDevice> wanted = new ArrayList<>();
+    for (int i = 0; i < 150; i++) {
+      wanted.add(new DeviceRegistry.NewDevice(String.format("child-%03d", i), "thermo", info));
+    }
+
+    List<CompletionStage<Device>> created = registry.createAll(wanted);
+
+    assertThat(created).hasSize(150);
+    assertThat(failureOf(created.get(5))).isInstanceOf(DeviceConflictException.class);
+    assertThat(await(registry.findByName("child-005"))).contains(taken);
+    assertThat(await(created.get(7)).id().value())
+        .as("the half-way create finished")
+        .isEqualTo(orphan);
+    for (int i = 0; i < 150; i++) {
+      if (i == 5) {
+        continue;
+      }
+      Device device = await(created.get(i));
+      assertThat(device.name()).isEqualTo(wanted.get(i).name());
+      assertThat(device.type()).isEqualTo("thermo");
+      assertThat(device.additionalInfoJson()).isEqualTo(info);
+      assertThat(await(registry.findByName(device.name()))).contains(device);
+      assertThat(await(registry.findByToken(device.accessToken()))).contains(device);
+    }
+    assertThat(await(registry.list(1000, Optional.empty()))).hasSize(150);
+  }
+
+  @Test
+  void should_give_each_name_one_device_when_two_bulk_creations_race_for_the_same_names() {
+    List<DeviceRegistry.NewDevice> wanted = new ArrayList<>();
+    for (int i = 0; i < 60; i++) {
+      wanted.add(new DeviceRegistry.NewDevice("raced-" + i, "default", null));
+    }
+    List<CompletionStage<Device>> first = registry.createAll(wanted);
+    List<CompletionStage<Device>> second = registry.createAll(wanted);
+    for (CompletionStage<Device> result : first) {
+      result.exceptionally(error -> null).toCompletableFuture().join();
+    }
+    for (CompletionStage<Device> result : second) {
+      result.exceptionally(error -> null).toCompletableFuture().join();
+    }
+
+    for (int i = 0; i < wanted.size(); i++) {
+      Device stored = await(registry.findByName(wanted.get(i).name())).orElseThrow();
+      int winners = 0;
+      for (CompletionStage<Device> result : List.of(first.get(i), second.get(i))) {
+        try {
+          assertThat(result.toCompletableFuture().join().id()).isEqualTo(stored.id());
+          winners++;
+        } catch (CompletionException e) {
+          assertThat(e.getCause()).isInstanceOf(DeviceConflictException.class);
+        }
+      }
+      assertThat(winners).as(wanted.get(i).name()).isPositive();
+    }
+    assertThat(await(registry.list(1000, Optional.empty()))).hasSize(60);
+  }
+
+  @Test
   void should_page_through_devices_in_name_order_when_listing() {
     for (String name : List.of("d", "b", "e", "a", "c")) {
       create(name, Optional.empty());

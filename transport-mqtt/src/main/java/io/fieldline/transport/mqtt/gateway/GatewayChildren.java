@@ -3,15 +3,19 @@ package io.fieldline.transport.mqtt.gateway;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.DeviceRegistry.NewDevice;
 import io.fieldline.common.DeviceUpdate;
 import io.fieldline.common.GatewayLink;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics.GatewayRefusal;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.netty.util.concurrent.EventExecutor;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -35,11 +39,17 @@ import org.slf4j.LoggerFactory;
  * call, created it meanwhile — uses that device instead (after at most {@value #CREATE_ATTEMPTS}
  * tries). A failed resolution is forgotten, so the next message resolves the name again.
  *
- * <p><b>Bounds.</b> Lookups and links run at most {@code registry-concurrency} at once; creations
- * one at a time, since each reserves its name by a lightweight transaction on the one partition
- * ({@code device_by_name} bucket 0) every creation contends on. The session holds at most {@code
- * max-children} names: the caller checks a message's names ({@link #checkRoom}) before asking for
- * them; {@link #disconnect} frees a name.
+ * <p><b>Creating in bulk.</b> Names found missing are created together: one {@link
+ * DeviceRegistry#createAll} call at a time per session, taking every name that went missing while
+ * the previous call ran (at most {@value #MAX_CREATE} per call), each created already linked to the
+ * gateway. A gateway's first message naming a hundred new children thus costs a few bulk calls, not
+ * a hundred creations: every creation reserves its name by a lightweight transaction on the one
+ * partition every creation contends on ({@code device_by_name} bucket 0), and a bulk call reserves
+ * all its names in one.
+ *
+ * <p><b>Bounds.</b> Lookups and links run at most {@code registry-concurrency} at once; bulk
+ * creations one at a time. The session holds at most {@code max-children} names: the caller checks
+ * a message's names ({@link #checkRoom}) before asking for them; {@link #disconnect} frees a name.
  *
  * <p><b>Watching.</b> Once a name is resolved (and still held) its {@link Watcher} hears of it, and
  * again when the gateway disconnects it: the session's downlink listens to the child's events in
@@ -54,6 +64,9 @@ final class GatewayChildren {
 
   private static final Logger LOG = LoggerFactory.getLogger(GatewayChildren.class);
   private static final int CREATE_ATTEMPTS = 3;
+
+  /** The most names one bulk creation takes. */
+  static final int MAX_CREATE = 100;
 
   /** Hears which children the session holds. Called on the event loop. */
   interface Watcher {
@@ -74,6 +87,11 @@ final class GatewayChildren {
   private final Watcher watcher;
   // Name → the device it resolves (or is resolving) to. Resolutions in progress count.
   private final Map<String, CompletableFuture<Device>> children = new HashMap<>();
+  // Names found missing, waiting for the next bulk creation (the one running, if any, excluded).
+  private final ArrayDeque<Missing> missing = new ArrayDeque<>();
+  private boolean creating;
+
+  private record Missing(String name, String type, CompletableFuture<Device> created) {}
 
   GatewayChildren(
       DeviceRegistry registry,
@@ -136,7 +154,7 @@ final class GatewayChildren {
                 found ->
                     found.isPresent()
                         ? CompletableFuture.completedFuture(found.get())
-                        : creations.call(() -> create(name, type, 1)))
+                        : created(name, type))
             .thenCompose(this::linked);
     children.put(name, resolving);
     // Completes on the event loop (BoundedCalls): the map is touched there only.
@@ -165,32 +183,112 @@ final class GatewayChildren {
     return new HashSet<>(children.keySet());
   }
 
-  // On a driver thread (or wherever the registry completes): nothing of the session is touched.
-  private CompletionStage<Device> create(String name, String type, int attempt) {
-    return registry
-        .create(name, type, Optional.empty())
-        .thenApply(
-            device -> {
-              metrics.gatewayChildCreated();
-              LOG.debug("{} created child device {} ({})", logPrefix, device.id(), type);
-              return device;
-            })
-        .exceptionallyCompose(
-            error -> {
-              Throwable cause = BoundedCalls.unwrapped(error);
-              if (!(cause instanceof DeviceConflictException) || attempt >= CREATE_ATTEMPTS) {
-                return CompletableFuture.failedFuture(cause);
+  // On the event loop: `name` was looked up and not found; it joins the next bulk creation.
+  private CompletableFuture<Device> created(String name, String type) {
+    CompletableFuture<Device> created = new CompletableFuture<>();
+    missing.add(new Missing(name, type, created));
+    if (!creating) {
+      createMissing();
+    }
+    return created;
+  }
+
+  // On the event loop: one bulk creation of what is missing, then the next, until none is.
+  private void createMissing() {
+    if (missing.isEmpty()) {
+      creating = false;
+      return;
+    }
+    creating = true;
+    List<Missing> batch = new ArrayList<>(Math.min(missing.size(), MAX_CREATE));
+    while (!missing.isEmpty() && batch.size() < MAX_CREATE) {
+      batch.add(missing.poll());
+    }
+    creations
+        .call(() -> createAll(batch))
+        .whenComplete(
+            (settled, error) -> {
+              for (int i = 0; i < batch.size(); i++) {
+                CompletableFuture<Device> created = batch.get(i).created();
+                if (error != null) {
+                  created.completeExceptionally(error);
+                } else {
+                  settled
+                      .get(i)
+                      .whenComplete(
+                          (device, failure) -> {
+                            if (failure != null) {
+                              created.completeExceptionally(BoundedCalls.unwrapped(failure));
+                            } else {
+                              created.complete(device);
+                            }
+                          });
+                }
               }
-              // Taken meanwhile (another gateway, a REST call): use that device. Not found yet
-              // (a create half-way), or a generated token that collided: try again.
-              return registry
-                  .findByName(name)
-                  .thenCompose(
-                      found ->
-                          found.isPresent()
-                              ? CompletableFuture.completedFuture(found.get())
-                              : create(name, type, attempt + 1));
+              createMissing();
             });
+  }
+
+  // On the event loop; completes on a driver thread (or wherever the registry completes), where
+  // nothing of the session is touched, once every creation of the batch has settled (each with
+  // its device or its error).
+  private CompletionStage<List<CompletableFuture<Device>>> createAll(List<Missing> batch) {
+    String link = GatewayLink.linked(null, gateway.id());
+    List<CompletableFuture<Device>> each =
+        registry
+            .createAll(
+                batch.stream()
+                    .map(wanted -> new NewDevice(wanted.name(), wanted.type(), link))
+                    .toList())
+            .stream()
+            .map(CompletionStage::toCompletableFuture)
+            .toList();
+    List<CompletableFuture<Device>> settled = new ArrayList<>(each.size());
+    for (int i = 0; i < each.size(); i++) {
+      Missing wanted = batch.get(i);
+      settled.add(
+          each.get(i)
+              .thenApply(
+                  device -> {
+                    metrics.gatewayChildCreated();
+                    LOG.debug(
+                        "{} created child device {} ({})", logPrefix, device.id(), wanted.type());
+                    return device;
+                  })
+              .exceptionallyCompose(error -> takenMeanwhile(wanted, error))
+              .toCompletableFuture());
+    }
+    return CompletableFuture.allOf(settled.toArray(CompletableFuture<?>[]::new))
+        .handle((done, error) -> settled);
+  }
+
+  // A bulk creation's name that failed: taken meanwhile (another gateway, a REST call) means use
+  // that device; not found yet (a create half-way) or a generated token that collided, try again
+  // on its own.
+  private CompletionStage<Device> takenMeanwhile(Missing wanted, Throwable error) {
+    return retried(wanted.name(), wanted.type(), BoundedCalls.unwrapped(error), 1);
+  }
+
+  private CompletionStage<Device> retried(String name, String type, Throwable cause, int attempt) {
+    if (!(cause instanceof DeviceConflictException) || attempt >= CREATE_ATTEMPTS) {
+      return CompletableFuture.failedFuture(cause);
+    }
+    return registry
+        .findByName(name)
+        .thenCompose(
+            found ->
+                found.isPresent()
+                    ? CompletableFuture.completedFuture(found.get())
+                    : registry
+                        .create(name, type, Optional.empty())
+                        .thenApply(
+                            device -> {
+                              metrics.gatewayChildCreated();
+                              return device;
+                            })
+                        .exceptionallyCompose(
+                            error ->
+                                retried(name, type, BoundedCalls.unwrapped(error), attempt + 1)));
   }
 
   // On the event loop.

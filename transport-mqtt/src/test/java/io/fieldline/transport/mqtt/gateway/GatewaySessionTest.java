@@ -267,23 +267,35 @@ class GatewaySessionTest {
   }
 
   @Test
-  void should_create_new_children_one_at_a_time_when_a_message_names_several() {
+  void should_create_the_children_found_missing_meanwhile_in_one_bulk_call_linked_at_once() {
     GatewayFixture fixture = new GatewayFixture();
-    fixture.registry.gateway("gw", "gw-token");
+    Device gateway = fixture.registry.gateway("gw", "gw-token");
     fixture.registry.holdCreations();
     GatewayFixture.Client client = connected(fixture, "gw-token");
 
     client.send(publish(TELEMETRY, 1, "{\"A\":{\"t\":1},\"B\":{\"t\":2},\"C\":{\"t\":3}}"));
     client.runTasks();
+    assertThat(fixture.registry.bulkCreations())
+        .as("the first name missing")
+        .containsExactly(List.of("A"));
 
-    for (int i = 0; i < 3; i++) {
-      assertThat(fixture.registry.heldCreations()).as("creations started").hasSize(i + 1);
-      assertThat(fixture.gateway.submissions()).isEmpty();
-      fixture.registry.release(i);
-      client.runTasks();
-    }
+    fixture.registry.release(0);
+    client.runTasks();
+    assertThat(fixture.registry.bulkCreations())
+        .as("one bulk call at a time; the next takes every name missing meanwhile")
+        .containsExactly(List.of("A"), List.of("B", "C"));
+    assertThat(fixture.gateway.submissions()).isEmpty();
+
+    fixture.registry.release(1);
+    fixture.registry.release(2);
+    client.runTasks();
     assertThat(fixture.registry.created()).containsExactly("A", "B", "C");
     assertThat(fixture.gateway.submissions()).hasSize(3);
+    for (String name : List.of("A", "B", "C")) {
+      assertThat(GatewayLink.gatewayOf(child(fixture, name))).contains(gateway.id());
+    }
+    assertThat(fixture.registry.updates()).as("created linked: no link update").isEmpty();
+    assertThat(fixture.count("fieldline.mqtt.gateway.child.creations")).isEqualTo(3);
   }
 
   @Test

@@ -26,10 +26,15 @@ import org.jspecify.annotations.Nullable;
 final class InMemoryRegistry implements DeviceRegistry {
 
   /** A creation the test holds: release it to create the device. */
-  record HeldCreation(String name, String type, CompletableFuture<Device> done) {}
+  record HeldCreation(
+      String name,
+      String type,
+      @Nullable String additionalInfoJson,
+      CompletableFuture<Device> done) {}
 
   private final Map<DeviceId, Device> devices = new ConcurrentHashMap<>();
   private final List<String> created = new CopyOnWriteArrayList<>();
+  private final List<List<String>> bulkCreations = new CopyOnWriteArrayList<>();
   private final List<DeviceUpdate> updates = new CopyOnWriteArrayList<>();
   private final List<HeldCreation> held = new CopyOnWriteArrayList<>();
   private volatile boolean holdCreations;
@@ -51,9 +56,14 @@ final class InMemoryRegistry implements DeviceRegistry {
     return devices.values().stream().filter(d -> d.name().equals(name)).findFirst();
   }
 
-  /** Names created through {@link #create}, in order. */
+  /** Names created through {@link #create} or {@link #createAll}, in order. */
   List<String> created() {
     return created;
+  }
+
+  /** The names of each {@link #createAll} call, in order. */
+  List<List<String>> bulkCreations() {
+    return bulkCreations;
   }
 
   List<DeviceUpdate> updates() {
@@ -71,7 +81,9 @@ final class InMemoryRegistry implements DeviceRegistry {
   /** Completes the held creation {@code index}: the device is created now. */
   void release(int index) {
     HeldCreation creation = held.get(index);
-    creation.done().complete(store(creation.name(), creation.type()));
+    creation
+        .done()
+        .complete(store(creation.name(), creation.type(), creation.additionalInfoJson()));
   }
 
   void failCreations(RuntimeException error) {
@@ -111,6 +123,19 @@ final class InMemoryRegistry implements DeviceRegistry {
 
   @Override
   public CompletionStage<Device> create(String name, String type, Optional<String> accessToken) {
+    return create(name, type, (String) null);
+  }
+
+  @Override
+  public List<CompletionStage<Device>> createAll(List<NewDevice> devices) {
+    bulkCreations.add(devices.stream().map(NewDevice::name).toList());
+    return devices.stream()
+        .map(device -> create(device.name(), device.type(), device.additionalInfoJson()))
+        .toList();
+  }
+
+  private CompletionStage<Device> create(
+      String name, String type, @Nullable String additionalInfoJson) {
     RuntimeException failure = createFailure;
     if (failure != null) {
       return CompletableFuture.failedFuture(failure);
@@ -125,14 +150,15 @@ final class InMemoryRegistry implements DeviceRegistry {
     }
     if (holdCreations) {
       CompletableFuture<Device> done = new CompletableFuture<>();
-      held.add(new HeldCreation(name, type, done));
+      held.add(new HeldCreation(name, type, additionalInfoJson, done));
       return done;
     }
-    return CompletableFuture.completedFuture(store(name, type));
+    return CompletableFuture.completedFuture(store(name, type, additionalInfoJson));
   }
 
-  private Device store(String name, String type) {
-    Device device = new Device(DeviceId.random(), name, type, "token-" + name, 1L);
+  private Device store(String name, String type, @Nullable String additionalInfoJson) {
+    Device device =
+        new Device(DeviceId.random(), name, type, "token-" + name, 1L, null, additionalInfoJson);
     devices.put(device.id(), device);
     created.add(name);
     return device;
