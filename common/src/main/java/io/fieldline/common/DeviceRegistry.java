@@ -57,8 +57,8 @@ public interface DeviceRegistry {
    * Creates devices with generated access tokens, each as {@link #create} would, for a caller that
    * has many to create at once (a gateway's new children). A store where every creation contends on
    * one place (Cassandra: the name's lightweight transaction, all names in one partition) does that
-   * part once for all of them. The default creates them one by one, then sets each one's additional
-   * info with {@link #update}.
+   * part once for all of them. The default starts one {@link #create} per device, each followed by
+   * an {@link #update} of its additional info.
    *
    * @param devices distinct names
    * @return one stage per device, in order: the stored device, or failed as {@link #create} fails

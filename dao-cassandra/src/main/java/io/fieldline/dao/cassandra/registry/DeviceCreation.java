@@ -22,9 +22,11 @@ import org.jspecify.annotations.Nullable;
  * <p>A create interrupted by a crash, or whose timed-out lightweight transaction was applied after
  * all, can leave a reserved name or key pointing at no device: reads treat those as absent, and the
  * next create of that name finishes the interrupted one (same id) instead of failing on the name
- * for ever; the row of a finished create is then written with {@code IF NOT EXISTS}, so of two
- * creates finishing the same one only the first writes it (the other gets that device if it asked
- * for the same credential, else a conflict).
+ * for ever. A create still running looks the same to another create of that name (its row is not
+ * written yet), so every create writes its row with {@code IF NOT EXISTS}: of two creates of the
+ * same id only the first writes it, and the other gets that device if it asked for the same
+ * credential, else a conflict (its credential's key released). A bulk creation keeps a hundred
+ * names reserved before their rows are written, which makes that window wide enough to matter.
  *
  * <p>Thread-safe; stages complete on driver I/O threads.
  */
@@ -104,17 +106,21 @@ final class DeviceCreation {
                         return;
                       }
                       Draft draft = drafts.get(index);
-                      UUID id = fresh.get(draft.name());
-                      claimed(draft, id, owners.get(draft.name()))
-                          .whenComplete(
-                              (device, failure) -> {
-                                if (failure != null) {
-                                  results.get(index).completeExceptionally(failure);
-                                } else {
-                                  results.get(index).complete(device);
-                                }
-                                run();
-                              });
+                      CompletionStage<Device> claimed;
+                      try {
+                        claimed = claimed(draft, fresh.get(draft.name()), owners.get(draft.name()));
+                      } catch (RuntimeException e) {
+                        claimed = CompletableFuture.failedFuture(e);
+                      }
+                      claimed.whenComplete(
+                          (device, failure) -> {
+                            if (failure != null) {
+                              results.get(index).completeExceptionally(failure);
+                            } else {
+                              results.get(index).complete(device);
+                            }
+                            run();
+                          });
                     }
                   };
               for (int i = 0; i < Math.min(FINISH_CONCURRENCY, drafts.size()); i++) {
@@ -167,9 +173,7 @@ final class DeviceCreation {
                               null,
                               draft.additionalInfoJson());
                       DeviceRow row = new DeviceRow(device, credentials);
-                      return claimed.equals(fresh)
-                          ? table.insert(row).thenApply(DeviceRow::device)
-                          : finishResumed(row);
+                      return insertOnce(row);
                     }));
   }
 
@@ -182,22 +186,28 @@ final class DeviceCreation {
     };
   }
 
-  // A resumed create may race another one resuming the same id: the devices row decides, once.
-  // The loser gets the winner's device when it asked for the same credential, else a conflict.
-  private CompletionStage<Device> finishResumed(DeviceRow row) {
+  // Creates of one id race when one takes the other's reservation for a create that died: the
+  // devices row decides, once. The loser gets the winner's device when it asked for the same
+  // credential, else a conflict; the key it reserved for that id is not the row's, so it goes.
+  private CompletionStage<Device> insertOnce(DeviceRow row) {
     return table
         .insertIfAbsent(row)
-        .thenApply(
+        .thenCompose(
             existing -> {
               if (existing.isEmpty()) {
-                return row.device();
+                return CompletableFuture.completedFuture(row.device());
               }
               DeviceRow winner = existing.get();
               if (winner.credentials().key().equals(row.credentials().key())) {
-                return winner.device();
+                return CompletableFuture.completedFuture(winner.device());
               }
-              throw new DeviceConflictException(
-                  "device name '" + row.device().name() + "' is taken");
+              return index
+                  .release(row.credentials().key(), row.device().id().value())
+                  .thenApply(
+                      released -> {
+                        throw new DeviceConflictException(
+                            "device name '" + row.device().name() + "' is taken");
+                      });
             });
   }
 }

@@ -67,8 +67,8 @@ final class DeviceNames {
    * Cassandra accepts because every name is in the one partition, and decides in one Paxos round
    * instead of one per name. A batch applies all of its names or none: when some are taken it is
    * not applied and answers the rows that exist, whose names are then left out of the next batch
-   * (at most {@value #BATCH_ROUNDS} batches; what a racing creator keeps taking after that is
-   * reserved one by one, as {@link #reserve} does).
+   * (at most {@value #BATCH_ROUNDS} batches; what is left after that, while racing creators keep
+   * taking names, is reserved one name after the other, as {@link #reserve} does).
    *
    * @param wanted name → the id to reserve it for
    * @return each name's owner now, as {@link #reserve} answers it
@@ -83,15 +83,16 @@ final class DeviceNames {
       return CompletableFuture.completedFuture(owners);
     }
     if (left.size() == 1 || round > BATCH_ROUNDS) {
-      CompletableFuture<?>[] each =
-          left.entrySet().stream()
-              .map(
-                  wanted ->
-                      reserve(wanted.getKey(), wanted.getValue())
-                          .thenAccept(owner -> owners.put(wanted.getKey(), owner))
-                          .toCompletableFuture())
-              .toArray(CompletableFuture<?>[]::new);
-      return CompletableFuture.allOf(each).thenApply(done -> owners);
+      // One after the other: many transactions at once on the partition contend.
+      CompletionStage<?> chain = CompletableFuture.completedFuture(null);
+      for (Map.Entry<String, UUID> wanted : left.entrySet()) {
+        chain =
+            chain.thenCompose(
+                previous ->
+                    reserve(wanted.getKey(), wanted.getValue())
+                        .thenAccept(owner -> owners.put(wanted.getKey(), owner)));
+      }
+      return chain.thenApply(done -> owners);
     }
     BatchStatementBuilder batch = BatchStatement.builder(DefaultBatchType.LOGGED);
     left.forEach((name, id) -> batch.addStatement(reserve.bind(name, id)));

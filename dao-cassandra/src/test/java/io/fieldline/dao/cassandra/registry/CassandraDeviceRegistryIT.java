@@ -181,13 +181,14 @@ class CassandraDeviceRegistryIT extends CassandraTestBase {
       int winners = 0;
       for (CompletionStage<Device> result : List.of(first.get(i), second.get(i))) {
         try {
-          assertThat(result.toCompletableFuture().join().id()).isEqualTo(stored.id());
+          assertThat(result.toCompletableFuture().join()).isEqualTo(stored);
           winners++;
         } catch (CompletionException e) {
           assertThat(e.getCause()).isInstanceOf(DeviceConflictException.class);
         }
       }
       assertThat(winners).as(wanted.get(i).name()).isPositive();
+      assertThat(await(registry.findByToken(stored.accessToken()))).contains(stored);
     }
     assertThat(await(registry.list(1000, Optional.empty()))).hasSize(60);
   }

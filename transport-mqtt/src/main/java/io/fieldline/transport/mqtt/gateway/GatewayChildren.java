@@ -10,11 +10,12 @@ import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics.GatewayRefusal;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.netty.util.concurrent.EventExecutor;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -47,9 +48,10 @@ import org.slf4j.LoggerFactory;
  * partition every creation contends on ({@code device_by_name} bucket 0), and a bulk call reserves
  * all its names in one.
  *
- * <p><b>Bounds.</b> Lookups and links run at most {@code registry-concurrency} at once; bulk
- * creations one at a time. The session holds at most {@code max-children} names: the caller checks
- * a message's names ({@link #checkRoom}) before asking for them; {@link #disconnect} frees a name.
+ * <p><b>Bounds.</b> Lookups, links and the lone creates after a conflict run at most {@code
+ * registry-concurrency} at once; bulk creations one at a time. The session holds at most {@code
+ * max-children} names: the caller checks a message's names ({@link #checkRoom}) before asking for
+ * them; {@link #disconnect} frees a name.
  *
  * <p><b>Watching.</b> Once a name is resolved (and still held) its {@link Watcher} hears of it, and
  * again when the gateway disconnects it: the session's downlink listens to the child's events in
@@ -88,7 +90,7 @@ final class GatewayChildren {
   // Name → the device it resolves (or is resolving) to. Resolutions in progress count.
   private final Map<String, CompletableFuture<Device>> children = new HashMap<>();
   // Names found missing, waiting for the next bulk creation (the one running, if any, excluded).
-  private final ArrayDeque<Missing> missing = new ArrayDeque<>();
+  private final Map<String, Missing> missing = new LinkedHashMap<>();
   private boolean creating;
 
   private record Missing(String name, String type, CompletableFuture<Device> created) {}
@@ -183,14 +185,19 @@ final class GatewayChildren {
     return new HashSet<>(children.keySet());
   }
 
-  // On the event loop: `name` was looked up and not found; it joins the next bulk creation.
+  // On the event loop: `name` was looked up and not found; it joins the next bulk creation (or
+  // the creation already waiting for it).
   private CompletableFuture<Device> created(String name, String type) {
-    CompletableFuture<Device> created = new CompletableFuture<>();
-    missing.add(new Missing(name, type, created));
+    Missing waiting = missing.get(name);
+    if (waiting != null) {
+      return waiting.created();
+    }
+    Missing wanted = new Missing(name, type, new CompletableFuture<>());
+    missing.put(name, wanted);
     if (!creating) {
       createMissing();
     }
-    return created;
+    return wanted.created();
   }
 
   // On the event loop: one bulk creation of what is missing, then the next, until none is.
@@ -201,40 +208,34 @@ final class GatewayChildren {
     }
     creating = true;
     List<Missing> batch = new ArrayList<>(Math.min(missing.size(), MAX_CREATE));
-    while (!missing.isEmpty() && batch.size() < MAX_CREATE) {
-      batch.add(missing.poll());
+    Iterator<Missing> waiting = missing.values().iterator();
+    while (waiting.hasNext() && batch.size() < MAX_CREATE) {
+      batch.add(waiting.next());
+      waiting.remove();
     }
     creations
         .call(() -> createAll(batch))
         .whenComplete(
             (settled, error) -> {
-              for (int i = 0; i < batch.size(); i++) {
-                CompletableFuture<Device> created = batch.get(i).created();
-                if (error != null) {
-                  created.completeExceptionally(error);
-                } else {
-                  settled
-                      .get(i)
-                      .whenComplete(
-                          (device, failure) -> {
-                            if (failure != null) {
-                              created.completeExceptionally(BoundedCalls.unwrapped(failure));
-                            } else {
-                              created.complete(device);
-                            }
-                          });
+              try {
+                for (int i = 0; i < batch.size(); i++) {
+                  if (error != null) {
+                    batch.get(i).created().completeExceptionally(error);
+                  } else {
+                    settle(batch.get(i), settled.get(i));
+                  }
                 }
+              } finally {
+                createMissing();
               }
-              createMissing();
             });
   }
 
-  // On the event loop; completes on a driver thread (or wherever the registry completes), where
-  // nothing of the session is touched, once every creation of the batch has settled (each with
-  // its device or its error).
+  // On the event loop; completes wherever the registry completes, where nothing of the session is
+  // touched, once every creation of the batch has settled (each with its device or its error).
   private CompletionStage<List<CompletableFuture<Device>>> createAll(List<Missing> batch) {
     String link = GatewayLink.linked(null, gateway.id());
-    List<CompletableFuture<Device>> each =
+    List<CompletableFuture<Device>> settled =
         registry
             .createAll(
                 batch.stream()
@@ -243,44 +244,52 @@ final class GatewayChildren {
             .stream()
             .map(CompletionStage::toCompletableFuture)
             .toList();
-    List<CompletableFuture<Device>> settled = new ArrayList<>(each.size());
-    for (int i = 0; i < each.size(); i++) {
-      Missing wanted = batch.get(i);
-      settled.add(
-          each.get(i)
-              .thenApply(
-                  device -> {
-                    metrics.gatewayChildCreated();
-                    LOG.debug(
-                        "{} created child device {} ({})", logPrefix, device.id(), wanted.type());
-                    return device;
-                  })
-              .exceptionallyCompose(error -> takenMeanwhile(wanted, error))
-              .toCompletableFuture());
+    if (settled.size() != batch.size()) {
+      throw new IllegalStateException(
+          "the registry answered " + settled.size() + " creations for " + batch.size());
     }
     return CompletableFuture.allOf(settled.toArray(CompletableFuture<?>[]::new))
         .handle((done, error) -> settled);
   }
 
-  // A bulk creation's name that failed: taken meanwhile (another gateway, a REST call) means use
-  // that device; not found yet (a create half-way) or a generated token that collided, try again
-  // on its own.
-  private CompletionStage<Device> takenMeanwhile(Missing wanted, Throwable error) {
-    return retried(wanted.name(), wanted.type(), BoundedCalls.unwrapped(error), 1);
+  // On the event loop, with the creation's outcome (settled). A name taken meanwhile (another
+  // gateway, a REST call) means use that device.
+  private void settle(Missing wanted, CompletableFuture<Device> outcome) {
+    outcome.whenComplete(
+        (device, error) -> {
+          if (error == null) {
+            metrics.gatewayChildCreated();
+            LOG.debug("{} created child device {} ({})", logPrefix, device.id(), wanted.type());
+            wanted.created().complete(device);
+            return;
+          }
+          retried(wanted.name(), wanted.type(), BoundedCalls.unwrapped(error), 1)
+              .whenComplete(
+                  (found, failure) -> {
+                    if (failure != null) {
+                      wanted.created().completeExceptionally(failure);
+                    } else {
+                      wanted.created().complete(found);
+                    }
+                  });
+        });
   }
 
-  private CompletionStage<Device> retried(String name, String type, Throwable cause, int attempt) {
+  // On the event loop: after a conflict, the device of that name; if there is none yet (a create
+  // half-way) or a generated token collided, a create of that name alone.
+  private CompletableFuture<Device> retried(
+      String name, String type, Throwable cause, int attempt) {
     if (!(cause instanceof DeviceConflictException) || attempt >= CREATE_ATTEMPTS) {
       return CompletableFuture.failedFuture(cause);
     }
-    return registry
-        .findByName(name)
+    return registryCalls
+        .call(() -> registry.findByName(name))
         .thenCompose(
             found ->
                 found.isPresent()
                     ? CompletableFuture.completedFuture(found.get())
-                    : registry
-                        .create(name, type, Optional.empty())
+                    : registryCalls
+                        .call(() -> registry.create(name, type, Optional.empty()))
                         .thenApply(
                             device -> {
                               metrics.gatewayChildCreated();

@@ -299,6 +299,32 @@ class GatewaySessionTest {
   }
 
   @Test
+  void should_create_a_name_once_when_asked_again_while_its_creation_waits() {
+    GatewayFixture fixture = new GatewayFixture();
+    fixture.registry.gateway("gw", "gw-token");
+    fixture.registry.holdCreations();
+    GatewayFixture.Client client = connected(fixture, "gw-token");
+    client.send(publish(CONNECT, 1, "{\"device\":\"A\"}"));
+    client.runTasks();
+    client.send(publish(CONNECT, 2, "{\"device\":\"B\"}"));
+    client.runTasks();
+
+    // B waits behind A's creation; the gateway lets it go and names it again meanwhile.
+    client.send(publish(DISCONNECT, 3, "{\"device\":\"B\"}"));
+    client.send(publish(CONNECT, 4, "{\"device\":\"B\"}"));
+    client.runTasks();
+    fixture.registry.release(0);
+    client.runTasks();
+    fixture.registry.release(1);
+    client.runTasks();
+
+    assertThat(fixture.registry.bulkCreations()).containsExactly(List.of("A"), List.of("B"));
+    assertThat(fixture.registry.created()).containsExactly("A", "B");
+    assertThat(client.received()).containsExactly("PUBACK 1", "PUBACK 2", "PUBACK 3", "PUBACK 4");
+    assertThat(client.isOpen()).isTrue();
+  }
+
+  @Test
   void should_submit_in_publish_order_when_an_earlier_message_still_resolves_a_child() {
     GatewayFixture fixture = new GatewayFixture();
     fixture.registry.gateway("gw", "gw-token");

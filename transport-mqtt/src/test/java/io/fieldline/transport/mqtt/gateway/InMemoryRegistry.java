@@ -128,7 +128,11 @@ final class InMemoryRegistry implements DeviceRegistry {
 
   @Override
   public List<CompletionStage<Device>> createAll(List<NewDevice> devices) {
-    bulkCreations.add(devices.stream().map(NewDevice::name).toList());
+    List<String> names = devices.stream().map(NewDevice::name).toList();
+    if (names.stream().distinct().count() != names.size()) {
+      throw new IllegalArgumentException("a device name is given twice: " + names);
+    }
+    bulkCreations.add(names);
     return devices.stream()
         .map(device -> create(device.name(), device.type(), device.additionalInfoJson()))
         .toList();
