@@ -60,7 +60,6 @@ final class DeviceTable {
   private final CqlSession session;
   private final PreparedStatement selectById;
   private final PreparedStatement scanAll;
-  private final PreparedStatement insert;
   private final PreparedStatement insertIfAbsent;
   private final PreparedStatement replaceCredentials;
   private final PreparedStatement deleteIfUnchanged;
@@ -75,7 +74,6 @@ final class DeviceTable {
     scanAll = session.prepare("SELECT " + COLUMNS + " FROM " + keyspace + ".devices");
     String insertText =
         "INSERT INTO " + keyspace + ".devices (" + COLUMNS + ") VALUES (" + MARKERS + ")";
-    insert = session.prepare(insertText);
     insertIfAbsent = session.prepare(insertText + " IF NOT EXISTS");
     // Conditions compare with the row as read; "= null" holds for a null (or absent) cell.
     replaceCredentials =
@@ -145,13 +143,6 @@ final class DeviceTable {
             .setString("additional_info", next.additionalInfoJson())
             .build();
     return session.executeAsync(statement).thenApply(rs -> rs.wasApplied());
-  }
-
-  /** Writes a new device's row (idempotent: the same values every time). */
-  CompletionStage<DeviceRow> insert(DeviceRow row) {
-    return session
-        .executeAsync(bindRow(insert, row).setIdempotence(true).build())
-        .thenApply(rs -> row);
   }
 
   /**
