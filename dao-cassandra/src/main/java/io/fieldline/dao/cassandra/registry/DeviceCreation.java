@@ -4,6 +4,7 @@ import io.fieldline.common.CredentialsType;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
+import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import io.fieldline.dao.cassandra.registry.DeviceTable.DeviceRow;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -11,7 +12,6 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -85,49 +85,19 @@ final class DeviceCreation {
         throw new IllegalArgumentException("device name '" + draft.name() + "' given twice");
       }
     }
-    List<CompletableFuture<Device>> results =
-        drafts.stream().map(draft -> new CompletableFuture<Device>()).toList();
-    names
-        .reserveAll(fresh)
-        .whenComplete(
-            (owners, error) -> {
-              if (error != null) {
-                results.forEach(result -> result.completeExceptionally(error));
-                return;
-              }
-              Runnable finisher =
-                  new Runnable() {
-                    private final AtomicInteger next = new AtomicInteger();
-
-                    @Override
-                    public void run() {
-                      int index = next.getAndIncrement();
-                      if (index >= drafts.size()) {
-                        return;
-                      }
-                      Draft draft = drafts.get(index);
-                      CompletionStage<Device> claimed;
-                      try {
-                        claimed = claimed(draft, fresh.get(draft.name()), owners.get(draft.name()));
-                      } catch (RuntimeException e) {
-                        claimed = CompletableFuture.failedFuture(e);
-                      }
-                      claimed.whenComplete(
-                          (device, failure) -> {
-                            if (failure != null) {
-                              results.get(index).completeExceptionally(failure);
-                            } else {
-                              results.get(index).complete(device);
-                            }
-                            run();
-                          });
-                    }
-                  };
-              for (int i = 0; i < Math.min(FINISH_CONCURRENCY, drafts.size()); i++) {
-                finisher.run();
-              }
-            });
-    return List.copyOf(results);
+    CompletionStage<Map<String, UUID>> owners = names.reserveAll(fresh);
+    // This call's own bound (the store's writes have theirs).
+    WriteLimiter finishing = new WriteLimiter(FINISH_CONCURRENCY, MAX_BATCH);
+    return drafts.stream()
+        .map(
+            draft ->
+                owners.thenCompose(
+                    reserved ->
+                        finishing.submit(
+                            () ->
+                                claimed(
+                                    draft, fresh.get(draft.name()), reserved.get(draft.name())))))
+        .toList();
   }
 
   // The name is reserved for `fresh` when `owner` is `fresh`; else it was taken, and if its owner

@@ -91,7 +91,6 @@ final class GatewayChildren {
   private final Map<String, CompletableFuture<Device>> children = new HashMap<>();
   // Names found missing, waiting for the next bulk creation (the one running, if any, excluded).
   private final Map<String, Missing> missing = new LinkedHashMap<>();
-  private boolean creating;
 
   private record Missing(String name, String type, CompletableFuture<Device> created) {}
 
@@ -194,7 +193,7 @@ final class GatewayChildren {
     }
     Missing wanted = new Missing(name, type, new CompletableFuture<>());
     missing.put(name, wanted);
-    if (!creating) {
+    if (creations.running() == 0) {
       createMissing();
     }
     return wanted.created();
@@ -203,10 +202,8 @@ final class GatewayChildren {
   // On the event loop: one bulk creation of what is missing, then the next, until none is.
   private void createMissing() {
     if (missing.isEmpty()) {
-      creating = false;
       return;
     }
-    creating = true;
     List<Missing> batch = new ArrayList<>(Math.min(missing.size(), MAX_CREATE));
     Iterator<Missing> waiting = missing.values().iterator();
     while (waiting.hasNext() && batch.size() < MAX_CREATE) {
