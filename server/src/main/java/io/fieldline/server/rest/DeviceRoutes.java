@@ -9,6 +9,7 @@ import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.DeviceUpdate;
+import io.fieldline.common.GatewayLink;
 import io.fieldline.common.profile.DeviceProfileId;
 import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.server.ota.FirmwareAssignments;
@@ -402,6 +403,12 @@ final class DeviceRoutes extends AllDirectives {
       }
       if (!info.isObject()) {
         throw new IllegalArgumentException("additionalInfo must be a JSON object");
+      }
+      // The administrator's link of a device to the gateway that may act for it (mqtt-api.md).
+      if (!GatewayLink.isOwnerValue(info.path(GatewayLink.OWNER_GATEWAY))) {
+        throw new IllegalArgumentException(
+            "additionalInfo.ownerGateway must be the id of the gateway device that may act for"
+                + " this device, or null");
       }
       return RequestParams.prefix("additionalInfo", info.toString(), Integer.MAX_VALUE);
     }

@@ -50,7 +50,12 @@ public final class MqttMetrics {
      * The client sends attribute requests faster than {@code attribute-request-rate}, or has {@code
      * attribute-request-burst} reads running.
      */
-    ATTRIBUTE_REQUESTS
+    ATTRIBUTE_REQUESTS,
+    /**
+     * A gateway session waits for its turn to create children ({@code
+     * gateway.max-concurrent-creations} run on the node).
+     */
+    GATEWAY_CREATIONS
   }
 
   /** What became of a message sent, or meant to be sent, to a device. */
@@ -124,7 +129,13 @@ public final class MqttMetrics {
     /** The message named more than {@code gateway.max-devices-per-message} devices. */
     TOO_MANY_DEVICES,
     /** The message would bring the session above {@code gateway.max-children} children. */
-    TOO_MANY_CHILDREN
+    TOO_MANY_CHILDREN,
+    /**
+     * The message names a device the gateway may not act for: neither created by it nor linked to
+     * it by an administrator (nor, with {@code gateway.adopt-existing-devices}, owned by no
+     * gateway).
+     */
+    NOT_OWNER
   }
 
   private final MeterRegistry registry;

@@ -145,6 +145,11 @@ public record MqttTransportConfig(
    *     downlink.max-queued-bytes})
    * @param maxPendingRpc server-side RPC requests a gateway's session tracks for the gateway and
    *     its children (in place of {@code downlink.max-pending-rpc})
+   * @param adoptExistingDevices whether a gateway may act for an existing device no gateway owns
+   *     (created over REST), becoming its owner; off, it acts only for the devices it created or
+   *     was linked to by an administrator
+   * @param maxConcurrentCreations bulk child creations running at once on the node, all gateway
+   *     sessions together
    */
   public record Gateway(
       int maxChildren,
@@ -154,7 +159,9 @@ public record MqttTransportConfig(
       int attributeRequestBurst,
       int maxQueued,
       long maxQueuedBytes,
-      int maxPendingRpc) {
+      int maxPendingRpc,
+      boolean adoptExistingDevices,
+      int maxConcurrentCreations) {
 
     /** The downlink bounds of a gateway's session: {@code downlink}'s, with the gateway's holds. */
     public Downlink downlink(Downlink downlink) {
@@ -260,7 +267,9 @@ public record MqttTransportConfig(
             r.integer("gateway.attribute-request-burst", 1, 65535),
             r.integer("gateway.max-queued", 1, 65535),
             r.bytes("gateway.max-queued-bytes", 1024, 1L << 30),
-            r.integer("gateway.max-pending-rpc", 1, 1_000_000));
+            r.integer("gateway.max-pending-rpc", 1, 1_000_000),
+            r.bool("gateway.adopt-existing-devices"),
+            r.integer("gateway.max-concurrent-creations", 1, 1024));
     r.check(
         tls.cert().isEmpty() == tls.key().isEmpty(),
         "tls.key",

@@ -58,7 +58,7 @@ class MqttTransportConfigTest {
                 new MqttTransportConfig.Tls(
                     8883, "", "", Duration.ofSeconds(30), true, MqttTransportConfig.Provider.AUTO),
                 new MqttTransportConfig.Gateway(
-                    10_000, 1_000, 8, 100, 100, 1000, 1_048_576, 1000)));
+                    10_000, 1_000, 8, 100, 100, 1000, 1_048_576, 1000, false, 2)));
     assertThat(config.tls().enabled()).isFalse();
   }
 

@@ -2,6 +2,7 @@ package io.fieldline.transport.mqtt.gateway;
 
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceConflictException;
+import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.DeviceRegistry.NewDevice;
 import io.fieldline.common.DeviceUpdate;
@@ -9,6 +10,8 @@ import io.fieldline.common.GatewayLink;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics.GatewayRefusal;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
+import io.fieldline.transport.mqtt.session.ChildCreationPermits;
+import io.fieldline.transport.mqtt.session.LogSafe;
 import io.netty.util.concurrent.EventExecutor;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -23,35 +26,44 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The child devices a gateway session has in use, by name: each found in the device registry or
- * created there (named as the gateway sent it, with its type), and linked to the gateway through
- * its additional info ({@link GatewayLink}: {@code lastConnectedGateway}). What the session's
- * messages are submitted with, and what a later downlink to a child finds its device by.
+ * created there (named as the gateway sent it, with its type), owned by the gateway and linked to
+ * it through its additional info ({@link GatewayLink}: {@code ownerGateway}, {@code
+ * lastConnectedGateway}). What the session's messages are submitted with, and what a later downlink
+ * to a child finds its device by.
  *
  * <p><b>Resolving a name</b> the session does not hold: look it up by name; if there is no such
- * device, create it; then, unless it is already linked to this gateway, link it (an update of its
- * additional info, other keys kept). A device linked to another gateway is taken over
- * (ThingsBoard's "last connected gateway"); a device that is itself a gateway, or this gateway, is
- * used but never linked as a child. A create that finds the name taken — another gateway, or a REST
- * call, created it meanwhile — uses that device instead (after at most {@value #CREATE_ATTEMPTS}
- * tries). A failed resolution is forgotten, so the next message resolves the name again.
+ * device, create it, owned by the gateway. A device found is used only if the gateway may act for
+ * it: it is the gateway itself, or the gateway owns it (created it, or an administrator linked it),
+ * or — with {@code gateway.adopt-existing-devices} — no gateway owns it and it is not a gateway
+ * (the gateway then becomes its owner). Otherwise the resolution fails with a {@link
+ * GatewayRefusedException} ({@code not_owner}) and the message naming it is refused whole: unlike
+ * ThingsBoard, a gateway never takes over another gateway's child or a device created over REST. A
+ * device used is linked (an update of its additional info, other keys kept) unless it already is; a
+ * gateway is never linked as a child. A create that finds the name taken — another gateway, or a
+ * REST call, created it meanwhile — checks that device as one found (after at most {@value
+ * #CREATE_ATTEMPTS} tries). A failed resolution is forgotten, so the next message resolves the name
+ * again (an administrator's link applies from the next message).
  *
  * <p><b>Creating in bulk.</b> Names found missing are created together: one {@link
  * DeviceRegistry#createAll} call at a time per session, taking every name that went missing while
- * the previous call ran (at most {@value #MAX_CREATE} per call), each created already linked to the
- * gateway. A gateway's first message naming a hundred new children thus costs a few bulk calls, not
- * a hundred creations: every creation reserves its name by a lightweight transaction on the one
- * partition every creation contends on ({@code device_by_name} bucket 0), and a bulk call reserves
- * all its names in one.
+ * the previous call ran (at most {@value #MAX_CREATE} per call), each created already owned by and
+ * linked to the gateway. A gateway's first message naming a hundred new children thus costs a few
+ * bulk calls, not a hundred creations: every creation reserves its name by a lightweight
+ * transaction on the one partition every creation contends on ({@code device_by_name} bucket 0),
+ * and a bulk call reserves all its names in one.
  *
  * <p><b>Bounds.</b> Lookups, links and the lone creates after a conflict run at most {@code
- * registry-concurrency} at once; bulk creations one at a time. The session holds at most {@code
- * max-children} names: the caller checks a message's names ({@link #checkRoom}) before asking for
- * them; {@link #disconnect} frees a name.
+ * registry-concurrency} at once; bulk creations one at a time. Every creation also takes a permit
+ * of the node's {@link ChildCreationPermits} ({@code max-concurrent-creations}, all gateways
+ * together); while one waits for its permit the session's {@link Turns} pauses reading the socket.
+ * The session holds at most {@code max-children} names: the caller checks a message's names ({@link
+ * #checkRoom}) before asking for them; {@link #disconnect} frees a name.
  *
  * <p><b>Watching.</b> Once a name is resolved (and still held) its {@link Watcher} hears of it, and
  * again when the gateway disconnects it: the session's downlink listens to the child's events in
@@ -79,14 +91,30 @@ final class GatewayChildren {
     void released(String name);
   }
 
+  /** Hears when the session waits for the node's creation permits. Called on the event loop. */
+  interface Turns {
+    /** A creation of the session waits for a permit, and none did before. */
+    void waiting();
+
+    /** No creation of the session waits for a permit any more. */
+    void resumed();
+  }
+
   private final DeviceRegistry registry;
   private final Device gateway;
   private final MqttMetrics metrics;
   private final String logPrefix;
   private final BoundedCalls registryCalls;
   private final BoundedCalls creations;
+  private final ChildCreationPermits permits;
+  private final EventExecutor eventLoop;
+  private final BooleanSupplier open;
+  private final Turns turns;
   private final int maxChildren;
+  private final boolean adopt;
   private final Watcher watcher;
+  // Creations of this session waiting for a permit of the node.
+  private int waitingForPermits;
   // Name → the device it resolves (or is resolving) to. Resolutions in progress count.
   private final Map<String, CompletableFuture<Device>> children = new HashMap<>();
   // Names found missing, waiting for the next bulk creation (the one running, if any, excluded).
@@ -99,11 +127,18 @@ final class GatewayChildren {
       Device gateway,
       MqttMetrics metrics,
       MqttTransportConfig.Gateway bounds,
+      ChildCreationPermits permits,
       EventExecutor eventLoop,
       BooleanSupplier open,
       String logPrefix,
+      Turns turns,
       Watcher watcher) {
     this.registry = registry;
+    this.permits = permits;
+    this.eventLoop = eventLoop;
+    this.open = open;
+    this.turns = turns;
+    this.adopt = bounds.adoptExistingDevices();
     this.gateway = gateway;
     this.metrics = metrics;
     this.logPrefix = logPrefix;
@@ -211,7 +246,7 @@ final class GatewayChildren {
       waiting.remove();
     }
     creations
-        .call(() -> createAll(batch))
+        .call(() -> permitted(() -> createAll(batch)))
         .whenComplete(
             (settled, error) -> {
               try {
@@ -231,7 +266,7 @@ final class GatewayChildren {
   // On the event loop; completes wherever the registry completes, where nothing of the session is
   // touched, once every creation of the batch has settled (each with its device or its error).
   private CompletionStage<List<CompletableFuture<Device>>> createAll(List<Missing> batch) {
-    String link = GatewayLink.linked(null, gateway.id());
+    String link = GatewayLink.owned(null, gateway.id());
     List<CompletableFuture<Device>> settled =
         registry
             .createAll(
@@ -272,8 +307,9 @@ final class GatewayChildren {
         });
   }
 
-  // On the event loop: after a conflict, the device of that name; if there is none yet (a create
-  // half-way) or a generated token collided, a create of that name alone.
+  // On the event loop: after a conflict, the device of that name (if the gateway may act for it);
+  // if there is none yet (a create half-way) or a generated token collided, a create of that name
+  // alone.
   private CompletableFuture<Device> retried(
       String name, String type, Throwable cause, int attempt) {
     if (!(cause instanceof DeviceConflictException) || attempt >= CREATE_ATTEMPTS) {
@@ -284,9 +320,9 @@ final class GatewayChildren {
         .thenCompose(
             found ->
                 found.isPresent()
-                    ? CompletableFuture.completedFuture(found.get())
+                    ? authorized(name, found.get())
                     : registryCalls
-                        .call(() -> registry.create(name, type, Optional.empty()))
+                        .call(() -> permitted(() -> createOne(name, type)))
                         .thenApply(
                             device -> {
                               metrics.gatewayChildCreated();
@@ -297,10 +333,59 @@ final class GatewayChildren {
                                 retried(name, type, BoundedCalls.unwrapped(error), attempt + 1)));
   }
 
-  // On the event loop.
+  // Completes wherever the registry completes.
+  private CompletionStage<Device> createOne(String name, String type) {
+    return registry
+        .createAll(List.of(new NewDevice(name, type, GatewayLink.owned(null, gateway.id()))))
+        .get(0);
+  }
+
+  // On the event loop: `call` (a creation) once the node grants a permit; while it waits, reading
+  // the socket pauses. A session closed meanwhile creates nothing (its permit passes on at once).
+  private <T> CompletionStage<T> permitted(Supplier<? extends CompletionStage<T>> call) {
+    return permits.run(
+        () ->
+            open.getAsBoolean()
+                ? call.get()
+                : CompletableFuture.failedFuture(new IllegalStateException("connection closed")),
+        eventLoop,
+        () -> {
+          if (waitingForPermits++ == 0) {
+            turns.waiting();
+          }
+        },
+        () -> {
+          if (--waitingForPermits == 0) {
+            turns.resumed();
+          }
+        });
+  }
+
+  // On the event loop: `device`, found by `name`, if this gateway may act for it; else refused.
+  private CompletableFuture<Device> authorized(String name, Device device) {
+    if (device.id().equals(gateway.id())) {
+      return CompletableFuture.completedFuture(device);
+    }
+    Optional<DeviceId> owner = GatewayLink.ownerOf(device);
+    if (owner.filter(gateway.id()::equals).isPresent()
+        || (adopt && owner.isEmpty() && !GatewayLink.isGateway(device))) {
+      return CompletableFuture.completedFuture(device);
+    }
+    return CompletableFuture.failedFuture(
+        new GatewayRefusedException(
+            GatewayRefusal.NOT_OWNER,
+            "device '"
+                + LogSafe.text(name)
+                + "' was not created by this gateway nor linked to it by an administrator"
+                + " (additionalInfo.ownerGateway)"));
+  }
+
+  // On the event loop: the device owned by and linked to the gateway (a child created before
+  // owners were recorded, adopted or linked by an administrator gets both keys now).
   private CompletionStage<Device> linked(Device device) {
-    boolean linked = GatewayLink.gatewayOf(device).filter(gateway.id()::equals).isPresent();
-    if (linked || device.id().equals(gateway.id()) || GatewayLink.isGateway(device)) {
+    if (device.id().equals(gateway.id())
+        || GatewayLink.isGateway(device)
+        || GatewayLink.isOwnedBy(device, gateway.id())) {
       return CompletableFuture.completedFuture(device);
     }
     DeviceUpdate link =
@@ -309,7 +394,7 @@ final class GatewayChildren {
             device.name(),
             device.type(),
             device.label(),
-            GatewayLink.linked(device.additionalInfoJson(), gateway.id()));
+            GatewayLink.owned(device.additionalInfoJson(), gateway.id()));
     return registryCalls
         .call(() -> registry.update(link))
         .thenApply(

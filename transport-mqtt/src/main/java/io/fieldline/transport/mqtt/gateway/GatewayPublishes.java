@@ -18,6 +18,7 @@ import io.fieldline.transport.mqtt.downlink.AttributeReads;
 import io.fieldline.transport.mqtt.downlink.Downlink;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.GatewayTimestamps;
+import io.fieldline.transport.mqtt.session.Pause;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionState;
 import io.netty.util.concurrent.EventExecutor;
@@ -41,11 +42,12 @@ import java.util.function.Function;
  * message is parsed whole first ({@link GatewayPayloadParser}: anything invalid anywhere is a
  * {@code PayloadFormatException}, nothing stored) and checked against the session's bounds (a
  * {@link GatewayRefusedException}, nothing stored). Then each child it names is resolved ({@link
- * GatewayChildren}) and gets one {@code PostTelemetry} / {@code PostAttributes} through the device
- * gateway — its own device actor, on its owner node in a cluster. The stage returned completes with
- * {@link Ack#stored()} once every child's message is stored, or with the first failure: then no
- * PUBACK, and the connection closes as for any failed write (the gateway retransmits the whole
- * message).
+ * GatewayChildren}); if the gateway may not act for one of them the stage fails with a {@link
+ * GatewayRefusedException} before anything is submitted (refused whole, as for a bound). Else each
+ * child gets one {@code PostTelemetry} / {@code PostAttributes} through the device gateway — its
+ * own device actor, on its owner node in a cluster. The stage returned completes with {@link
+ * Ack#stored()} once every child's message is stored, or with the first failure: then no PUBACK,
+ * and the connection closes as for any failed write (the gateway retransmits the whole message).
  *
  * <p><b>Retransmissions.</b> Values without {@code ts} get the message's receive time, remembered
  * with the session until the message is acknowledged ({@link GatewayTimestamps}), so that the DUP
@@ -97,9 +99,21 @@ public final class GatewayPublishes {
             gateway,
             context.metrics(),
             bounds,
+            context.childCreations(),
             eventLoop,
             () -> connection.ctx().channel().isActive(),
             connection.logPrefix(),
+            new GatewayChildren.Turns() {
+              @Override
+              public void waiting() {
+                connection.pause(Pause.GATEWAY_CREATIONS);
+              }
+
+              @Override
+              public void resumed() {
+                connection.resume(Pause.GATEWAY_CREATIONS);
+              }
+            },
             new GatewayChildren.Watcher() {
               @Override
               public void held(String name, Device child) {

@@ -19,6 +19,12 @@ final class PublishReasons {
   /** 0x97 Quota exceeded: a gateway message over a bound of its session. */
   static final byte QUOTA_EXCEEDED = (byte) 0x97;
 
+  /**
+   * 0x87 Not authorized: a gateway message naming a device the gateway may not act for (neither
+   * created by it nor linked to it).
+   */
+  static final byte NOT_AUTHORIZED = (byte) 0x87;
+
   /** 0x99 Payload format invalid: the payload is not ThingsBoard JSON. */
   static final byte PAYLOAD_FORMAT_INVALID = (byte) 0x99;
 
@@ -49,6 +55,9 @@ final class PublishReasons {
     return switch (reasonCode) {
       case QUOTA_EXCEEDED ->
           "gateway message over a bound of its session; message kept as a dead letter";
+      case NOT_AUTHORIZED ->
+          "gateway message names a device the gateway did not create and is not linked to;"
+              + " message kept as a dead letter";
       case TOPIC_NAME_INVALID ->
           "topic is not part of the ThingsBoard device API; message kept as a dead letter";
       case PAYLOAD_FORMAT_INVALID ->

@@ -29,6 +29,7 @@ import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -209,29 +210,58 @@ final class PublishRouter {
       context.metrics().gatewayRefused(GatewayRefusal.NOT_GATEWAY, false);
       return unknownTopic(topicName, payload, now, NOT_A_GATEWAY);
     }
+    CompletionStage<Ack> outcome;
     try {
-      return switch (topic.kind()) {
-        case GATEWAY_TELEMETRY -> publishes.telemetry(payload, slot, dup, now);
-        case GATEWAY_ATTRIBUTES -> publishes.attributes(payload, slot, dup, now);
-        case GATEWAY_CONNECT -> publishes.connect(payload);
-        case GATEWAY_DISCONNECT -> publishes.disconnect(payload);
-        case GATEWAY_ATTRIBUTES_REQUEST -> publishes.attributesRequest(payload);
-        case GATEWAY_RPC -> publishes.rpc(payload);
-        default -> throw new IllegalArgumentException("not a gateway topic: " + topic.kind());
-      };
+      outcome =
+          switch (topic.kind()) {
+            case GATEWAY_TELEMETRY -> publishes.telemetry(payload, slot, dup, now);
+            case GATEWAY_ATTRIBUTES -> publishes.attributes(payload, slot, dup, now);
+            case GATEWAY_CONNECT -> publishes.connect(payload);
+            case GATEWAY_DISCONNECT -> publishes.disconnect(payload);
+            case GATEWAY_ATTRIBUTES_REQUEST -> publishes.attributesRequest(payload);
+            case GATEWAY_RPC -> publishes.rpc(payload);
+            default -> throw new IllegalArgumentException("not a gateway topic: " + topic.kind());
+          };
     } catch (PayloadFormatException e) {
       slot.reasonCode(PublishReasons.PAYLOAD_FORMAT_INVALID);
       return invalidPayload(topicName, payload, now, e);
     } catch (GatewayRefusedException e) {
-      slot.reasonCode(PublishReasons.QUOTA_EXCEEDED);
-      return refused(topicName, payload, now, e);
+      return refused(topicName, payload, now, slot, e);
     }
+    // A refusal found once the message's children are looked up (a device the gateway may not act
+    // for) comes as the stage's failure, before anything of the message was submitted: refused the
+    // same way. Only a failure hops to the event loop.
+    return outcome
+        .toCompletableFuture()
+        .exceptionallyComposeAsync(
+            error -> {
+              Throwable cause = unwrapped(error);
+              if (cause instanceof GatewayRefusedException refusal) {
+                CompletionStage<Ack> refused = refused(topicName, payload, now, slot, refusal);
+                // Closed by policy: the connection is gone, the outcome matters no more.
+                return refused != null ? refused : new CompletableFuture<>();
+              }
+              return CompletableFuture.failedFuture(cause);
+            },
+            connection.ctx().executor());
+  }
+
+  private static Throwable unwrapped(Throwable error) {
+    Throwable cause = error;
+    while (cause instanceof CompletionException && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return cause;
   }
 
   // Refused like an invalid payload, by the same policy: the message is kept whole as a dead letter
   // and acknowledged (the gateway would otherwise resend it for ever), or the connection closes.
   private @Nullable CompletionStage<Ack> refused(
-      String topicName, byte[] payload, long now, GatewayRefusedException e) {
+      String topicName, byte[] payload, long now, Slot slot, GatewayRefusedException e) {
+    slot.reasonCode(
+        e.reason() == GatewayRefusal.NOT_OWNER
+            ? PublishReasons.NOT_AUTHORIZED
+            : PublishReasons.QUOTA_EXCEEDED);
     boolean close = context.config().invalidPayload() == InvalidPayloadPolicy.CLOSE;
     context.metrics().gatewayRefused(e.reason(), !close);
     if (close) {

@@ -203,6 +203,7 @@ public final class Connection implements SessionRegistry.Member {
       case ATTRIBUTE_RATE, ATTRIBUTE_READS -> PauseCause.ATTRIBUTE_REQUESTS;
       // Firmware downloads are paced like attribute requests and counted with them.
       case FIRMWARE_RATE, FIRMWARE_READS -> PauseCause.ATTRIBUTE_REQUESTS;
+      case GATEWAY_CREATIONS -> PauseCause.GATEWAY_CREATIONS;
       case AUTH, FAILING -> null;
     };
   }

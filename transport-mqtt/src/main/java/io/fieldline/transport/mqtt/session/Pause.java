@@ -30,6 +30,11 @@ public enum Pause {
   /** The client has {@code firmware.max-reads} firmware chunk reads running. */
   FIRMWARE_READS,
   /**
+   * A gateway session waits for its turn to create children ({@code
+   * gateway.max-concurrent-creations} run on the node).
+   */
+  GATEWAY_CREATIONS,
+  /**
    * A write failed: the connection takes no new work and closes once earlier PUBLISHes are acked.
    */
   FAILING

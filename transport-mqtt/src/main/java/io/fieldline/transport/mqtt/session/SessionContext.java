@@ -33,6 +33,8 @@ import java.util.function.BooleanSupplier;
  * @param queries attribute reads for {@code v1/devices/me/attributes/request/{n}}
  * @param storageOverloaded whether the storage layer currently asks sockets to pause
  * @param services firmware downloads ({@code v2/fw/request/...}) and provisioning
+ * @param childCreations the node's budget of gateway child creations, shared by every gateway
+ *     session
  */
 public record SessionContext(
     MqttTransportConfig config,
@@ -47,7 +49,43 @@ public record SessionContext(
     DeviceEvents events,
     TelemetryQueries queries,
     BooleanSupplier storageOverloaded,
-    DeviceServices services) {
+    DeviceServices services,
+    ChildCreationPermits childCreations) {
+
+  /**
+   * A context with a budget of child creations of its own ({@code
+   * gateway.max-concurrent-creations}).
+   */
+  public SessionContext(
+      MqttTransportConfig config,
+      DeviceRegistry registry,
+      DeviceGateway gateway,
+      DeadLetterStore deadLetters,
+      PayloadParser parser,
+      SessionRegistry sessions,
+      SessionTakeover takeover,
+      MqttMetrics metrics,
+      PreAuthLimits preAuth,
+      DeviceEvents events,
+      TelemetryQueries queries,
+      BooleanSupplier storageOverloaded,
+      DeviceServices services) {
+    this(
+        config,
+        registry,
+        gateway,
+        deadLetters,
+        parser,
+        sessions,
+        takeover,
+        metrics,
+        preAuth,
+        events,
+        queries,
+        storageOverloaded,
+        services,
+        new ChildCreationPermits(config.gateway().maxConcurrentCreations()));
+  }
 
   /** A context without firmware downloads or provisioning ({@link DeviceServices#none()}). */
   public SessionContext(
