@@ -187,10 +187,7 @@ final class GatewayChildren {
         registryCalls
             .call(() -> registry.findByName(name))
             .thenCompose(
-                found ->
-                    found.isPresent()
-                        ? CompletableFuture.completedFuture(found.get())
-                        : created(name, type))
+                found -> found.isPresent() ? authorized(name, found.get()) : created(name, type))
             .thenCompose(this::linked);
     children.put(name, resolving);
     // Completes on the event loop (BoundedCalls): the map is touched there only.

@@ -16,6 +16,7 @@ import io.fieldline.transport.mqtt.testkit.FakeDeviceGateway.Submission;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -219,28 +220,61 @@ class GatewaySessionTest {
   }
 
   @Test
-  void should_use_the_device_another_gateway_created_when_the_name_is_taken_on_create() {
+  void should_refuse_the_device_another_creator_made_when_the_name_is_taken_on_create() {
     GatewayFixture fixture = new GatewayFixture();
-    Device gateway = fixture.registry.gateway("gw", "gw-token");
+    fixture.registry.gateway("gw", "gw-token");
     fixture.registry.takeOnCreate("A");
     GatewayFixture.Client client = connected(fixture, "gw-token");
 
-    client.send(publish(CONNECT, 1, "{\"device\":\"A\"}"));
+    client.send(publish(TELEMETRY, 1, "{\"A\":{\"t\":1}}"));
+    client.runTasks();
 
-    assertThat(client.received()).containsExactly("PUBACK 1");
-    Device child = child(fixture, "A");
-    assertThat(child.accessToken()).as("the other creator's device").isEqualTo("other-A");
-    assertThat(GatewayLink.gatewayOf(child)).contains(gateway.id());
+    assertThat(fixture.gateway.submissions()).isEmpty();
+    assertRefusedAsNotOwner(fixture, client);
+    assertThat(child(fixture, "A").additionalInfoJson()).as("left as it was").isNull();
     assertThat(fixture.count("fieldline.mqtt.gateway.child.creations")).isZero();
   }
 
   @Test
-  void should_relink_a_child_and_keep_its_other_info_when_another_gateway_had_it() {
+  void should_refuse_a_device_another_gateway_owns_for_every_kind_of_message() {
     GatewayFixture fixture = new GatewayFixture();
-    Device gateway = fixture.registry.gateway("gw", "gw-token");
+    fixture.registry.gateway("gw", "gw-token");
     DeviceId other = DeviceId.random();
+    // A child of the other gateway from before owners were recorded: its last gateway owns it.
     fixture.registry.add(
         "A", "a-token", "{\"note\":\"x\",\"lastConnectedGateway\":\"" + other.value() + "\"}");
+    GatewayFixture.Client client = connected(fixture, "gw-token");
+
+    client.send(publish(TELEMETRY, 1, "{\"A\":{\"t\":1},\"New\":{\"t\":2}}"));
+    client.send(publish(ATTRIBUTES, 2, "{\"A\":{\"on\":true}}"));
+    client.send(publish(CONNECT, 3, "{\"device\":\"A\"}"));
+    client.send(
+        publish(
+            "v1/gateway/attributes/request",
+            4,
+            "{\"id\":1,\"device\":\"A\",\"client\":false,\"key\":\"k\"}"));
+    client.send(publish("v1/gateway/rpc", 5, "{\"device\":\"A\",\"id\":1,\"data\":{}}"));
+    client.runTasks();
+
+    assertThat(fixture.gateway.submissions())
+        .as("nothing of any message, New's value neither")
+        .isEmpty();
+    assertThat(fixture.deadLetters.writes()).hasSize(5);
+    fixture.deadLetters.writes().forEach(write -> write.done().complete(null));
+    assertThat(client.received())
+        .containsExactly("PUBACK 1", "PUBACK 2", "PUBACK 3", "PUBACK 4", "PUBACK 5");
+    assertThat(client.isOpen()).isTrue();
+    assertThat(fixture.count("fieldline.mqtt.gateway.refused", "reason", "not_owner")).isEqualTo(5);
+    assertThat(GatewayLink.ownerOf(child(fixture, "A"))).contains(other);
+    assertThat(fixture.registry.updates()).as("never taken over").isEmpty();
+  }
+
+  @Test
+  void should_act_for_a_device_an_administrator_linked_and_keep_its_other_info() {
+    GatewayFixture fixture = new GatewayFixture();
+    Device gateway = fixture.registry.gateway("gw", "gw-token");
+    fixture.registry.add(
+        "A", "a-token", "{\"note\":\"x\",\"ownerGateway\":\"" + gateway.id().value() + "\"}");
     GatewayFixture.Client client = connected(fixture, "gw-token");
 
     client.send(publish(CONNECT, 1, "{\"device\":\"A\"}"));
@@ -248,22 +282,85 @@ class GatewaySessionTest {
     assertThat(client.received()).containsExactly("PUBACK 1");
     Device child = child(fixture, "A");
     assertThat(GatewayLink.gatewayOf(child)).contains(gateway.id());
+    assertThat(GatewayLink.ownerOf(child)).contains(gateway.id());
     assertThat(child.additionalInfoJson()).contains("\"note\":\"x\"");
     assertThat(child.accessToken()).isEqualTo("a-token");
   }
 
   @Test
-  void should_never_link_a_gateway_as_a_child_when_a_gateway_names_one() {
-    GatewayFixture fixture = new GatewayFixture();
+  void should_adopt_a_device_no_gateway_owns_only_when_adoption_is_on() {
+    GatewayFixture fixture = new GatewayFixture("gateway.adopt-existing-devices = true");
+    Device gateway = fixture.registry.gateway("gw", "gw-token");
+    fixture.registry.add("A", "a-token", null);
+    fixture.registry.add(
+        "B", "b-token", "{\"ownerGateway\":\"" + DeviceId.random().value() + "\"}");
+    GatewayFixture.Client client = connected(fixture, "gw-token");
+
+    client.send(publish(CONNECT, 1, "{\"device\":\"A\"}"));
+    client.send(publish(CONNECT, 2, "{\"device\":\"B\"}"));
+    client.runTasks();
+    fixture.deadLetters.writes().forEach(write -> write.done().complete(null));
+
+    assertThat(client.received()).containsExactly("PUBACK 1", "PUBACK 2");
+    assertThat(GatewayLink.ownerOf(child(fixture, "A"))).contains(gateway.id());
+    assertThat(GatewayLink.ownerOf(child(fixture, "B"))).isNotEqualTo(Optional.of(gateway.id()));
+    assertThat(fixture.count("fieldline.mqtt.gateway.refused", "reason", "not_owner")).isEqualTo(1);
+  }
+
+  @Test
+  void should_refuse_another_gateway_when_a_gateway_names_one() {
+    GatewayFixture fixture = new GatewayFixture("gateway.adopt-existing-devices = true");
     fixture.registry.gateway("gw", "gw-token");
-    Device other = fixture.registry.gateway("gw2", "gw2-token");
+    fixture.registry.gateway("gw2", "gw2-token");
     GatewayFixture.Client client = connected(fixture, "gw-token");
 
     client.send(publish(TELEMETRY, 1, "{\"gw2\":{\"t\":1}}"));
     client.runTasks();
 
-    assertThat(fixture.gateway.submission(0).message().deviceId()).isEqualTo(other.id());
+    assertThat(fixture.gateway.submissions()).isEmpty();
     assertThat(fixture.registry.updates()).isEmpty();
+    assertRefusedAsNotOwner(fixture, client);
+  }
+
+  @Test
+  void should_pause_reading_while_another_gateway_holds_the_nodes_only_creation_permit() {
+    GatewayFixture fixture = new GatewayFixture("gateway.max-concurrent-creations = 1");
+    fixture.registry.gateway("gw", "gw-token");
+    fixture.registry.gateway("gw2", "gw2-token");
+    fixture.registry.holdCreations();
+    GatewayFixture.Client first = connected(fixture, "gw-token");
+    GatewayFixture.Client second = connected(fixture, "gw2-token");
+
+    first.send(publish(CONNECT, 1, "{\"device\":\"A\"}"));
+    first.runTasks();
+    second.send(publish(CONNECT, 1, "{\"device\":\"B\"}"));
+    second.runTasks();
+
+    assertThat(fixture.registry.bulkCreations()).containsExactly(List.of("A"));
+    assertThat(first.isReading()).isTrue();
+    assertThat(second.isReading()).as("waits for the permit without reading").isFalse();
+    assertThat(fixture.count("fieldline.mqtt.backpressure.pauses", "cause", "gateway_creations"))
+        .isEqualTo(1);
+
+    fixture.registry.release(0);
+    first.runTasks();
+    second.runTasks();
+    assertThat(fixture.registry.bulkCreations()).containsExactly(List.of("A"), List.of("B"));
+    assertThat(second.isReading()).as("its turn: reading again").isTrue();
+    fixture.registry.release(1);
+    assertThat(first.received()).containsExactly("PUBACK 1");
+    assertThat(second.received()).containsExactly("PUBACK 1");
+  }
+
+  private static void assertRefusedAsNotOwner(
+      GatewayFixture fixture, GatewayFixture.Client client) {
+    assertThat(fixture.deadLetters.writes()).hasSize(1);
+    assertThat(fixture.deadLetters.writes().get(0).deadLetter().reason())
+        .contains("not created by this gateway nor linked to it");
+    fixture.deadLetters.writes().get(0).done().complete(null);
+    assertThat(client.received()).containsExactly("PUBACK 1");
+    assertThat(client.isOpen()).isTrue();
+    assertThat(fixture.count("fieldline.mqtt.gateway.refused", "reason", "not_owner")).isEqualTo(1);
   }
 
   @Test
@@ -327,8 +424,8 @@ class GatewaySessionTest {
   @Test
   void should_submit_in_publish_order_when_an_earlier_message_still_resolves_a_child() {
     GatewayFixture fixture = new GatewayFixture();
-    fixture.registry.gateway("gw", "gw-token");
-    fixture.registry.add("B", "b-token", null);
+    Device gateway = fixture.registry.gateway("gw", "gw-token");
+    fixture.registry.add("B", "b-token", "{\"ownerGateway\":\"" + gateway.id().value() + "\"}");
     fixture.registry.holdCreations();
     GatewayFixture.Client client = connected(fixture, "gw-token");
 
