@@ -335,8 +335,10 @@ class GatewayDownlinkIT extends GatewayTestBase {
 
   @Test
   void should_deliver_a_persistent_rpc_to_a_child_when_its_gateway_connects_it() {
-    createDevice("gw-later", "gw-later-token", true);
+    UUID gateway = createDevice("gw-later", "gw-later-token", true);
     UUID child = createDevice("later-A", "later-A-token", false);
+    // Created over REST: the gateway may act for it once an administrator linked it.
+    linkToGateway(child, gateway);
     HttpResponse<String> queued =
         post(
             "/api/rpc/twoway/" + child,

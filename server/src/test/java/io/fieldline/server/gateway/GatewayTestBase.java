@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fieldline.server.ServerTestBase;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -57,6 +58,20 @@ abstract class GatewayTestBase extends ServerTestBase {
             + "}";
     JsonNode device = ok(post("/api/device?accessToken=" + token, body));
     return UUID.fromString(device.at("/id/id").asText());
+  }
+
+  /**
+   * An administrator's link of {@code device} to {@code gateway}: the device saved over REST with
+   * {@code additionalInfo.ownerGateway}, its other fields and keys kept.
+   */
+  protected void linkToGateway(UUID device, UUID gateway) {
+    ObjectNode saved = (ObjectNode) ok(get("/api/device/" + device));
+    JsonNode info = saved.get("additionalInfo");
+    ObjectNode linked =
+        info != null && info.isObject() ? (ObjectNode) info : JSON.createObjectNode();
+    linked.put("ownerGateway", gateway.toString());
+    saved.set("additionalInfo", linked);
+    ok(post("/api/device", saved.toString()));
   }
 
   /** Every device of the listing whose name starts with {@code prefix}, by name. */
