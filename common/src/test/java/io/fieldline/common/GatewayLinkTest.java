@@ -59,4 +59,45 @@ class GatewayLinkTest {
     assertThat(GatewayLink.gatewayOf(device("{\"lastConnectedGateway\":\"x\"}"))).isEmpty();
     assertThat(GatewayLink.gatewayOf(device(null))).isEmpty();
   }
+
+  @Test
+  void should_own_a_device_by_owner_gateway_else_by_its_last_gateway() {
+    DeviceId owner = DeviceId.random();
+    DeviceId last = DeviceId.random();
+
+    assertThat(
+            GatewayLink.ownerOf(
+                device(
+                    "{\"ownerGateway\":\""
+                        + owner.value()
+                        + "\",\"lastConnectedGateway\":\""
+                        + last.value()
+                        + "\"}")))
+        .contains(owner);
+    assertThat(GatewayLink.ownerOf(device("{\"lastConnectedGateway\":\"" + last.value() + "\"}")))
+        .as("a child from before owners were recorded")
+        .contains(last);
+    assertThat(
+            GatewayLink.ownerOf(
+                device(
+                    "{\"ownerGateway\":\"nope\",\"lastConnectedGateway\":\""
+                        + last.value()
+                        + "\"}")))
+        .as("an owner that is not an id owns nothing, and is not overridden")
+        .isEmpty();
+    assertThat(GatewayLink.ownerOf(device("{\"description\":\"x\"}"))).isEmpty();
+    assertThat(GatewayLink.ownerOf(device(null))).isEmpty();
+  }
+
+  @Test
+  void should_set_owner_and_last_gateway_and_keep_other_keys_when_a_child_is_owned() {
+    DeviceId gateway = DeviceId.random();
+
+    Device owned = device(GatewayLink.owned("{\"note\":\"x\"}", gateway));
+
+    assertThat(GatewayLink.isOwnedBy(owned, gateway)).isTrue();
+    assertThat(GatewayLink.isOwnedBy(owned, DeviceId.random())).isFalse();
+    assertThat(GatewayLink.gatewayOf(owned)).contains(gateway);
+    assertThat(owned.additionalInfoJson()).contains("\"note\":\"x\"");
+  }
 }

@@ -4,10 +4,12 @@ import io.fieldline.transport.mqtt.MqttMetrics.GatewayRefusal;
 import java.util.Objects;
 
 /**
- * A gateway PUBLISH refused whole because it exceeds a bound of the gateway's session: thrown
- * synchronously, before anything of the message is stored, and handled by the publish path like an
- * invalid payload (dead-lettered and acknowledged, or the connection closed, by the {@code
- * invalid-payload} policy; MQTT 5 acknowledgements carry 0x97 quota exceeded).
+ * A gateway PUBLISH refused whole because it exceeds a bound of the gateway's session (thrown
+ * synchronously) or names a device the gateway may not act for (the failure of the message's stage,
+ * once its children are looked up): either way before anything of the message is submitted. The
+ * publish path handles it like an invalid payload (dead-lettered and acknowledged, or the
+ * connection closed, by the {@code invalid-payload} policy; MQTT 5 acknowledgements carry 0x97
+ * quota exceeded, or 0x87 not authorized for {@code not_owner}).
  */
 public final class GatewayRefusedException extends RuntimeException {
 

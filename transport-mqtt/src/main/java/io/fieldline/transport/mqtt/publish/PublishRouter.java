@@ -49,9 +49,11 @@ import org.slf4j.LoggerFactory;
  * DeviceTopic.Kind} and one case of {@link #route} (or of {@code routeGateway}). An invalid
  * payload, and a gateway message over a bound of its session ({@link GatewayRefusedException}), is
  * dead-lettered (policy {@code dead-letter}) or closes the connection (policy {@code close}); a
- * PUBLISH to an unknown topic is always dead-lettered and acknowledged. MQTT 5 acknowledgements of
- * dead letters carry a reason code (0x99 payload format invalid, 0x97 quota exceeded, 0x90 topic
- * name invalid).
+ * PUBLISH to an unknown topic is always dead-lettered and acknowledged. A gateway message naming a
+ * device the gateway may not act for is refused the same way, once its children are looked up (the
+ * stage fails with the {@link GatewayRefusedException}). MQTT 5 acknowledgements of dead letters
+ * carry a reason code (0x99 payload format invalid, 0x97 quota exceeded, 0x87 not authorized, 0x90
+ * topic name invalid).
  *
  * <p>The answer is the stage whose outcome decides the acknowledgement: {@link Ack#stored()} only
  * once the message (or its dead letter) is stored. The payload arrives as a {@code byte[]}: no
