@@ -114,6 +114,25 @@ class SessionMqtt5Test extends SessionHandlerTestBase {
   }
 
   @Test
+  void should_disconnect_with_0x93_when_qos_1_publishes_exceed_receive_maximum()
+      throws IOException {
+    SessionFixture fixture = fixture("max-inflight = 3", "inflight-low-water = 1");
+    SessionClient client = open(fixture);
+    client.send(connect("c5"));
+    client.receivedBytes();
+
+    // Three QoS 1 PUBLISHes not yet stored reach the Receive Maximum (3); the fourth, sent before
+    // any PUBACK, is read (not left unread behind a paused socket) and is one too many.
+    for (int id = 1; id <= 4; id++) {
+      client.send(publish(TELEMETRY, MqttQoS.AT_LEAST_ONCE, id, "{\"a\":1}"));
+    }
+
+    assertThat(packets(client.receivedBytes())).containsExactly("DISCONNECT:93");
+    assertThat(client.isOpen()).isFalse();
+    assertThat(fixture.rejected("receive_maximum")).isEqualTo(1);
+  }
+
+  @Test
   void should_answer_protocol_error_for_an_empty_topic_without_alias_and_an_undefined_alias()
       throws IOException {
     for (MqttMessage bad :
