@@ -33,8 +33,7 @@ public final class MqttPipeline {
         .addLast(PipelineNames.IDLE, KeepAlive.beforeConnect());
     DecodeBudget budget = new DecodeBudget(config.maxPacketSize());
     pipeline
-        .addLast(
-            PipelineNames.CONNECT_PROPERTY_SCAN, new ConnectPropertyScan(config.maxPacketSize()))
+        .addLast(PipelineNames.CONNECT_PROPERTY_SCAN, new ConnectPropertyScan())
         .addLast(PipelineNames.DECODE_BUDGET, budget.bytesIn())
         .addLast(
             PipelineNames.DECODER,
