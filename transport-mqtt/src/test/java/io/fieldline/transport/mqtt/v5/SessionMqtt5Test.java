@@ -141,6 +141,29 @@ class SessionMqtt5Test extends SessionHandlerTestBase {
     assertThat(packets(client.receivedBytes())).containsExactly("CONNACK:00");
   }
 
+  @Test
+  void should_refuse_a_will_whose_response_topic_holds_a_wildcard() throws IOException {
+    MqttProperties will = new MqttProperties();
+    will.add(new MqttProperties.StringProperty(MqttProperties.RESPONSE_TOPIC, "replies/#"));
+    SessionClient client = open(fixture());
+
+    client.send(
+        MqttMessageBuilders.connect()
+            .protocolVersion(MqttVersion.MQTT_5)
+            .clientId("c5")
+            .cleanSession(true)
+            .hasUser(true)
+            .username(TOKEN)
+            .willFlag(true)
+            .willTopic("w")
+            .willMessage(new byte[] {1})
+            .willProperties(will)
+            .build());
+
+    assertThat(packets(client.receivedBytes())).containsExactly("CONNACK:82");
+    assertThat(client.isOpen()).isFalse();
+  }
+
   // An MQTT 5 CONNECT for TOKEN, client id "c5", with these property bytes (length first) and,
   // when given, a Will with these property bytes, topic "w" and payload "x".
   private static int[] rawConnect(int[] properties, int @Nullable [] willProperties) {
