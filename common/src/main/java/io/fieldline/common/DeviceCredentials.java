@@ -152,8 +152,9 @@ public sealed interface DeviceCredentials
                 .generateCertificates(
                     new ByteArrayInputStream(armored.getBytes(StandardCharsets.US_ASCII)));
       } catch (CertificateException | RuntimeException e) {
+        // The parser's own text (a Java exception message) is not for the client.
         throw new IllegalArgumentException(
-            "X509_CERTIFICATE credentialsValue is not a PEM certificate: " + e.getMessage());
+            "X509_CERTIFICATE credentialsValue is not a PEM certificate");
       }
       if (certificates.size() != 1) {
         throw new IllegalArgumentException(
@@ -164,7 +165,7 @@ public sealed interface DeviceCredentials
       try {
         der = certificates.iterator().next().getEncoded();
       } catch (CertificateException e) {
-        throw new IllegalArgumentException("X509_CERTIFICATE cannot be encoded: " + e.getMessage());
+        throw new IllegalArgumentException("X509_CERTIFICATE cannot be encoded");
       }
       String body = Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(der);
       return new X509Certificate(

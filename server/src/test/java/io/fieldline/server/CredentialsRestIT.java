@@ -10,11 +10,14 @@ import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.MqttBasicLogin;
+import io.netty.pkitesting.CertificateBuilder;
+import io.netty.pkitesting.X509Bundle;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -289,6 +292,117 @@ class CredentialsRestIT extends ServerTestBase {
         "deviceId.id must be a device UUID");
     assertBadRequest("[1,2]", "must be a JSON object");
     assertThat(byToken("cred-bad-token")).as("unchanged").isPresent();
+  }
+
+  @Test
+  void should_refuse_the_provisioning_name_as_a_credential() throws IOException {
+    Bystander bystander = new Bystander(this, "cred-provision-bystander");
+    bystander.connect();
+    DeviceId id = createDevice("cred-provision", "cred-provision-token").id();
+    double refusedBefore =
+        metric("fieldline_http_credentials_refused_total{reason=\"reserved_name\"");
+
+    assertBadRequest(body(id, "ACCESS_TOKEN", "provision", ""), "device self-provisioning");
+    bystander.publishesAndAllStored();
+    assertBadRequest(
+        body(id, "MQTT_BASIC", "", basicValue("c", "provision", "p")), "self-provisioning");
+    assertBadRequest(
+        body(id, "MQTT_BASIC", "", basicValue("provision", "u", "p")), "self-provisioning");
+    HttpResponse<String> created =
+        post(
+            "/api/device-with-credentials",
+            token,
+            "{\"device\":{\"name\":\"cred-provision-2\"},\"credentials\":"
+                + "{\"credentialsType\":\"ACCESS_TOKEN\",\"credentialsId\":\"provision\"}}");
+    assertThat(created.statusCode()).isEqualTo(400);
+    assertThat(JSON.readTree(created.body()).get("message").asText()).contains("self-provisioning");
+    HttpResponse<String> saved =
+        post("/api/device?accessToken=provision", token, "{\"name\":\"cred-provision-3\"}");
+    assertThat(saved.statusCode()).isEqualTo(400);
+    assertThat(JSON.readTree(saved.body()).get("message").asText()).contains("self-provisioning");
+
+    assertThat(byToken("cred-provision-token")).as("unchanged").isPresent();
+    assertThat(byToken("provision")).isEmpty();
+    assertThat(metric("fieldline_http_credentials_refused_total{reason=\"reserved_name\""))
+        .isEqualTo(refusedBefore + 5);
+    bystander.publishesAndAllStored();
+    bystander.disconnect();
+  }
+
+  @Test
+  void should_refuse_expired_not_yet_valid_and_weak_certificates() throws Exception {
+    Bystander bystander = new Bystander(this, "cred-weak-bystander");
+    bystander.connect();
+    DeviceId id = createDevice("cred-weak", "cred-weak-token").id();
+    Instant now = Instant.now();
+
+    assertBadRequest(
+        body(
+            id,
+            "X509_CERTIFICATE",
+            "",
+            certificate(now.minus(Duration.ofDays(30)), now.minus(Duration.ofDays(1)))),
+        "X509_CERTIFICATE expired at");
+    assertBadRequest(
+        body(
+            id,
+            "X509_CERTIFICATE",
+            "",
+            certificate(now.plus(Duration.ofDays(1)), now.plus(Duration.ofDays(30)))),
+        "X509_CERTIFICATE is not valid before");
+    bystander.publishesAndAllStored();
+    assertBadRequest(
+        body(id, "X509_CERTIFICATE", "", pem("weak-rsa1024")),
+        "has an RSA key of 1024 bits; at least 2048 are required");
+    assertBadRequest(body(id, "X509_CERTIFICATE", "", pem("weak-dsa")), "has a DSA key");
+    assertBadRequest(
+        body(id, "X509_CERTIFICATE", "", pem("weak-sha1")),
+        "is signed with SHA1withRSA; MD5, MD2 and SHA-1 signatures are not accepted");
+    // Ill-typed fields are refused, not read as empty.
+    assertBadRequest(
+        "{\"deviceId\":{\"id\":\""
+            + id
+            + "\"},\"credentialsType\":\"ACCESS_TOKEN\",\"credentialsId\":12345}",
+        "credentialsId must be a string");
+    assertBadRequest(
+        "{\"deviceId\":{\"id\":\"" + id + "\"},\"credentialsType\":[\"ACCESS_TOKEN\"]}",
+        "credentialsType must be one of");
+    assertThat(
+            post(
+                    "/api/device-with-credentials",
+                    token,
+                    "{\"device\":{\"name\":7},\"credentials\":"
+                        + "{\"credentialsType\":\"ACCESS_TOKEN\",\"credentialsId\":\"cw7\"}}")
+                .body())
+        .contains("device.name must be a string");
+
+    assertThat(byToken("cred-weak-token")).as("unchanged").isPresent();
+    assertThat(metric("fieldline_http_credentials_refused_total{reason=\"weak_key\""))
+        .isGreaterThanOrEqualTo(2);
+    // A sound certificate is still accepted.
+    assertThat(
+            postCredentials(
+                    body(
+                        id,
+                        "X509_CERTIFICATE",
+                        "",
+                        certificate(now.minus(Duration.ofDays(1)), now.plus(Duration.ofDays(30)))))
+                .statusCode())
+        .isEqualTo(200);
+    bystander.publishesAndAllStored();
+    bystander.disconnect();
+  }
+
+  // An EC P-256 device certificate valid from notBefore to notAfter, issued by a fleet CA.
+  private static String certificate(Instant notBefore, Instant notAfter) throws Exception {
+    X509Bundle bundle =
+        new CertificateBuilder()
+            .subject("CN=validity-" + notBefore.toEpochMilli())
+            .notBefore(notBefore)
+            .notAfter(notAfter)
+            .ecp256()
+            .buildIssuedBy(TestPki.ca("CN=Validity CA"));
+    return bundle.getCertificatePEM();
   }
 
   private void assertBadRequest(String body, String reason) throws IOException {

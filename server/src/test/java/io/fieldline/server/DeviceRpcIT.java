@@ -10,6 +10,9 @@ import java.io.UncheckedIOException;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
@@ -20,6 +23,13 @@ import org.junit.jupiter.api.Test;
  * them.
  */
 class DeviceRpcIT extends RestTestBase {
+
+  private static final int MAX_PERSISTENT = 5;
+
+  @Override
+  protected Map<String, Object> overrides() {
+    return Map.of("fieldline.rpc.max-persistent-per-device", MAX_PERSISTENT);
+  }
 
   private Device device() {
     String name = "rpc-" + UUID.randomUUID();
@@ -238,6 +248,53 @@ class DeviceRpcIT extends RestTestBase {
       JsonNode error = JSON.readTree(paho.on("v1/devices/me/rpc/response/2").get(0).payload());
       assertThat(error.get("error").asText()).contains("getWeather");
     }
+  }
+
+  @Test
+  void persistentRequestsBeyondTheDeviceBoundAnswer429AndIllTypedFields400() throws Exception {
+    Bystander bystander = new Bystander(this, "rpc-bound-bystander");
+    bystander.connect();
+    Device device = device();
+    String body = "{\"method\":\"setGpio\",\"params\":{\"pin\":1},\"persistent\":true}";
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < MAX_PERSISTENT; i++) {
+      ids.add(ok(post("/api/rpc/oneway/" + device.id(), token, body)).get("rpcId").asText());
+    }
+    bystander.publishesAndAllStored();
+
+    HttpResponse<String> over = post("/api/rpc/oneway/" + device.id(), token, body);
+    assertError(over, 429);
+    assertThat(json(over).get("message").asText())
+        .contains("already has " + MAX_PERSISTENT + " persistent RPC requests")
+        .doesNotContain("Exception");
+    assertThat(metric("fieldline_rpc_persistent_refused_total")).isGreaterThanOrEqualTo(1);
+    // An ended request frees its place.
+    assertThat(delete("/api/rpc/persistent/" + ids.get(0)).statusCode()).isEqualTo(200);
+    assertThat(post("/api/rpc/oneway/" + device.id(), token, body).statusCode()).isEqualTo(200);
+
+    // ThingsBoard's "persistent" is a JSON boolean: "yes" is refused, not a lightweight call.
+    for (String bad :
+        List.of(
+            "{\"method\":\"m\",\"persistent\":\"yes\"}",
+            "{\"method\":\"m\",\"persistent\":1}",
+            "{\"method\":\"m\",\"persistent\":true,\"retries\":1.5}",
+            "{\"method\":\"m\",\"persistent\":true,\"retries\":\"2\"}",
+            "{\"method\":\"m\",\"timeout\":\"5000\"}",
+            "{\"method\":7}")) {
+      HttpResponse<String> refused = post("/api/rpc/twoway/" + device.id(), token, bad);
+      assertThat(refused.statusCode()).as(bad).isEqualTo(400);
+      assertThat(json(refused).get("message").asText()).as(bad).doesNotContain("Exception");
+    }
+    assertThat(
+            json(post(
+                    "/api/rpc/twoway/" + device.id(),
+                    token,
+                    "{\"method\":\"m\",\"persistent\":\"yes\"}"))
+                .get("message")
+                .asText())
+        .isEqualTo("\"persistent\" must be true or false");
+    bystander.publishesAndAllStored();
+    bystander.disconnect();
   }
 
   private void awaitStatus(String rpcId, String status) {

@@ -218,6 +218,108 @@ class Mqtt5IT extends BadClientTestBase {
   }
 
   @Test
+  void should_count_the_fixed_header_in_the_maximum_packet_size() throws Exception {
+    Device device = createDevice("v5-edge", "v5-edge-token");
+    RawV5 raw = new RawV5(socket());
+    raw.send(v5Connect("v5-edge", "v5-edge-token"));
+    assertThat(raw.readPacket()[0] & 0xF0).isEqualTo(0x20);
+    // Topic 2 + 23, packet id 2, property length 1; the remaining length takes three bytes, so
+    // the whole packet is 1 + 3 + 28 + payload: exactly the Maximum Packet Size (65536)...
+    raw.send(paddedPublish(1, 65_536 - 32));
+    assertThat(raw.readPubAck()).containsExactly(0, 1, 0x00);
+    // ...and one byte more is too large, though its remaining length (65533) is not.
+    raw.send(paddedPublish(2, 65_536 - 31));
+    assertThat(raw.disconnectReason()).isEqualTo(0x95);
+    assertThat(rows(device)).isEqualTo(1);
+  }
+
+  @Test
+  void should_refuse_a_connect_that_repeats_a_property_with_0x82() throws Exception {
+    createDevice("v5-twice", "v5-twice-token");
+    // A Receive Maximum given twice (MQTT 5 §3.1.2.11.3): no encoder we have writes it, so the
+    // CONNECT is written byte by byte.
+    ByteArrayOutputStream body = new ByteArrayOutputStream();
+    body.write(new byte[] {0, 4, 'M', 'Q', 'T', 'T', 5, (byte) 0x82, 0, 60});
+    body.write(new byte[] {6, 0x21, 0, 10, 0x21, 0, 20});
+    writeString(body, "v5-twice");
+    writeString(body, "v5-twice-token");
+    RawV5 raw = new RawV5(socket());
+    raw.out.write(0x10);
+    raw.out.write(body.size());
+    body.writeTo(raw.out);
+    raw.out.flush();
+    byte[] connAck = raw.readPacket();
+    assertThat(connAck[0] & 0xF0).isEqualTo(0x20);
+    assertThat(connAck[2] & 0xFF).as("CONNACK reason").isEqualTo(0x82);
+
+    // User Property may repeat: the same CONNECT with two of them is accepted.
+    Mqtt5BlockingClient client = hivemq("v5-twice");
+    client
+        .connectWith()
+        .simpleAuth()
+        .username("v5-twice-token")
+        .applySimpleAuth()
+        .userProperties()
+        .add("a", "1")
+        .add("a", "2")
+        .applyUserProperties()
+        .send();
+    assertThat(client.getState().isConnected()).isTrue();
+    client.disconnect();
+  }
+
+  @Test
+  void should_disconnect_with_0x82_when_a_response_topic_holds_a_wildcard() throws Exception {
+    Device device = createDevice("v5-wild", "v5-wild-token");
+    RawV5 raw = new RawV5(socket());
+    raw.send(v5Connect("v5-wild", "v5-wild-token"));
+    assertThat(raw.readPacket()[0] & 0xF0).isEqualTo(0x20);
+    io.netty.handler.codec.mqtt.MqttProperties properties =
+        new io.netty.handler.codec.mqtt.MqttProperties();
+    properties.add(
+        new io.netty.handler.codec.mqtt.MqttProperties.StringProperty(
+            io.netty.handler.codec.mqtt.MqttProperties.RESPONSE_TOPIC, "replies/+/x"));
+    raw.send(
+        MqttMessageBuilders.publish()
+            .topicName(TELEMETRY)
+            .qos(MqttQoS.AT_LEAST_ONCE)
+            .messageId(1)
+            .properties(properties)
+            .payload(Unpooled.copiedBuffer("{\"w\":1}", StandardCharsets.UTF_8))
+            .build());
+    assertThat(raw.disconnectReason()).isEqualTo(0x82);
+    assertThat(rows(device)).isZero();
+  }
+
+  @Test
+  void should_disconnect_with_0x93_when_qos_1_publishes_exceed_receive_maximum() throws Exception {
+    createDevice("v5-flood", "v5-flood-token");
+    RawV5 raw = new RawV5(socket());
+    raw.send(v5Connect("v5-flood", "v5-flood-token"));
+    assertThat(raw.readPacket()[0] & 0xF0).isEqualTo(0x20);
+    // 101 QoS 1 PUBLISHes in one write, before any PUBACK can have come back: one more than the
+    // Receive Maximum (100) the server announced. Small enough (a topic alias, 17 bytes each) for
+    // the server to read them at once, before any of them is stored.
+    List<io.netty.handler.codec.mqtt.MqttMessage> flood = new ArrayList<>();
+    for (int id = 1; id <= 101; id++) {
+      flood.add(aliasedPublish(id == 1 ? TELEMETRY : "", 1, id, "{\"f\":1}"));
+    }
+    raw.sendAll(flood);
+    int pubAcks = 0;
+    int disconnect = -1;
+    while (disconnect < 0 && pubAcks < 101) {
+      byte[] packet = raw.readPacket();
+      if ((packet[0] & 0xF0) == 0xE0) {
+        disconnect = packet.length > 1 ? packet[1] & 0xFF : 0x00;
+      } else {
+        pubAcks++;
+      }
+    }
+    assertThat(disconnect).as("DISCONNECT reason after %d PUBACKs", pubAcks).isEqualTo(0x93);
+    assertThat(pubAcks).isLessThanOrEqualTo(100);
+  }
+
+  @Test
   void should_disconnect_with_0x81_on_a_malformed_packet_while_a_311_client_is_served()
       throws Exception {
     createDevice("v5-garbled", "v5-garbled-token");
@@ -440,6 +542,25 @@ class Mqtt5IT extends BadClientTestBase {
         .build();
   }
 
+  /** A QoS 1 telemetry PUBLISH whose JSON payload is {@code payloadBytes} long. */
+  private static io.netty.handler.codec.mqtt.MqttMessage paddedPublish(
+      int packetId, int payloadBytes) {
+    String payload = "{\"p\":\"" + "x".repeat(payloadBytes - 8) + "\"}";
+    return MqttMessageBuilders.publish()
+        .topicName(TELEMETRY)
+        .qos(MqttQoS.AT_LEAST_ONCE)
+        .messageId(packetId)
+        .payload(Unpooled.copiedBuffer(payload, StandardCharsets.UTF_8))
+        .build();
+  }
+
+  private static void writeString(ByteArrayOutputStream out, String text) {
+    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+    out.write(bytes.length >> 8);
+    out.write(bytes.length & 0xFF);
+    out.write(bytes, 0, bytes.length);
+  }
+
   private static io.netty.handler.codec.mqtt.MqttMessage qos2(int packetId) {
     return MqttMessageBuilders.publish()
         .topicName(TELEMETRY)
@@ -504,7 +625,14 @@ class Mqtt5IT extends BadClientTestBase {
     }
 
     void send(io.netty.handler.codec.mqtt.MqttMessage message) throws IOException {
-      encoder.writeOutbound(message);
+      sendAll(List.of(message));
+    }
+
+    /** Encodes every message and writes them all at once. */
+    void sendAll(List<io.netty.handler.codec.mqtt.MqttMessage> messages) throws IOException {
+      for (io.netty.handler.codec.mqtt.MqttMessage message : messages) {
+        encoder.writeOutbound(message);
+      }
       ByteArrayOutputStream bytes = new ByteArrayOutputStream();
       ByteBuf encoded;
       while ((encoded = encoder.readOutbound()) != null) {

@@ -45,7 +45,22 @@ public interface PersistentRpcStore {
       DeviceId device, Optional<RpcStatus> status, int pageSize, int page);
 
   /** The device's requests still to deliver ({@code QUEUED} and {@code SENT}), oldest first. */
-  CompletionStage<List<StoredRpc>> pending(DeviceId device);
+  default CompletionStage<List<StoredRpc>> pending(DeviceId device) {
+    return pending(device, Integer.MAX_VALUE);
+  }
+
+  /**
+   * The oldest {@code limit} of the device's requests still to deliver ({@code QUEUED} and {@code
+   * SENT}), oldest first.
+   */
+  CompletionStage<List<StoredRpc>> pending(DeviceId device, int limit);
+
+  /**
+   * How many of the device's requests are still open at {@code now}: in a status that is not final
+   * ({@code QUEUED}, {@code SENT}, {@code DELIVERED}) and not past their expiration time plus their
+   * timeout (after which nothing can answer them).
+   */
+  CompletionStage<Integer> countOpen(DeviceId device, long now);
 
   /** Deletes a request; completes with false when there was none. */
   CompletionStage<Boolean> delete(UUID id);

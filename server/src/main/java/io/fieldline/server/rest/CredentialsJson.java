@@ -62,9 +62,10 @@ final class CredentialsJson {
   static DeviceCredentials credentials(JsonNode body) {
     CredentialsType type = type(body.path("credentialsType"));
     return switch (type) {
-      case ACCESS_TOKEN -> new DeviceCredentials.AccessToken(text(body.path("credentialsId")));
+      case ACCESS_TOKEN ->
+          new DeviceCredentials.AccessToken(text(body.path("credentialsId"), "credentialsId"));
       case MQTT_BASIC -> basic(body.path("credentialsValue"));
-      case X509_CERTIFICATE -> certificate(text(body.path("credentialsValue")));
+      case X509_CERTIFICATE -> certificate(text(body.path("credentialsValue"), "credentialsValue"));
     };
   }
 
@@ -77,6 +78,10 @@ final class CredentialsJson {
   }
 
   private static CredentialsType type(JsonNode node) {
+    if (!node.isTextual()) {
+      throw new IllegalArgumentException(
+          "credentialsType must be one of " + Arrays.toString(CredentialsType.values()));
+    }
     try {
       return CredentialsType.valueOf(node.asText(""));
     } catch (IllegalArgumentException e) {
@@ -116,7 +121,15 @@ final class CredentialsJson {
     return node.asText();
   }
 
-  private static String text(JsonNode node) {
-    return node.isTextual() ? node.asText() : "";
+  // Absent or null: empty (each type says what it needs); any other non-string is refused rather
+  // than read as empty or as its JSON text.
+  private static String text(JsonNode node, String field) {
+    if (node.isMissingNode() || node.isNull()) {
+      return "";
+    }
+    if (!node.isTextual()) {
+      throw new IllegalArgumentException(field + " must be a string");
+    }
+    return node.asText();
   }
 }

@@ -27,10 +27,13 @@ final class CredentialsRoutes extends AllDirectives {
 
   private final DeviceCredentialsStore store;
   private final CredentialsRevocation revocation;
+  private final CredentialRefusals refusals;
 
-  CredentialsRoutes(DeviceCredentialsStore store, CredentialsRevocation revocation) {
+  CredentialsRoutes(
+      DeviceCredentialsStore store, CredentialsRevocation revocation, CredentialRefusals refusals) {
     this.store = store;
     this.revocation = revocation;
+    this.refusals = refusals;
   }
 
   /** Routes under {@code /api}. */
@@ -70,7 +73,7 @@ final class CredentialsRoutes extends AllDirectives {
   private CompletionStage<HttpResponse> replace(String body) {
     JsonNode json = HttpJson.parseObject(body);
     DeviceId id = CredentialsJson.deviceId(json);
-    DeviceCredentials credentials = CredentialsJson.credentials(json);
+    DeviceCredentials credentials = refusals.check(CredentialsJson.credentials(json));
     return revocation
         .revokeAfter(id, store.replaceCredentials(id, credentials))
         .thenApply(
@@ -88,10 +91,11 @@ final class CredentialsRoutes extends AllDirectives {
     if (!device.isObject() || !json.path("credentials").isObject()) {
       throw new IllegalArgumentException("request body needs a device and a credentials object");
     }
-    String name = RequestParams.name("device name", device.path("name").asText("").trim());
-    String type = device.path("type").asText("default");
+    String name = RequestParams.name("device name", textField(device, "name", "").trim());
+    String type = textField(device, "type", "default");
     type = type.isBlank() ? "default" : RequestParams.name("type", type);
-    DeviceCredentials credentials = CredentialsJson.credentials(json.path("credentials"));
+    DeviceCredentials credentials =
+        refusals.check(CredentialsJson.credentials(json.path("credentials")));
     return store
         .createWithCredentials(name, type, credentials)
         // Other nodes may hold the new credential as a cached unknown: make it usable everywhere.
@@ -100,5 +104,17 @@ final class CredentialsRoutes extends AllDirectives {
                 revocation
                     .revoke(created.id())
                     .thenApply(revoked -> HttpJson.ok(JsonViews.device(created))));
+  }
+
+  // A string field of the device object: absent or null is the fallback, another type a 400.
+  private static String textField(JsonNode object, String field, String fallback) {
+    JsonNode node = object.path(field);
+    if (node.isMissingNode() || node.isNull()) {
+      return fallback;
+    }
+    if (!node.isTextual()) {
+      throw new IllegalArgumentException("device." + field + " must be a string");
+    }
+    return node.asText();
   }
 }

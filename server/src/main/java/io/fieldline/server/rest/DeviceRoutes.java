@@ -13,6 +13,7 @@ import io.fieldline.common.GatewayLink;
 import io.fieldline.common.profile.DeviceProfileId;
 import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.server.ota.FirmwareAssignments;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -52,6 +53,7 @@ final class DeviceRoutes extends AllDirectives {
 
   private static final int BULK_PARALLELISM = 32;
 
+  private final CredentialRefusals refusals;
   private final DeviceRegistry registry;
   private final CredentialsRevocation revocation;
   private final @Nullable DeviceProfileStore profiles;
@@ -59,7 +61,12 @@ final class DeviceRoutes extends AllDirectives {
 
   /** Devices without profiles or firmware: no {@code deviceProfileId} or {@code firmwareId}. */
   DeviceRoutes(DeviceRegistry registry, CredentialsRevocation revocation) {
-    this(registry, revocation, null, DeviceFirmwareJson.NONE);
+    this(
+        registry,
+        revocation,
+        null,
+        DeviceFirmwareJson.NONE,
+        new CredentialRefusals(new SimpleMeterRegistry()));
   }
 
   /** Devices with their profile and firmware, each read and written with the device. */
@@ -67,15 +74,18 @@ final class DeviceRoutes extends AllDirectives {
       DeviceRegistry registry,
       CredentialsRevocation revocation,
       DeviceProfileStore profiles,
-      FirmwareAssignments firmwareAssignments) {
-    this(registry, revocation, profiles, new DeviceFirmwareJson(firmwareAssignments));
+      FirmwareAssignments firmwareAssignments,
+      CredentialRefusals refusals) {
+    this(registry, revocation, profiles, new DeviceFirmwareJson(firmwareAssignments), refusals);
   }
 
   private DeviceRoutes(
       DeviceRegistry registry,
       CredentialsRevocation revocation,
       @Nullable DeviceProfileStore profiles,
-      DeviceFirmwareJson firmware) {
+      DeviceFirmwareJson firmware,
+      CredentialRefusals refusals) {
+    this.refusals = refusals;
     this.registry = registry;
     this.revocation = revocation;
     this.profiles = profiles;
@@ -179,7 +189,9 @@ final class DeviceRoutes extends AllDirectives {
           .thenCompose(updated -> withProfile(updated, profile));
     }
     Optional<String> token =
-        accessToken.filter(t -> !t.isBlank()).map(t -> RequestParams.name("accessToken", t));
+        accessToken
+            .filter(t -> !t.isBlank())
+            .map(t -> refusals.checkToken(RequestParams.name("accessToken", t)));
     CompletionStage<Device> created =
         profileExists(profile)
             .thenCompose(exists -> registry.create(fields.name(), fields.type(), token));

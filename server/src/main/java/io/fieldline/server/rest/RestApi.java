@@ -87,9 +87,11 @@ public final class RestApi extends AllDirectives {
             adminUsername, adminPassword, tokens, throttle, new RestMetrics(prometheus, throttle));
     this.cors = new Cors(config);
     this.maxBodyBytes = config.maxBodyBytes();
-    this.devices = new DeviceRoutes(registry, revocation, profileStore, ota.assignments());
+    CredentialRefusals refusals = new CredentialRefusals(prometheus);
+    this.devices =
+        new DeviceRoutes(registry, revocation, profileStore, ota.assignments(), refusals);
     this.profiles = new DeviceProfileRoutes(profileStore, ota.assignments()).routes();
-    this.credentials = new CredentialsRoutes(credentialsStore, revocation);
+    this.credentials = new CredentialsRoutes(credentialsStore, revocation, refusals);
     this.telemetry = new TelemetryRoutes(queries, store, registry, deadLetters);
     this.attributes = new AttributeRoutes(registry, store, queries, events, maxStringValueLength);
     this.rejected = new RejectedRequests(prometheus);

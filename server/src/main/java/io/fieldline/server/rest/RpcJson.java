@@ -46,7 +46,7 @@ final class RpcJson {
     }
     JsonNode params = json.get("params");
     String paramsJson = params == null || params.isNull() ? "{}" : params.toString();
-    boolean persistent = json.path("persistent").asBoolean(false);
+    boolean persistent = booleanField(json, "persistent");
     // A lightweight call holds its HTTP request open for its timeout; a persistent request's
     // timeout is its wait for an answer after each delivery, bounded by its life.
     long maxTimeout = (persistent ? config.maxPersistentTtl() : config.maxTimeout()).toMillis();
@@ -63,7 +63,8 @@ final class RpcJson {
     JsonNode retriesNode = json.get("retries");
     int retries = 0;
     if (retriesNode != null && !retriesNode.isNull()) {
-      if (!retriesNode.canConvertToInt()
+      if (!retriesNode.isIntegralNumber()
+          || !retriesNode.canConvertToInt()
           || retriesNode.asInt() < 0
           || retriesNode.asInt() > MAX_RETRIES) {
         throw new IllegalArgumentException("\"retries\" must be an integer in 0.." + MAX_RETRIES);
@@ -82,6 +83,19 @@ final class RpcJson {
         expirationTime,
         retries,
         info == null || info.isNull() ? null : info.toString());
+  }
+
+  // ThingsBoard reads "persistent" as a JSON boolean; anything else ("yes", 1) would silently be
+  // a lightweight call, so it is refused.
+  private static boolean booleanField(JsonNode json, String field) {
+    JsonNode node = json.get(field);
+    if (node == null || node.isNull()) {
+      return false;
+    }
+    if (!node.isBoolean()) {
+      throw new IllegalArgumentException("\"" + field + "\" must be true or false");
+    }
+    return node.booleanValue();
   }
 
   private static long positiveLong(JsonNode json, String field, long fallback) {

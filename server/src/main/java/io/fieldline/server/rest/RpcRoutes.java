@@ -35,7 +35,8 @@ import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
  *       and {@code DELETE /api/rpc/persistent/{rpcId}}.
  * </ul>
  *
- * An unknown device answers 404, a malformed request 400, too many waiting calls 429.
+ * An unknown device answers 404, a malformed request 400, too many waiting calls (or, for a
+ * persistent request, too many open for the device: {@code max-persistent-per-device}) 429.
  */
 final class RpcRoutes extends AllDirectives {
 

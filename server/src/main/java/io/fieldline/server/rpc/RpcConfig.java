@@ -14,13 +14,17 @@ import java.time.Duration;
  * @param maxPending lightweight calls waiting on this node at once; more answer 429
  * @param maxPendingPerDevice lightweight calls waiting for one device on this node; more answer 429
  * @param maxPersistentTtl the furthest a persistent request's {@code expirationTime} may be
+ * @param maxPersistentPerDevice persistent requests one device may have open (queued, sent, or
+ *     delivered and not answered); one more answers 429, and a subscription offers at most this
+ *     many stored requests
  */
 public record RpcConfig(
     Duration defaultTimeout,
     Duration maxTimeout,
     int maxPending,
     int maxPendingPerDevice,
-    Duration maxPersistentTtl) {
+    Duration maxPersistentTtl,
+    int maxPersistentPerDevice) {
 
   private static final String IDLE_TIMEOUT = "pekko.http.server.idle-timeout";
 
@@ -36,7 +40,8 @@ public record RpcConfig(
             maxTimeout,
             rpc.integer("max-pending", 1),
             rpc.integer("max-pending-per-device", 1),
-            maxPersistentTtl);
+            maxPersistentTtl,
+            rpc.integer("max-persistent-per-device", 1));
     rpc.check(
         maxTimeout.compareTo(defaultTimeout) >= 0,
         "max-timeout",

@@ -69,6 +69,9 @@ public final class RpcService implements AutoCloseable {
   private volatile boolean closed;
   private final MeterRegistry metrics;
   private final Counter rejected;
+  private final Counter persistentRefused;
+  // Persistent requests of a device being submitted on this node (counted, not yet stored).
+  private final ConcurrentHashMap<DeviceId, Integer> submitting = new ConcurrentHashMap<>();
 
   /**
    * @param events where requests are offered (this node's sessions and, in a cluster, every other
@@ -100,6 +103,11 @@ public final class RpcService implements AutoCloseable {
             });
     timer.setRemoveOnCancelPolicy(true);
     this.rejected = Counter.builder("fieldline.rpc.rejected").register(metrics);
+    this.persistentRefused =
+        Counter.builder("fieldline.rpc.persistent.refused")
+            .description(
+                "persistent requests refused: the device has max-persistent-per-device open")
+            .register(metrics);
     Gauge.builder("fieldline.rpc.pending", pending, AtomicInteger::get)
         .description("lightweight server-side RPC calls waiting on this node")
         .register(metrics);
@@ -189,12 +197,41 @@ public final class RpcService implements AutoCloseable {
 
   /**
    * Stores a persistent request ({@code QUEUED}) and offers it to the device's sessions; completes
-   * once it is stored.
+   * once it is stored. Fails with {@link RpcRejectedException}, storing nothing, when the device
+   * already has {@code max-persistent-per-device} requests open ({@link
+   * PersistentRpcStore#countOpen}) or being submitted on this node. Requests submitted at the same
+   * moment on different nodes may pass the bound by as many.
    */
   public CompletionStage<UUID> submit(ToDeviceRpc rpc) {
     if (!rpc.persistent()) {
       throw new IllegalArgumentException("a lightweight request is called, not submitted");
     }
+    DeviceId device = rpc.deviceId();
+    int max = config.maxPersistentPerDevice();
+    // This node's submits of the device not yet stored count too: a burst of parallel REST calls
+    // cannot all read the same count and all pass.
+    int before = submitting.merge(device, 1, Integer::sum) - 1;
+    CompletionStage<UUID> submitted =
+        store
+            .countOpen(device, now())
+            .thenCompose(
+                open -> {
+                  if (open + before >= max) {
+                    persistentRefused.increment();
+                    throw new RpcRejectedException(
+                        "this device already has "
+                            + max
+                            + " persistent RPC requests queued or awaiting an answer"
+                            + " (max-persistent-per-device); wait for them to end or delete some");
+                  }
+                  return store(rpc);
+                });
+    submitted.whenComplete(
+        (id, error) -> submitting.computeIfPresent(device, (d, n) -> n <= 1 ? null : n - 1));
+    return submitted;
+  }
+
+  private CompletionStage<UUID> store(ToDeviceRpc rpc) {
     return store
         .save(new StoredRpc(rpc, now(), RpcStatus.QUEUED, null))
         .thenApply(
@@ -294,8 +331,10 @@ public final class RpcService implements AutoCloseable {
   }
 
   private void offerStored(DeviceId device) {
+    // Bounded: a device has at most max-persistent-per-device requests open, and however many
+    // were stored before the bound, one subscription reads no more than that.
     store
-        .pending(device)
+        .pending(device, config.maxPersistentPerDevice())
         .whenComplete(
             (stored, error) -> {
               if (error != null) {

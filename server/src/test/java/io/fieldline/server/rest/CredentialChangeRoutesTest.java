@@ -44,7 +44,12 @@ class CredentialChangeRoutesTest extends RoutesTestBase {
           return CompletableFuture.completedFuture(null);
         };
     return Directives.concat(
-        new CredentialsRoutes(new AnsweringStore(), revocation).routes(),
+        new CredentialsRoutes(
+                new AnsweringStore(),
+                revocation,
+                new CredentialRefusals(
+                    new io.micrometer.core.instrument.simple.SimpleMeterRegistry()))
+            .routes(),
         new DeviceRoutes(new AnsweringRegistry(), revocation).routes());
   }
 

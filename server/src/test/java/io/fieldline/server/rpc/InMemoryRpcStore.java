@@ -80,13 +80,25 @@ final class InMemoryRpcStore implements PersistentRpcStore {
   }
 
   @Override
-  public synchronized CompletionStage<List<StoredRpc>> pending(DeviceId device) {
+  public synchronized CompletionStage<List<StoredRpc>> pending(DeviceId device, int limit) {
     return CompletableFuture.completedFuture(
         rows.values().stream()
             .filter(rpc -> rpc.request().deviceId().equals(device))
             .filter(rpc -> rpc.status() == RpcStatus.QUEUED || rpc.status() == RpcStatus.SENT)
             .sorted(Comparator.comparingLong(StoredRpc::createdTime))
+            .limit(limit)
             .toList());
+  }
+
+  @Override
+  public synchronized CompletionStage<Integer> countOpen(DeviceId device, long now) {
+    return CompletableFuture.completedFuture(
+        (int)
+            rows.values().stream()
+                .filter(rpc -> rpc.request().deviceId().equals(device))
+                .filter(rpc -> !rpc.status().isFinal())
+                .filter(rpc -> rpc.request().expirationTime() + rpc.request().timeoutMillis() > now)
+                .count());
   }
 
   @Override

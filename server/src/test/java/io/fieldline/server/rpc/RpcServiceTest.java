@@ -39,6 +39,7 @@ class RpcServiceTest {
   private final LocalDeviceEvents events = new LocalDeviceEvents();
   private final InMemoryRpcStore store = new InMemoryRpcStore();
   private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+  private int maxPersistentPerDevice = 100;
   private RpcService service = service(device -> true, 100, 10);
 
   private RpcService service(Predicate<DeviceId> owns, int maxPending, int maxPerDevice) {
@@ -57,7 +58,8 @@ class RpcServiceTest {
             Duration.ofMinutes(10),
             maxPending,
             maxPerDevice,
-            Duration.ofDays(3)),
+            Duration.ofDays(3),
+            maxPersistentPerDevice),
         meters);
   }
 
@@ -267,6 +269,34 @@ class RpcServiceTest {
     session.last().sent();
     session.last().delivered();
     assertThat(store.get(id).orElseThrow().status()).isEqualTo(RpcStatus.SUCCESSFUL);
+  }
+
+  @Test
+  void persistentRequestsBeyondTheDeviceBoundAreRefusedAndASubscriptionReadsAtMostTheBound()
+      throws Exception {
+    service.close();
+    maxPersistentPerDevice = 2;
+    service = service(device -> true, 100, 10);
+    service.submit(rpc(true, true, 5_000, 0)).toCompletableFuture().get(1, TimeUnit.SECONDS);
+    service.submit(rpc(true, true, 5_000, 0)).toCompletableFuture().get(1, TimeUnit.SECONDS);
+
+    assertThatThrownBy(() -> service.submit(rpc(true, true, 5_000, 0)).toCompletableFuture().join())
+        .hasCauseInstanceOf(RpcRejectedException.class)
+        .hasMessageContaining("max-persistent-per-device");
+    assertThat(store.countOpen(DEVICE, System.currentTimeMillis()).toCompletableFuture().join())
+        .isEqualTo(2);
+    assertThat(meters.counter("fieldline.rpc.persistent.refused").count()).isEqualTo(1);
+
+    // Stored before the bound was lowered: a subscription still offers only the oldest two.
+    store.save(
+        new io.fieldline.common.rpc.StoredRpc(
+            rpc(true, true, 5_000, 0), System.currentTimeMillis() + 1, RpcStatus.QUEUED, null));
+    service.close();
+    service = service(device -> true, 100, 10);
+    Session session = connect();
+    events.publish(new DeviceEvent.RpcSubscribed(DEVICE));
+    await().atMost(Duration.ofSeconds(2)).until(() -> session.taken.size() == 2);
+    assertThat(session.taken).hasSize(2);
   }
 
   @Test

@@ -30,6 +30,8 @@ public final class MqttMetrics {
     IDENTIFIER_REJECTED,
     /** MQTT 5: a CONNECT property with a value the protocol forbids. */
     PROTOCOL_ERROR,
+    /** MQTT 5: a CONNECT or Will property other than User Property given more than once. */
+    REPEATED_PROPERTY,
     /** MQTT 5: enhanced authentication (an Authentication Method) asked for. */
     BAD_AUTHENTICATION_METHOD,
     /** Refused without a lookup: the source address spent its failed-authentication budget. */

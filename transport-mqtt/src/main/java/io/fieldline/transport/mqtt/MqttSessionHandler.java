@@ -251,6 +251,14 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
       connection().onIdle();
       return;
     }
+    if (event == DecodeBudget.TOO_LARGE) {
+      connection()
+          .reject(
+              CloseReason.TOO_LARGE,
+              "packet larger than {} bytes",
+              context.config().maxPacketSize());
+      return;
+    }
     if (event == DecodeBudget.EXCEEDED) {
       connection()
           .reject(

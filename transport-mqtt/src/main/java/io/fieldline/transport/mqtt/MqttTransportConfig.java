@@ -11,7 +11,8 @@ import java.time.Duration;
  * @param host address to bind
  * @param port TCP port; 0 picks a free port (tests)
  * @param workerThreads Netty I/O threads; 0 = number of cores
- * @param maxPacketSize largest accepted MQTT packet in bytes (fixed header excluded)
+ * @param maxPacketSize largest accepted MQTT packet in bytes, fixed header included (the Maximum
+ *     Packet Size of MQTT 5 CONNACK)
  * @param maxClientIdLength longest accepted client identifier
  * @param maxConnections open connections beyond which new ones are closed at once
  * @param connectTimeout time a new connection has to send CONNECT and be authenticated

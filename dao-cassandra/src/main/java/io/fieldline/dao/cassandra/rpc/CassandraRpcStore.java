@@ -234,15 +234,27 @@ public final class CassandraRpcStore implements PersistentRpcStore {
                 }));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Reads the summaries of the device's partition, then the full rows of at most {@code limit}.
+   */
   @Override
-  public CompletionStage<List<StoredRpc>> pending(DeviceId device) {
+  public CompletionStage<List<StoredRpc>> pending(DeviceId device, int limit) {
     return StoreErrors.translated(
         summaries(device, s -> PENDING.contains(s.status()))
             .thenCompose(
                 all -> {
                   all.sort(Summary.OLDEST_FIRST);
-                  return rows(device, all);
+                  return rows(device, all.subList(0, Math.min(all.size(), Math.max(0, limit))));
                 }));
+  }
+
+  /** {@inheritDoc} Reads the summaries of the device's partition. */
+  @Override
+  public CompletionStage<Integer> countOpen(DeviceId device, long now) {
+    return StoreErrors.translated(
+        summaries(device, s -> !s.status().isFinal() && s.openUntil() > now).thenApply(List::size));
   }
 
   @Override

@@ -30,7 +30,7 @@ final class RpcRows {
           + " :retries, :additional_info, :status, :response";
 
   /** The columns of a listing: enough to filter, sort and count without the payloads. */
-  static final String SUMMARY_COLUMNS = "id, created_time, status";
+  static final String SUMMARY_COLUMNS = "id, created_time, status, expiration_time, timeout_ms";
 
   /**
    * What a listing reads of each request.
@@ -38,8 +38,9 @@ final class RpcRows {
    * @param id the request's id
    * @param createdTime when it was taken
    * @param status its status
+   * @param openUntil its expiration time plus its timeout: after it nothing can answer it
    */
-  record Summary(UUID id, long createdTime, RpcStatus status) {
+  record Summary(UUID id, long createdTime, RpcStatus status, long openUntil) {
 
     /** Oldest first, ties by id. */
     static final Comparator<Summary> OLDEST_FIRST =
@@ -109,7 +110,7 @@ final class RpcRows {
     if (id == null || row.isNull(1) || status == null) {
       return null;
     }
-    return new Summary(id, row.getLong(1), status);
+    return new Summary(id, row.getLong(1), status, row.getLong(3) + row.getLong(4));
   }
 
   // A status this version does not know (written by a newer one) reads as no request.

@@ -5,10 +5,12 @@ import io.fieldline.common.SessionTakeover;
 import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.transport.mqtt.MqttMetrics.ConnectResult;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
+import io.fieldline.transport.mqtt.pipeline.ConnectPropertyScan;
 import io.fieldline.transport.mqtt.pipeline.KeepAlive;
 import io.fieldline.transport.mqtt.pipeline.MqttPipeline;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
+import io.fieldline.transport.mqtt.session.MqttStrings;
 import io.fieldline.transport.mqtt.session.Negotiated;
 import io.fieldline.transport.mqtt.session.Pause;
 import io.fieldline.transport.mqtt.session.RateLimitedLog;
@@ -115,6 +117,18 @@ public final class ConnectHandshake {
     ConnectProperties properties =
         v5 ? ConnectProperties.read(connect.variableHeader().properties()) : ConnectProperties.NONE;
     if (properties == null) {
+      refuse(ConnectRefusal.PROTOCOL_ERROR);
+      return;
+    }
+    Integer repeated = connection.ctx().channel().attr(ConnectPropertyScan.REPEATED).get();
+    if (v5 && repeated != null) {
+      refuse(ConnectRefusal.REPEATED_PROPERTY);
+      return;
+    }
+    if (v5
+        && connect.variableHeader().isWillFlag()
+        && !MqttStrings.isValidResponseTopic(connect.payload().willProperties())) {
+      // MQTT 5 §3.1.3.2.5: the Will's Response Topic is a topic name, wildcards not allowed.
       refuse(ConnectRefusal.PROTOCOL_ERROR);
       return;
     }

@@ -29,6 +29,14 @@ enum ConnectRefusal {
       MqttConnectReturnCode.CONNECTION_REFUSED_UNACCEPTABLE_PROTOCOL_VERSION,
       MqttConnectReturnCode.CONNECTION_REFUSED_PROTOCOL_ERROR,
       ConnectResult.PROTOCOL_ERROR),
+  /**
+   * MQTT 5: a CONNECT or Will property other than User Property more than once (§3.1.2.11,
+   * §3.1.3.2: a Protocol Error): 0x82.
+   */
+  REPEATED_PROPERTY(
+      MqttConnectReturnCode.CONNECTION_REFUSED_UNACCEPTABLE_PROTOCOL_VERSION,
+      MqttConnectReturnCode.CONNECTION_REFUSED_PROTOCOL_ERROR,
+      ConnectResult.REPEATED_PROPERTY),
   /** MQTT 5: enhanced authentication is not offered: 0x8C. */
   BAD_AUTHENTICATION_METHOD(
       MqttConnectReturnCode.CONNECTION_REFUSED_NOT_AUTHORIZED,

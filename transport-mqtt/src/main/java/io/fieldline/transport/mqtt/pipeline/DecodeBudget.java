@@ -16,6 +16,12 @@ import io.netty.util.ReferenceCountUtil;
  * and produced nothing for it, {@link #EXCEEDED} goes down the pipeline, the session closes the
  * connection as malformed, and no more bytes reach the decoder.
  *
+ * <p>The same stage applies {@code max-packet-size} to the whole packet, fixed header included
+ * (MQTT 5 §3.1.2.11.4, §3.2.2.3.6: the Maximum Packet Size announced in CONNACK is the total),
+ * where the decoder checks the remaining length only: a packet whose type byte, remaining length
+ * and body add up to more is not handed to the decoder, and {@link #TOO_LARGE} goes down the
+ * pipeline.
+ *
  * <p>{@link #bytesIn()} goes before the decoder, {@link #packetsOut()} right after it. Confined to
  * the channel's event loop; one per channel.
  */
@@ -23,6 +29,9 @@ public final class DecodeBudget {
 
   /** The user event fired once when a complete packet did not decode by itself. */
   public static final Object EXCEEDED = new Object();
+
+  /** The user event fired once when a packet's total size is above {@code max-packet-size}. */
+  public static final Object TOO_LARGE = new Object();
 
   private enum Expect {
     TYPE,
@@ -32,6 +41,7 @@ public final class DecodeBudget {
     NOTHING
   }
 
+  private final long maxPacketSize;
   private Expect expect = Expect.TYPE;
   private int length;
   private int shift;
@@ -40,6 +50,14 @@ public final class DecodeBudget {
   private long completePackets;
   private long packetsOut;
   private boolean exceeded;
+  // Where, in the buffer being followed, the packet too large begins (-1: none found; 0 when it
+  // began in an earlier buffer).
+  private int tooLargeAt = -1;
+
+  /** Follows packets of at most {@code maxPacketSize} bytes, fixed header included. */
+  DecodeBudget(long maxPacketSize) {
+    this.maxPacketSize = maxPacketSize;
+  }
 
   /** The stage before the decoder: follows packet boundaries, stops passing bytes once broken. */
   ChannelInboundHandlerAdapter bytesIn() {
@@ -52,6 +70,17 @@ public final class DecodeBudget {
         }
         if (msg instanceof ByteBuf bytes) {
           follow(bytes);
+          if (tooLargeAt >= 0) {
+            // The packets before the one too large are served; its bytes never reach the decoder.
+            exceeded = true;
+            int before = tooLargeAt - bytes.readerIndex();
+            if (before > 0) {
+              ctx.fireChannelRead(bytes.retainedSlice(bytes.readerIndex(), before));
+            }
+            bytes.release();
+            ctx.fireUserEventTriggered(TOO_LARGE);
+            return;
+          }
         }
         ctx.fireChannelRead(msg);
         // Every packet whose last byte the decoder has had must have come out of it by now.
@@ -79,9 +108,12 @@ public final class DecodeBudget {
   private void follow(ByteBuf bytes) {
     int at = bytes.readerIndex();
     int end = bytes.writerIndex();
+    // A packet whose fixed header began in an earlier buffer begins, for this one, at its start.
+    int packetStart = at;
     while (at < end && expect != Expect.NOTHING) {
       switch (expect) {
         case TYPE -> {
+          packetStart = at;
           at++;
           length = 0;
           shift = 0;
@@ -94,6 +126,11 @@ public final class DecodeBudget {
           shift += 7;
           lengthBytes++;
           if ((digit & 0x80) == 0) {
+            if (1L + lengthBytes + length > maxPacketSize) {
+              tooLargeAt = packetStart;
+              expect = Expect.NOTHING;
+              return;
+            }
             bodyLeft = length;
             expect = Expect.BODY;
             if (bodyLeft == 0) {

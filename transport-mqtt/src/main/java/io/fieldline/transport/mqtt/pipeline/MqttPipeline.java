@@ -9,11 +9,11 @@ import io.netty.handler.flow.FlowControlHandler;
 import io.netty.handler.flush.FlushConsolidationHandler;
 
 /**
- * The stages of one MQTT connection, in order: flush consolidation → idle timer → decoder (with the
- * maximum packet size) → pre-CONNACK limit (until the session is accepted) → flow control → encoder
- * → session → last-resort exception handler. The one place the pipeline is assembled, used by the
- * server's channel initializer and by the session tests. Stateless; runs on the channel's event
- * loop.
+ * The stages of one MQTT connection, in order: flush consolidation → idle timer → CONNECT property
+ * scan (until the first packet) → decode budget → decoder (with the maximum packet size) →
+ * pre-CONNACK limit (until the session is accepted) → flow control → encoder → session →
+ * last-resort exception handler. The one place the pipeline is assembled, used by the server's
+ * channel initializer and by the session tests. Stateless; runs on the channel's event loop.
  */
 public final class MqttPipeline {
 
@@ -31,8 +31,9 @@ public final class MqttPipeline {
             PipelineNames.FLUSH_CONSOLIDATION,
             new FlushConsolidationHandler(EXPLICIT_FLUSHES_BEFORE_FLUSH, true))
         .addLast(PipelineNames.IDLE, KeepAlive.beforeConnect());
-    DecodeBudget budget = new DecodeBudget();
+    DecodeBudget budget = new DecodeBudget(config.maxPacketSize());
     pipeline
+        .addLast(PipelineNames.CONNECT_PROPERTY_SCAN, new ConnectPropertyScan())
         .addLast(PipelineNames.DECODE_BUDGET, budget.bytesIn())
         .addLast(
             PipelineNames.DECODER,

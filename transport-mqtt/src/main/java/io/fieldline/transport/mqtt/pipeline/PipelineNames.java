@@ -11,6 +11,7 @@ public final class PipelineNames {
 
   public static final String FLUSH_CONSOLIDATION = "flushConsolidation";
   public static final String IDLE = "idle";
+  public static final String CONNECT_PROPERTY_SCAN = "connectPropertyScan";
   public static final String DECODE_BUDGET = "decodeBudget";
   public static final String DECODER = "mqttDecoder";
   public static final String DECODED = "decoded";

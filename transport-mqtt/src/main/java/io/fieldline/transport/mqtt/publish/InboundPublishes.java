@@ -104,6 +104,11 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
         return;
       }
       topicName = resolved;
+      if (!MqttStrings.isValidResponseTopic(publish.variableHeader().properties())) {
+        // MQTT 5 §3.3.2.3.5: a Response Topic is a topic name; wildcards are a Protocol Error.
+        connection.reject(CloseReason.RESPONSE_TOPIC, "Response Topic empty or with a wildcard");
+        return;
+      }
     }
     DeviceTopic topic = DeviceTopic.parse(topicName);
     if (topic.kind() != DeviceTopic.Kind.TELEMETRY
@@ -142,7 +147,10 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
     if (qos == MqttQoS.EXACTLY_ONCE) {
       qos2Storing.add(packetId);
     }
-    if (window.size() >= context.config().maxInflight()) {
+    // MQTT 5: one packet beyond the Receive Maximum is still read, so that a client sending more
+    // unacknowledged QoS 1/2 PUBLISHes than CONNACK allowed meets DISCONNECT 0x93 above rather
+    // than a socket that stops being read (it could not tell the two apart).
+    if (window.size() >= context.config().maxInflight() + (negotiated.mqtt5() ? 1 : 0)) {
       connection.pause(Pause.WINDOW);
     }
     CompletionStage<Ack> outcome;

@@ -24,6 +24,8 @@ public enum CloseReason {
   RECEIVE_MAXIMUM("receive_maximum", true, 0x93),
   /** MQTT 5: a topic alias of 0 or above the Topic Alias Maximum, or one never defined. */
   TOPIC_ALIAS("topic_alias", true, 0x94),
+  /** MQTT 5: a PUBLISH whose Response Topic is empty or holds a wildcard (§3.3.2.3.5). */
+  RESPONSE_TOPIC("response_topic", true, 0x82),
   /** MQTT 5: a SUBSCRIBE with a Subscription Identifier, which CONNACK said is not supported. */
   SUBSCRIPTION_IDENTIFIER("subscription_identifier", true, 0xA1),
   /** The server is at {@code max-connections}. */

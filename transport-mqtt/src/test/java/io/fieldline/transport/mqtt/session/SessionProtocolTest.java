@@ -45,14 +45,29 @@ class SessionProtocolTest extends SessionHandlerTestBase {
     void should_accept_packet_when_exactly_at_max_size() {
       SessionFixture fixture = fixture("max-packet-size = 64");
       SessionClient client = connected(fixture);
-      // 2 + 23 topic + 2 packet id = 27 bytes of variable header; 37 bytes of payload = 64.
-      String payload = "{\"v\":\"" + "x".repeat(29) + "\"}";
-      assertThat(payload).hasSize(37);
+      // Fixed header 2 (type, remaining length 62); 2 + 23 topic + 2 packet id = 27 bytes of
+      // variable header; 35 bytes of payload: 64 in all.
+      String payload = "{\"v\":\"" + "x".repeat(27) + "\"}";
+      assertThat(payload).hasSize(35);
 
       client.send(publish(TELEMETRY, MqttQoS.AT_LEAST_ONCE, 1, payload));
 
       assertThat(client.isOpen()).isTrue();
       assertThat(fixture.gateway.submissions()).hasSize(1);
+    }
+
+    @Test
+    void should_close_with_too_large_when_the_fixed_header_takes_the_packet_over_max_size() {
+      SessionFixture fixture = fixture("max-packet-size = 64");
+      SessionClient client = connected(fixture);
+      // Remaining length 63 (under 64), but with its fixed header the packet has 65 bytes.
+      String payload = "{\"v\":\"" + "x".repeat(28) + "\"}";
+
+      client.send(publish(TELEMETRY, MqttQoS.AT_LEAST_ONCE, 1, payload));
+
+      assertThat(client.isOpen()).isFalse();
+      assertThat(fixture.rejected("too_large")).isEqualTo(1);
+      assertThat(fixture.gateway.submissions()).isEmpty();
     }
 
     @Test

@@ -20,6 +20,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -110,6 +111,115 @@ class SessionMqtt5Test extends SessionHandlerTestBase {
 
     assertThat(packets(second.receivedBytes())).containsExactly("DISCONNECT:93");
     assertThat(second.isOpen()).isFalse();
+    assertThat(fixture.rejected("receive_maximum")).isEqualTo(1);
+  }
+
+  @Test
+  void should_refuse_a_connect_or_will_property_given_twice_however_the_bytes_arrive()
+      throws IOException {
+    // Session Expiry Interval (0x11) twice in CONNECT; then Content Type (0x03) twice in the Will.
+    int[] connectProperties = {10, 0x11, 0, 0, 0, 5, 0x11, 0, 0, 0, 6};
+    int[] willProperties = {8, 0x03, 0, 1, 'a', 0x03, 0, 1, 'b'};
+    for (int[] repeatedIn : List.of(connectProperties, willProperties)) {
+      boolean will = repeatedIn == willProperties;
+      SessionClient client = open(fixture());
+      int[] bytes =
+          rawConnect(will ? new int[] {0} : connectProperties, will ? willProperties : null);
+      // One byte per read: the property scan must follow a CONNECT split anywhere.
+      for (int b : bytes) {
+        client.sendBytes(b);
+      }
+      assertThat(packets(client.receivedBytes()))
+          .as("will: %s", will)
+          .containsExactly("CONNACK:82");
+      assertThat(client.isOpen()).isFalse();
+    }
+    // User Property (0x26) may repeat.
+    SessionClient client = open(fixture());
+    client.sendBytes(
+        rawConnect(new int[] {10, 0x26, 0, 1, 'k', 0, 1, 'v', 0x26, 0, 1, 'k', 0, 1, 'w'}, null));
+    assertThat(packets(client.receivedBytes())).containsExactly("CONNACK:00");
+  }
+
+  @Test
+  void should_refuse_a_will_whose_response_topic_holds_a_wildcard() throws IOException {
+    MqttProperties will = new MqttProperties();
+    will.add(new MqttProperties.StringProperty(MqttProperties.RESPONSE_TOPIC, "replies/#"));
+    SessionClient client = open(fixture());
+
+    client.send(
+        MqttMessageBuilders.connect()
+            .protocolVersion(MqttVersion.MQTT_5)
+            .clientId("c5")
+            .cleanSession(true)
+            .hasUser(true)
+            .username(TOKEN)
+            .willFlag(true)
+            .willTopic("w")
+            .willMessage(new byte[] {1})
+            .willProperties(will)
+            .build());
+
+    assertThat(packets(client.receivedBytes())).containsExactly("CONNACK:82");
+    assertThat(client.isOpen()).isFalse();
+  }
+
+  // An MQTT 5 CONNECT for TOKEN, client id "c5", with these property bytes (length first) and,
+  // when given, a Will with these property bytes, topic "w" and payload "x".
+  private static int[] rawConnect(int[] properties, int @Nullable [] willProperties) {
+    List<Integer> body = new ArrayList<>();
+    for (int b : new int[] {0, 4, 'M', 'Q', 'T', 'T', 5}) {
+      body.add(b);
+    }
+    body.add(0x82 | (willProperties == null ? 0 : 0x04));
+    body.add(0);
+    body.add(60);
+    for (int b : properties) {
+      body.add(b);
+    }
+    addString(body, "c5");
+    if (willProperties != null) {
+      for (int b : willProperties) {
+        body.add(b);
+      }
+      addString(body, "w");
+      addString(body, "x");
+    }
+    addString(body, TOKEN);
+    int[] packet = new int[body.size() + 2];
+    packet[0] = 0x10;
+    packet[1] = body.size();
+    for (int i = 0; i < body.size(); i++) {
+      packet[i + 2] = body.get(i);
+    }
+    return packet;
+  }
+
+  private static void addString(List<Integer> out, String text) {
+    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+    out.add(bytes.length >> 8);
+    out.add(bytes.length & 0xFF);
+    for (byte b : bytes) {
+      out.add(b & 0xFF);
+    }
+  }
+
+  @Test
+  void should_disconnect_with_0x93_when_qos_1_publishes_exceed_receive_maximum()
+      throws IOException {
+    SessionFixture fixture = fixture("max-inflight = 3", "inflight-low-water = 1");
+    SessionClient client = open(fixture);
+    client.send(connect("c5"));
+    client.receivedBytes();
+
+    // Three QoS 1 PUBLISHes not yet stored reach the Receive Maximum (3); the fourth, sent before
+    // any PUBACK, is read (not left unread behind a paused socket) and is one too many.
+    for (int id = 1; id <= 4; id++) {
+      client.send(publish(TELEMETRY, MqttQoS.AT_LEAST_ONCE, id, "{\"a\":1}"));
+    }
+
+    assertThat(packets(client.receivedBytes())).containsExactly("DISCONNECT:93");
+    assertThat(client.isOpen()).isFalse();
     assertThat(fixture.rejected("receive_maximum")).isEqualTo(1);
   }
 
