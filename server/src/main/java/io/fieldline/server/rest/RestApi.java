@@ -90,7 +90,7 @@ public final class RestApi extends AllDirectives {
     this.devices = new DeviceRoutes(registry, revocation, profileStore, ota.assignments());
     this.profiles = new DeviceProfileRoutes(profileStore, ota.assignments()).routes();
     this.credentials = new CredentialsRoutes(credentialsStore, revocation);
-    this.telemetry = new TelemetryRoutes(queries, store, registry, deadLetters);
+    this.telemetry = new TelemetryRoutes(queries, store, registry, deadLetters, config.queries());
     this.attributes = new AttributeRoutes(registry, store, queries, events, maxStringValueLength);
     this.rejected = new RejectedRequests(prometheus);
     this.ops = new OpsRoutes(readiness, prometheus);
@@ -131,8 +131,8 @@ public final class RestApi extends AllDirectives {
                             credentials.routes(),
                             devices.routes(),
                             profiles,
-                            telemetry.routes(),
-                            attributes.routes(),
+                            telemetry.routes(user),
+                            attributes.routes(user),
                             rpc.routes(),
                             otaPackages.routes()))));
   }
