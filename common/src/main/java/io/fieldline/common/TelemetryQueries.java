@@ -12,7 +12,9 @@ import java.util.concurrent.CompletionStage;
  * HistoryQuery}), and attributes. The write side is {@link TelemetryStore}.
  *
  * <p>Every method is asynchronous and never blocks the caller; stages fail with {@link
- * StoreException} when storage cannot answer. Results are sorted by key.
+ * StoreException} when storage cannot answer, and with {@link ReadRefusedException} when the read
+ * was refused because the node's read budget is spent (nothing was read; retry later). Results are
+ * sorted by key.
  */
 public interface TelemetryQueries {
 
@@ -31,4 +33,14 @@ public interface TelemetryQueries {
   /** Attributes of one scope, all of them or the given keys, sorted by key. */
   CompletionStage<List<AttributeKvEntry>> attributes(
       DeviceId deviceId, AttributeScope scope, Optional<Set<String>> keys);
+
+  /**
+   * The same reads on behalf of {@code user} (a logged-in user's name, the JWT subject): besides
+   * the node's read budget, they count against that user's own share of it, so that one user's
+   * concurrent reads are bounded whatever front-end they come through (REST, WebSocket). An
+   * implementation without per-user bounds returns itself.
+   */
+  default TelemetryQueries forUser(String user) {
+    return this;
+  }
 }

@@ -56,7 +56,8 @@ public record ServerConfig(
             r.positiveDuration("http.login.window"),
             r.integer("http.login.max-tracked", 1, 1_000_000),
             corsOrigins,
-            r.nonNegativeDuration("http.cors.max-age"));
+            r.nonNegativeDuration("http.cors.max-age"),
+            RestConfig.QueryLimits.from(root));
     String adminUsername = r.nonBlankString("admin.username");
     String adminPassword = r.string("admin.password");
     String jwtSecret = r.string("auth.jwt-secret");

@@ -32,6 +32,7 @@ import java.util.regex.Pattern;
  * @param partitionsCacheSize how many (device, partition) pairs are remembered as written
  * @param deviceCache the credential cache in front of the registry
  * @param passwordHashing how MQTT_BASIC passwords are hashed and checked
+ * @param reads the node's budget for client reads, separate from the writes'
  */
 public record CassandraConfig(
     List<InetSocketAddress> contactPoints,
@@ -50,7 +51,8 @@ public record CassandraConfig(
     CoalesceConfig coalesce,
     int partitionsCacheSize,
     DeviceCacheConfig deviceCache,
-    PasswordHashingConfig passwordHashing) {
+    PasswordHashingConfig passwordHashing,
+    ReadsConfig reads) {
 
   /** The configuration path of this block. */
   public static final String PATH = "fieldline.cassandra";
@@ -87,6 +89,23 @@ public record CassandraConfig(
   public record PasswordHashingConfig(int cost, int threads, int maxQueued) {}
 
   /**
+   * The node's budget for client reads (REST, WebSocket, device attribute requests), separate from
+   * the write path's {@code max-inflight}.
+   *
+   * @param maxInflight most reads (queries of the read port) running at once
+   * @param maxQueued most reads waiting for a slot
+   * @param maxPerUser most reads of one logged-in user running or waiting
+   * @param maxWait longest wait for a slot before the read is refused
+   * @param statementsPerQuery most CQL statements one read has outstanding at once
+   */
+  public record ReadsConfig(
+      int maxInflight, int maxQueued, int maxPerUser, Duration maxWait, int statementsPerQuery) {
+    public ReadsConfig {
+      Objects.requireNonNull(maxWait, "maxWait");
+    }
+  }
+
+  /**
    * Group commit of telemetry writes.
    *
    * @param enabled whether messages of different devices share batches
@@ -113,6 +132,7 @@ public record CassandraConfig(
     Objects.requireNonNull(deviceCache, "deviceCache");
     Objects.requireNonNull(coalesce, "coalesce");
     Objects.requireNonNull(passwordHashing, "passwordHashing");
+    Objects.requireNonNull(reads, "reads");
   }
 
   /**
@@ -170,6 +190,13 @@ public record CassandraConfig(
     int hashCost = r.integer("password-hashing.cost", 4, 20);
     int hashThreads = r.integer("password-hashing.threads", 1, 64);
     int hashQueued = r.integer("password-hashing.max-queued", 0);
+    ReadsConfig reads =
+        new ReadsConfig(
+            r.integer("reads.max-inflight", 1, 1024),
+            r.integer("reads.max-queued", 0),
+            r.integer("reads.max-per-user", 1),
+            r.positiveDuration("reads.max-wait"),
+            r.integer("reads.statements-per-query", 1, 64));
     return r.validated(
         new CassandraConfig(
             contactPoints,
@@ -189,7 +216,8 @@ public record CassandraConfig(
                 coalesce, coalesceBatches, coalesceStatements, (int) coalesceBytes, coalesceQueued),
             partitionsCache,
             new DeviceCacheConfig(cacheTtl, negativeTtl, cacheSize, cachePreload),
-            new PasswordHashingConfig(hashCost, hashThreads, hashQueued)));
+            new PasswordHashingConfig(hashCost, hashThreads, hashQueued),
+            reads));
   }
 
   /**
@@ -220,7 +248,8 @@ public record CassandraConfig(
         coalesce,
         partitionsCacheSize,
         deviceCache,
-        passwordHashing);
+        passwordHashing,
+        reads);
   }
 
   /**

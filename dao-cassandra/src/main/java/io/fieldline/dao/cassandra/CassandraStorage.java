@@ -14,6 +14,7 @@ import io.fieldline.common.ota.OtaPackageStore;
 import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.common.rpc.PersistentRpcStore;
 import io.fieldline.dao.cassandra.cql.CassandraSessionFactory;
+import io.fieldline.dao.cassandra.cql.ReadLimiter;
 import io.fieldline.dao.cassandra.cql.StoreMetrics;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import io.fieldline.dao.cassandra.deadletter.CassandraDeadLetterStore;
@@ -40,10 +41,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Everything the server needs from Cassandra, built in one call: the session (driver metrics in the
- * given registry), the schema (migrations and their data steps), one shared {@link WriteLimiter},
- * and the stores behind the ports of {@code io.fieldline.common}. This is the one way to build this
- * module, for the server and for tests that need a whole storage; the server wires the ports it
- * hands out into the actors, the transport and the REST API.
+ * given registry), the schema (migrations and their data steps), one shared {@link WriteLimiter}
+ * for writes and one {@link ReadLimiter} for client reads (separate budgets: reads can never take
+ * the writes' slots), and the stores behind the ports of {@code io.fieldline.common}. This is the
+ * one way to build this module, for the server and for tests that need a whole storage; the server
+ * wires the ports it hands out into the actors, the transport and the REST API.
  *
  * <p>{@link #start} blocks (connecting, migrating, preparing) and belongs in {@code main}. The
  * getters are thread-safe. {@link #close} drains in-flight writes, then closes the session.
@@ -56,6 +58,7 @@ public final class CassandraStorage implements AutoCloseable {
   private final CqlSession session;
   private final CassandraConfig config;
   private final WriteLimiter limiter;
+  private final ReadLimiter readLimiter;
   private final CassandraTelemetryStore telemetryStore;
   private final CassandraTelemetryQueries queries;
   private final CassandraDeviceRegistry devices;
@@ -70,7 +73,22 @@ public final class CassandraStorage implements AutoCloseable {
     this.config = config;
     this.limiter = WriteLimiter.from(config);
     this.telemetryStore = new CassandraTelemetryStore(session, config, limiter, registry);
-    this.queries = new CassandraTelemetryQueries(session, config);
+    // Client reads wait while any write gauge is overloaded, and start again when it is relieved.
+    List<PressureGauge> writeGauges = new ArrayList<>(telemetryStore.pressure());
+    writeGauges.add(limiter.pressure());
+    this.readLimiter =
+        ReadLimiter.from(
+            config.reads(), () -> writeGauges.stream().anyMatch(PressureGauge::isOverloaded));
+    for (PressureGauge gauge : writeGauges) {
+      gauge.subscribe(
+          overloaded -> {
+            if (!overloaded) {
+              readLimiter.drain();
+            }
+          });
+    }
+    StoreMetrics.registerReads(registry, readLimiter);
+    this.queries = new CassandraTelemetryQueries(session, config, readLimiter);
     this.devices = new CassandraDeviceRegistry(session, config);
     this.deviceCache = new CachingDeviceRegistry(devices, config.deviceCache());
     Gauge.builder(
@@ -108,9 +126,7 @@ public final class CassandraStorage implements AutoCloseable {
     this.deadLetters = new CassandraDeadLetterStore(session, config, limiter, registry);
     this.rpcStore = new CassandraRpcStore(session, config, limiter);
     this.otaPackages = new CassandraOtaPackageStore(session, config, limiter);
-    List<PressureGauge> gauges = new ArrayList<>(telemetryStore.pressure());
-    gauges.add(limiter.pressure());
-    this.pressure = List.copyOf(gauges);
+    this.pressure = List.copyOf(writeGauges);
   }
 
   // One scan of devices at start fills the device directory and, up to preloadLimit devices, the
@@ -219,7 +235,10 @@ public final class CassandraStorage implements AutoCloseable {
     return telemetryStore;
   }
 
-  /** The REST read side: keys, latest values, history, attributes. */
+  /**
+   * The client read side (REST, WebSocket, device attribute requests): keys, latest values,
+   * history, attributes, on the node's read budget; {@code forUser} adds a user's own share.
+   */
   public TelemetryQueries queries() {
     return queries;
   }

@@ -43,6 +43,27 @@ class CassandraConfigTest {
     assertThat(c.deviceCache().maxSize()).isEqualTo(100_000);
     assertThat(c.passwordHashing())
         .isEqualTo(new CassandraConfig.PasswordHashingConfig(10, 2, 500));
+    assertThat(c.reads())
+        .isEqualTo(new CassandraConfig.ReadsConfig(8, 64, 4, Duration.ofSeconds(5), 4));
+  }
+
+  @Test
+  void should_list_every_bad_read_bound_when_the_read_budget_is_invalid() {
+    assertThatThrownBy(
+            () ->
+                CassandraConfig.from(
+                    config(
+                        "fieldline.cassandra.reads {\n"
+                            + " max-inflight = 0\n"
+                            + " max-per-user = 0\n"
+                            + " max-wait = 0 s\n"
+                            + " statements-per-query = 0\n"
+                            + "}")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("reads.max-inflight")
+        .hasMessageContaining("reads.max-per-user")
+        .hasMessageContaining("reads.max-wait")
+        .hasMessageContaining("reads.statements-per-query");
   }
 
   @Test

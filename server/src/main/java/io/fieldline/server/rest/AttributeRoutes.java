@@ -88,40 +88,44 @@ final class AttributeRoutes extends AllDirectives {
     this.clock = clock;
   }
 
-  /** Routes under {@code /api}. */
-  Route routes() {
+  /** Routes under {@code /api}, reading for {@code user} (the JWT subject). */
+  Route routes(String user) {
+    TelemetryQueries reads = queries.forUser(user);
     return pathPrefix(
         PathMatchers.segment("plugins").slash("telemetry"),
         () ->
             concat(
                 pathPrefix(
                     PathMatchers.segment("DEVICE").slash(PathMatchers.uuidSegment()),
-                    uuid -> device(new DeviceId(uuid))),
+                    uuid -> device(new DeviceId(uuid), reads)),
                 pathPrefix(PathMatchers.uuidSegment(), uuid -> changes(new DeviceId(uuid)))));
   }
 
-  private Route device(DeviceId id) {
+  private Route device(DeviceId id, TelemetryQueries reads) {
     return concat(
         get(
             () ->
                 concat(
                     path(
                         PathMatchers.segment("values").slash("attributes"),
-                        () -> parameterMap(params -> HttpJson.reply(() -> read(id, null, params)))),
+                        () ->
+                            parameterMap(
+                                params -> HttpJson.reply(() -> read(id, null, params, reads)))),
                     path(
                         PathMatchers.segment("values")
                             .slash("attributes")
                             .slash(PathMatchers.segment()),
                         scope ->
-                            parameterMap(params -> HttpJson.reply(() -> read(id, scope, params)))),
+                            parameterMap(
+                                params -> HttpJson.reply(() -> read(id, scope, params, reads)))),
                     path(
                         PathMatchers.segment("keys").slash("attributes"),
-                        () -> HttpJson.reply(() -> keys(id, null))),
+                        () -> HttpJson.reply(() -> keys(id, null, reads))),
                     path(
                         PathMatchers.segment("keys")
                             .slash("attributes")
                             .slash(PathMatchers.segment()),
-                        scope -> HttpJson.reply(() -> keys(id, scope))))),
+                        scope -> HttpJson.reply(() -> keys(id, scope, reads))))),
         post(
             () ->
                 path(
@@ -199,24 +203,25 @@ final class AttributeRoutes extends AllDirectives {
   }
 
   private CompletionStage<HttpResponse> read(
-      DeviceId id, @Nullable String scope, Map<String, String> params) {
+      DeviceId id, @Nullable String scope, Map<String, String> params, TelemetryQueries reads) {
     List<AttributeScope> scopes = scopes(scope);
     Optional<Set<String>> keys = RequestParams.keys(params.get("keys"));
     return HttpJson.withDevice(
         registry,
         id,
         device ->
-            read(id, scopes, keys)
+            read(id, scopes, keys, reads)
                 .thenApply(attributes -> HttpJson.ok(JsonViews.attributes(attributes))));
   }
 
-  private CompletionStage<HttpResponse> keys(DeviceId id, @Nullable String scope) {
+  private CompletionStage<HttpResponse> keys(
+      DeviceId id, @Nullable String scope, TelemetryQueries reads) {
     List<AttributeScope> scopes = scopes(scope);
     return HttpJson.withDevice(
         registry,
         id,
         device ->
-            read(id, scopes, Optional.empty())
+            read(id, scopes, Optional.empty(), reads)
                 .thenApply(
                     attributes -> {
                       Set<String> keys = new TreeSet<>();
@@ -225,20 +230,30 @@ final class AttributeRoutes extends AllDirectives {
                     }));
   }
 
-  /** The attributes of every scope listed, read concurrently, in scope order. */
+  /**
+   * The attributes of every scope listed, in scope order, read one scope after the other: one
+   * request holds one of its user's read slots at a time.
+   */
   private CompletionStage<List<AttributeKvEntry>> read(
-      DeviceId id, List<AttributeScope> scopes, Optional<Set<String>> keys) {
-    List<CompletableFuture<List<AttributeKvEntry>>> reads = new ArrayList<>();
+      DeviceId id,
+      List<AttributeScope> scopes,
+      Optional<Set<String>> keys,
+      TelemetryQueries reads) {
+    CompletionStage<List<AttributeKvEntry>> all = CompletableFuture.completedFuture(List.of());
     for (AttributeScope scope : scopes) {
-      reads.add(queries.attributes(id, scope, keys).toCompletableFuture());
+      all =
+          all.thenCompose(
+              before ->
+                  reads
+                      .attributes(id, scope, keys)
+                      .thenApply(
+                          these -> {
+                            List<AttributeKvEntry> joined = new ArrayList<>(before);
+                            joined.addAll(these);
+                            return joined;
+                          }));
     }
-    return CompletableFuture.allOf(reads.toArray(new CompletableFuture<?>[0]))
-        .thenApply(
-            done -> {
-              List<AttributeKvEntry> all = new ArrayList<>();
-              reads.forEach(read -> all.addAll(read.join()));
-              return all;
-            });
+    return all;
   }
 
   // Handed off, not awaited: the change is stored whatever becomes of its event.

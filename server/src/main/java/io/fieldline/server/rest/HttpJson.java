@@ -7,6 +7,7 @@ import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PayloadFormatException;
+import io.fieldline.common.ReadRefusedException;
 import io.fieldline.common.StoreException;
 import io.fieldline.server.rpc.RpcRejectedException;
 import java.io.IOException;
@@ -19,6 +20,7 @@ import java.util.function.Supplier;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.server.Directives;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.slf4j.Logger;
@@ -110,7 +112,8 @@ public final class HttpJson {
 
   /**
    * Maps a failed stage to a response: bad input 400, conflicts 409, too many waiting RPC calls
-   * 429, storage trouble 503.
+   * 429, a read refused by the read budget 429 (the user's share) or 503 (the node's) with {@code
+   * Retry-After}, other storage trouble 503.
    */
   static HttpResponse failure(Throwable error) {
     Throwable cause =
@@ -123,6 +126,12 @@ public final class HttpJson {
     }
     if (cause instanceof RpcRejectedException) {
       return error(429, cause.getMessage());
+    }
+    if (cause instanceof ReadRefusedException refused) {
+      int status = refused.scope() == ReadRefusedException.Scope.USER ? 429 : 503;
+      return error(status, refused.getMessage())
+          .addHeader(
+              RawHeader.create("Retry-After", Integer.toString(refused.retryAfterSeconds())));
     }
     if (cause instanceof StoreException store) {
       return error(

@@ -35,9 +35,6 @@ final class RequestParams {
   /** Largest {@code pageSize} of a device listing. */
   static final int MAX_PAGE_SIZE = 1000;
 
-  /** Largest {@code limit} of a history or dead-letter read. */
-  static final int MAX_LIMIT = 10_000;
-
   private RequestParams() {}
 
   /** A timestamp in {@code [MIN_TS, MAX_TS]}; {@code fallback} when absent (null: required). */
@@ -96,6 +93,11 @@ final class RequestParams {
 
   /** A comma-separated key list: at most {@link #MAX_KEYS} keys, each a valid name. */
   static Optional<Set<String>> keys(String param) {
+    return keys(param, MAX_KEYS);
+  }
+
+  /** A comma-separated key list: at most {@code maxKeys} keys, each a valid name. */
+  static Optional<Set<String>> keys(String param, int maxKeys) {
     if (param == null || param.isBlank()) {
       return Optional.empty();
     }
@@ -104,8 +106,8 @@ final class RequestParams {
       if (!key.isBlank()) {
         keys.add(name("key", key.trim()));
       }
-      if (keys.size() > MAX_KEYS) {
-        throw new IllegalArgumentException("keys must list at most " + MAX_KEYS + " keys");
+      if (keys.size() > maxKeys) {
+        throw new IllegalArgumentException("keys must list at most " + maxKeys + " keys");
       }
     }
     return keys.isEmpty() ? Optional.empty() : Optional.of(keys);

@@ -92,7 +92,7 @@ public final class RestApi extends AllDirectives {
         new DeviceRoutes(registry, revocation, profileStore, ota.assignments(), refusals);
     this.profiles = new DeviceProfileRoutes(profileStore, ota.assignments()).routes();
     this.credentials = new CredentialsRoutes(credentialsStore, revocation, refusals);
-    this.telemetry = new TelemetryRoutes(queries, store, registry, deadLetters);
+    this.telemetry = new TelemetryRoutes(queries, store, registry, deadLetters, config.queries());
     this.attributes = new AttributeRoutes(registry, store, queries, events, maxStringValueLength);
     this.rejected = new RejectedRequests(prometheus);
     this.ops = new OpsRoutes(readiness, prometheus);
@@ -133,8 +133,8 @@ public final class RestApi extends AllDirectives {
                             credentials.routes(),
                             devices.routes(),
                             profiles,
-                            telemetry.routes(),
-                            attributes.routes(),
+                            telemetry.routes(user),
+                            attributes.routes(user),
                             rpc.routes(),
                             otaPackages.routes()))));
   }

@@ -34,6 +34,11 @@ import org.apache.pekko.http.javadsl.server.Route;
  * to storage, through the read ports of {@code io.fieldline.common}. Any entity type other than
  * {@code DEVICE} under {@code /api/plugins/telemetry}, and a device id that is not a UUID, answer
  * 400 (attributes are {@link AttributeRoutes}').
+ *
+ * <p>A history query is bounded before storage is read ({@link RestConfig.QueryLimits}: keys,
+ * values, buckets, range; 400 beyond), and every read runs on the user's share of the node's read
+ * budget ({@link TelemetryQueries#forUser}): a refused read is answered 429 or 503 with {@code
+ * Retry-After} ({@link HttpJson#failure}).
  */
 final class TelemetryRoutes extends AllDirectives {
 
@@ -41,27 +46,31 @@ final class TelemetryRoutes extends AllDirectives {
   private final TelemetryStore store;
   private final DeviceRegistry registry;
   private final DeadLetterQueries deadLetters;
+  private final RestConfig.QueryLimits limits;
 
   TelemetryRoutes(
       TelemetryQueries queries,
       TelemetryStore store,
       DeviceRegistry registry,
-      DeadLetterQueries deadLetters) {
+      DeadLetterQueries deadLetters,
+      RestConfig.QueryLimits limits) {
     this.queries = queries;
     this.store = store;
     this.registry = registry;
     this.deadLetters = deadLetters;
+    this.limits = limits;
   }
 
-  /** Routes under {@code /api}. */
-  Route routes() {
+  /** Routes under {@code /api}, reading for {@code user} (the JWT subject). */
+  Route routes(String user) {
+    TelemetryQueries reads = queries.forUser(user);
     return concat(
         pathPrefix(
             PathMatchers.segment("plugins")
                 .slash("telemetry")
                 .slash("DEVICE")
                 .slash(PathMatchers.uuidSegment()),
-            uuid -> telemetry(new DeviceId(uuid))),
+            uuid -> telemetry(new DeviceId(uuid), reads)),
         pathPrefix(
             PathMatchers.segment("plugins").slash("telemetry").slash(PathMatchers.segment()),
             this::unsupportedEntity),
@@ -112,7 +121,7 @@ final class TelemetryRoutes extends AllDirectives {
     }
   }
 
-  private Route telemetry(DeviceId id) {
+  private Route telemetry(DeviceId id, TelemetryQueries reads) {
     return concat(
         get(
             () ->
@@ -122,13 +131,14 @@ final class TelemetryRoutes extends AllDirectives {
                         () ->
                             HttpJson.reply(
                                 () ->
-                                    queries
+                                    reads
                                         .keys(id)
                                         .thenApply(keys -> HttpJson.ok(JsonViews.strings(keys))))),
                     path(
                         PathMatchers.segment("values").slash("timeseries"),
                         () ->
-                            parameterMap(params -> HttpJson.reply(() -> timeseries(id, params)))))),
+                            parameterMap(
+                                params -> HttpJson.reply(() -> timeseries(id, params, reads)))))),
         delete(
             () ->
                 path(
@@ -174,11 +184,12 @@ final class TelemetryRoutes extends AllDirectives {
                 .thenApply(deleted -> HttpJson.okEmpty()));
   }
 
-  private CompletionStage<HttpResponse> timeseries(DeviceId id, Map<String, String> params) {
-    Optional<Set<String>> keys = RequestParams.keys(params.get("keys"));
+  private CompletionStage<HttpResponse> timeseries(
+      DeviceId id, Map<String, String> params, TelemetryQueries reads) {
+    Optional<Set<String>> keys = RequestParams.keys(params.get("keys"), limits.maxKeys());
     boolean strict = Boolean.parseBoolean(params.getOrDefault("useStrictDataTypes", "false"));
     if (!params.containsKey("startTs") && !params.containsKey("endTs")) {
-      return queries
+      return reads
           .latest(id, keys)
           .thenApply(values -> HttpJson.ok(JsonViews.timeseries(values, strict)));
     }
@@ -188,6 +199,14 @@ final class TelemetryRoutes extends AllDirectives {
     if (endTs < startTs) {
       throw new IllegalArgumentException("endTs must not be before startTs");
     }
+    if (endTs - startTs > limits.maxRange().toMillis()) {
+      throw new IllegalArgumentException(
+          "endTs - startTs must be at most "
+              + limits.maxRange().toMillis()
+              + " ms ("
+              + limits.maxRange().toDays()
+              + " days); split the range");
+    }
     Aggregation agg = RequestParams.oneOf(params, "agg", Aggregation.class, Aggregation.NONE);
     SortOrder order = RequestParams.oneOf(params, "orderBy", SortOrder.class, SortOrder.DESC);
     long interval =
@@ -196,25 +215,66 @@ final class TelemetryRoutes extends AllDirectives {
     int limit =
         (int)
             RequestParams.longIn(
-                params, "limit", (long) HistoryQuery.DEFAULT_LIMIT, 1, RequestParams.MAX_LIMIT);
+                params, "limit", (long) HistoryQuery.DEFAULT_LIMIT, 1, limits.maxPoints());
+    long perKey = agg == Aggregation.NONE ? limit : buckets(startTs, endTs, interval);
     CompletionStage<Set<String>> keySet =
         keys.isPresent()
             ? CompletableFuture.completedFuture(keys.get())
-            : queries.keys(id).thenApply(LinkedHashSet::new);
+            : reads.keys(id).thenApply(LinkedHashSet::new);
     return keySet.thenCompose(
-        resolved ->
-            resolved.isEmpty()
-                ? CompletableFuture.completedFuture(
-                    HttpJson.ok(JsonViews.MAPPER.createObjectNode()))
-                : queries
-                    .history(
-                        id, new HistoryQuery(resolved, startTs, endTs, interval, limit, agg, order))
-                    .thenApply(
-                        byKey -> {
-                          List<TsKvEntry> values = new ArrayList<>();
-                          byKey.values().forEach(values::addAll);
-                          return HttpJson.ok(JsonViews.timeseries(values, strict));
-                        }));
+        resolved -> {
+          if (resolved.isEmpty()) {
+            return CompletableFuture.completedFuture(
+                HttpJson.ok(JsonViews.MAPPER.createObjectNode()));
+          }
+          checkPoints(resolved.size(), perKey, keys.isPresent());
+          return reads
+              .history(id, new HistoryQuery(resolved, startTs, endTs, interval, limit, agg, order))
+              .thenApply(
+                  byKey -> {
+                    List<TsKvEntry> values = new ArrayList<>();
+                    byKey.values().forEach(values::addAll);
+                    return HttpJson.ok(JsonViews.timeseries(values, strict));
+                  });
+        });
+  }
+
+  private long buckets(long startTs, long endTs, long interval) {
+    long buckets = HistoryQuery.bucketCount(startTs, endTs, interval);
+    if (buckets > limits.maxBuckets()) {
+      throw new IllegalArgumentException(
+          "too many intervals: (endTs - startTs) / interval = "
+              + buckets
+              + ", at most "
+              + limits.maxBuckets()
+              + "; use a larger interval or a shorter range");
+    }
+    return buckets;
+  }
+
+  // Keys x values per key: what the answer holds at most.
+  private void checkPoints(int keyCount, long perKey, boolean named) {
+    if (keyCount > limits.maxKeys()) {
+      throw new IllegalArgumentException(
+          "the device has "
+              + keyCount
+              + " time-series keys, more than "
+              + limits.maxKeys()
+              + " per query; name the keys to read in keys=");
+    }
+    if (keyCount * perKey > limits.maxPoints()) {
+      throw new IllegalArgumentException(
+          "the query may return "
+              + keyCount * perKey
+              + " values ("
+              + keyCount
+              + (named ? " keys" : " keys of the device")
+              + " x "
+              + perKey
+              + "), more than "
+              + limits.maxPoints()
+              + "; ask for fewer keys, a lower limit or a larger interval");
+    }
   }
 
   private CompletionStage<HttpResponse> deadLetters(DeviceId id, int limit) {

@@ -55,8 +55,14 @@ class AttributeRoutesTest extends RoutesTestBase {
     DeviceEvents switchable = publishing(event -> events.publish(event));
     // Mounted as RestApi mounts them: the telemetry routes first.
     return Directives.concat(
-        new TelemetryRoutes(values, values, devices, (id, limit) -> null).routes(),
-        new AttributeRoutes(devices, values, values, switchable, 16, () -> NOW).routes());
+        new TelemetryRoutes(
+                values,
+                values,
+                devices,
+                (id, limit) -> null,
+                new RestConfig.QueryLimits(100, 100_000, 700, java.time.Duration.ofDays(366)))
+            .routes("admin"),
+        new AttributeRoutes(devices, values, values, switchable, 16, () -> NOW).routes("admin"));
   }
 
   @BeforeEach

@@ -12,7 +12,15 @@ class LoginThrottleTest {
   private final AtomicLong now = new AtomicLong();
   private final LoginThrottle throttle =
       new LoginThrottle(
-          new RestConfig(65536, 3, 5, Duration.ofSeconds(10), 100, List.of(), Duration.ZERO),
+          new RestConfig(
+              65536,
+              3,
+              5,
+              Duration.ofSeconds(10),
+              100,
+              List.of(),
+              Duration.ZERO,
+              new RestConfig.QueryLimits(100, 100_000, 700, Duration.ofDays(366))),
           now::get);
 
   @Test

@@ -29,7 +29,13 @@ class TelemetryDeleteRoutesTest extends RoutesTestBase {
 
   @Override
   Route routes() {
-    return new TelemetryRoutes(values, values, devices, (id, limit) -> null).routes();
+    return new TelemetryRoutes(
+            values,
+            values,
+            devices,
+            (id, limit) -> null,
+            new RestConfig.QueryLimits(100, 100_000, 700, java.time.Duration.ofDays(366)))
+        .routes("admin");
   }
 
   @BeforeEach

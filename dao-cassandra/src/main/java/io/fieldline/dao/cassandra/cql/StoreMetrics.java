@@ -3,6 +3,7 @@ package io.fieldline.dao.cassandra.cql;
 import io.fieldline.common.StoreException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -69,6 +70,21 @@ public final class StoreMetrics {
 
   /** Gauge: MQTT_BASIC password hashes and checks waiting for a bcrypt thread. */
   public static final String PASSWORD_CHECKS_QUEUED = "fieldline.store.password.checks.queued";
+
+  /** Gauge: client reads (queries of the read port) running against Cassandra now. */
+  public static final String READS_INFLIGHT = "fieldline.store.reads.inflight";
+
+  /** Gauge: client reads waiting for a read slot. */
+  public static final String READS_QUEUED = "fieldline.store.reads.queued";
+
+  /**
+   * Counter of client reads refused before reaching Cassandra, tagged {@code reason} = lower-case
+   * {@link ReadLimiter.Refusal}.
+   */
+  public static final String READS_REFUSED = "fieldline.store.reads.refused";
+
+  /** Tag naming why a read was refused on {@link #READS_REFUSED}. */
+  public static final String TAG_REASON = "reason";
 
   /** Tag naming the kind of write on {@link #WRITE_LATENCY}. */
   public static final String TAG_OP = "op";
@@ -137,6 +153,22 @@ public final class StoreMetrics {
           .register(registry);
       Gauge.builder(WRITES_QUEUED, limiter, WriteLimiter::queued)
           .description("Write requests waiting for an in-flight slot")
+          .register(registry);
+    }
+  }
+
+  /** Registers the gauges and refusal counters of the node's one {@link ReadLimiter}. */
+  public static void registerReads(MeterRegistry registry, ReadLimiter reads) {
+    Gauge.builder(READS_INFLIGHT, reads, ReadLimiter::inflight)
+        .description("Client reads running against Cassandra")
+        .register(registry);
+    Gauge.builder(READS_QUEUED, reads, ReadLimiter::queued)
+        .description("Client reads waiting for a read slot")
+        .register(registry);
+    for (ReadLimiter.Refusal reason : ReadLimiter.Refusal.values()) {
+      FunctionCounter.builder(READS_REFUSED, reads, limiter -> limiter.refused(reason))
+          .description("Client reads refused before reaching Cassandra, by reason")
+          .tag(TAG_REASON, reason.name().toLowerCase(Locale.ROOT))
           .register(registry);
     }
   }

@@ -2,7 +2,8 @@
  * The last step before the driver, shared by every store: opening the tuned {@link
  * com.datastax.oss.driver.api.core.CqlSession} ({@link
  * io.fieldline.dao.cassandra.cql.CassandraSessionFactory}), the global bound on requests in flight
- * ({@link io.fieldline.dao.cassandra.cql.WriteLimiter}), running a store's requests through it and
+ * ({@link io.fieldline.dao.cassandra.cql.WriteLimiter}), the separate budget of client reads
+ * ({@link io.fieldline.dao.cassandra.cql.ReadLimiter}), running a store's requests through it and
  * turning their outcome into one {@link io.fieldline.common.StoreException} ({@link
  * io.fieldline.dao.cassandra.cql.WriteRunner}, {@link io.fieldline.dao.cassandra.cql.StoreErrors},
  * {@link io.fieldline.dao.cassandra.cql.FailureEpisodes}), the storage meters ({@link

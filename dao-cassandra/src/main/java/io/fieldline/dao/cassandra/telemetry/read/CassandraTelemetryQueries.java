@@ -15,6 +15,7 @@ import io.fieldline.common.TsKvEntry;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.dao.cassandra.TsPartitioning;
 import io.fieldline.dao.cassandra.cql.AsyncRows;
+import io.fieldline.dao.cassandra.cql.ReadLimiter;
 import io.fieldline.dao.cassandra.cql.StoreErrors;
 import io.fieldline.dao.cassandra.cql.ValueColumns;
 import java.util.ArrayList;
@@ -28,6 +29,8 @@ import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -38,18 +41,26 @@ import org.jspecify.annotations.Nullable;
  * none for {@link TsPartitioning#INDEFINITE}) and, per key, walks them newest first (or oldest
  * first for {@link SortOrder#ASC}) until {@code limit} values are found. Aggregates fold every
  * value of the range in Java (see {@link Aggregation}): one paged range query per key and
- * partition, instead of ThingsBoard's one CQL aggregate query per bucket and partition.
+ * partition, instead of ThingsBoard's one CQL aggregate query per bucket and partition. The keys of
+ * one query are read {@code statements-per-query} at a time, so one query never has more statements
+ * outstanding than that, however many keys it names.
  *
- * <p>Reads use the driver's default consistency ({@code basic.request.consistency}) and do not take
- * write-limiter slots. Thread-safe; stages complete on driver I/O threads and fail with {@link
+ * <p>Every query takes a slot of the node's {@link ReadLimiter} (never one of the write limiter)
+ * for its whole duration and fails with {@link io.fieldline.common.ReadRefusedException} when the
+ * read budget is spent; {@link #forUser} adds the user's own share. Statements run in the driver
+ * profile {@value #PROFILE} (their own timeout and page size) at the driver's default consistency.
+ * Thread-safe; stages complete on driver I/O threads and fail with {@link
  * io.fieldline.common.StoreException}.
  */
 public final class CassandraTelemetryQueries implements TelemetryQueries {
 
-  // Aggregation reads every value of the range; big pages mean fewer sequential round trips.
-  private static final int AGGREGATION_PAGE_SIZE = 20_000;
+  /** The driver execution profile of client reads ({@code datastax-java-driver.profiles}). */
+  public static final String PROFILE = "client-reads";
 
   private final CqlSession session;
+  private final ReadLimiter limiter;
+  private final String user;
+  private final int statementsPerQuery;
   private final TsPartitioning partitioning;
   private final LatestValuesReader latestReader;
   private final PreparedStatement selectParts;
@@ -59,9 +70,16 @@ public final class CassandraTelemetryQueries implements TelemetryQueries {
   private final PreparedStatement selectAttributes;
   private final PreparedStatement selectAttributesOf;
 
-  /** Prepares the statements; blocks, so call at startup. */
-  public CassandraTelemetryQueries(CqlSession session, CassandraConfig config) {
+  /**
+   * Prepares the statements; blocks, so call at startup. Reads take slots of {@code limiter}, the
+   * node's one read budget.
+   */
+  public CassandraTelemetryQueries(
+      CqlSession session, CassandraConfig config, ReadLimiter limiter) {
     this.session = session;
+    this.limiter = limiter;
+    this.user = "";
+    this.statementsPerQuery = config.reads().statementsPerQuery();
     this.partitioning = config.tsPartitioning();
     String ks = config.keyspace();
     String range =
@@ -90,14 +108,35 @@ public final class CassandraTelemetryQueries implements TelemetryQueries {
     selectAttributesOf = session.prepare(attributes + " AND key IN ?");
   }
 
+  private CassandraTelemetryQueries(CassandraTelemetryQueries node, String user) {
+    this.session = node.session;
+    this.limiter = node.limiter;
+    this.user = user;
+    this.statementsPerQuery = node.statementsPerQuery;
+    this.partitioning = node.partitioning;
+    this.latestReader = node.latestReader;
+    this.selectParts = node.selectParts;
+    this.selectNewest = node.selectNewest;
+    this.selectOldest = node.selectOldest;
+    this.selectRange = node.selectRange;
+    this.selectAttributes = node.selectAttributes;
+    this.selectAttributesOf = node.selectAttributesOf;
+  }
+
+  /** The same reads, counted against {@code user}'s share of the read budget too. */
+  @Override
+  public TelemetryQueries forUser(String user) {
+    return new CassandraTelemetryQueries(this, user);
+  }
+
   @Override
   public CompletionStage<List<String>> keys(DeviceId deviceId) {
-    return StoreErrors.translated(latestReader.keys(deviceId));
+    return read(() -> latestReader.keys(deviceId));
   }
 
   @Override
   public CompletionStage<List<TsKvEntry>> latest(DeviceId deviceId, Optional<Set<String>> keys) {
-    return StoreErrors.translated(latestReader.latest(deviceId, keys));
+    return read(() -> latestReader.latest(deviceId, keys));
   }
 
   @Override
@@ -106,58 +145,90 @@ public final class CassandraTelemetryQueries implements TelemetryQueries {
     if (query.endTs() <= query.startTs()) {
       return CompletableFuture.completedFuture(Map.of());
     }
-    UUID device = deviceId.value();
-    CompletionStage<List<Long>> parts = partitions(device, query);
-    return StoreErrors.translated(
-        parts.thenCompose(
+    return read(() -> historyNow(deviceId.value(), query));
+  }
+
+  private CompletionStage<Map<String, List<TsKvEntry>>> historyNow(
+      UUID device, HistoryQuery query) {
+    return partitions(device, query)
+        .thenCompose(
             partsDesc -> {
+              if (partsDesc.isEmpty()) {
+                return CompletableFuture.completedFuture(Map.of());
+              }
               List<Long> walk = new ArrayList<>(partsDesc);
               if (query.order() == SortOrder.ASC) {
                 Collections.reverse(walk);
               }
+              List<String> keys = List.copyOf(query.keys());
               Map<String, List<TsKvEntry>> result = new TreeMap<>();
-              CompletableFuture<?>[] perKey = new CompletableFuture<?>[query.keys().size()];
-              int i = 0;
-              for (String key : query.keys()) {
-                CompletionStage<List<TsKvEntry>> values =
-                    query.aggregation() == Aggregation.NONE
-                        ? raw(device, key, walk, 0, query, new ArrayList<>())
-                        : aggregated(device, key, walk, query);
-                perKey[i++] =
-                    values
-                        .thenAccept(
-                            list -> {
-                              if (!list.isEmpty()) {
-                                synchronized (result) {
-                                  result.put(key, list);
-                                }
-                              }
-                            })
-                        .toCompletableFuture();
+              AtomicInteger nextKey = new AtomicInteger();
+              CompletableFuture<?>[] lanes =
+                  new CompletableFuture<?>[Math.min(statementsPerQuery, keys.size())];
+              for (int i = 0; i < lanes.length; i++) {
+                lanes[i] = lane(device, keys, nextKey, walk, query, result).toCompletableFuture();
               }
-              return CompletableFuture.allOf(perKey)
+              return CompletableFuture.allOf(lanes)
                   .thenApply(
                       done -> {
                         synchronized (result) {
                           return Collections.unmodifiableMap(new TreeMap<>(result));
                         }
                       });
-            }));
+            });
+  }
+
+  // One of the query's statementsPerQuery lanes: reads the next unread key, then the next, until
+  // every key is taken; so the query has at most one statement per lane outstanding.
+  private CompletionStage<Void> lane(
+      UUID device,
+      List<String> keys,
+      AtomicInteger nextKey,
+      List<Long> walk,
+      HistoryQuery query,
+      Map<String, List<TsKvEntry>> result) {
+    int index = nextKey.getAndIncrement();
+    if (index >= keys.size()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    String key = keys.get(index);
+    CompletionStage<List<TsKvEntry>> values =
+        query.aggregation() == Aggregation.NONE
+            ? raw(device, key, walk, 0, query, new ArrayList<>())
+            : aggregated(device, key, walk, query);
+    return values.thenCompose(
+        list -> {
+          if (!list.isEmpty()) {
+            synchronized (result) {
+              result.put(key, list);
+            }
+          }
+          return lane(device, keys, nextKey, walk, query, result);
+        });
   }
 
   @Override
   public CompletionStage<List<AttributeKvEntry>> attributes(
       DeviceId deviceId, AttributeScope scope, Optional<Set<String>> keys) {
     UUID device = deviceId.value();
-    return StoreErrors.translated(
-        AsyncRows.collect(
-                session.executeAsync(
-                    keys.isPresent()
-                        ? selectAttributesOf.bind(device, scope.name(), List.copyOf(keys.get()))
-                        : selectAttributes.bind(device, scope.name())),
-                CassandraTelemetryQueries::attributeRow,
-                Integer.MAX_VALUE)
-            .thenApply(rows -> rows.stream().filter(Objects::nonNull).toList()));
+    return read(
+        () ->
+            AsyncRows.collect(
+                    session.executeAsync(
+                        (keys.isPresent()
+                                ? selectAttributesOf.bind(
+                                    device, scope.name(), List.copyOf(keys.get()))
+                                : selectAttributes.bind(device, scope.name()))
+                            .setExecutionProfileName(PROFILE)),
+                    CassandraTelemetryQueries::attributeRow,
+                    Integer.MAX_VALUE)
+                .thenApply(rows -> rows.stream().filter(Objects::nonNull).toList()));
+  }
+
+  // One read: a slot of the node's read budget (and of the user's share) for the whole chain,
+  // driver failures translated once.
+  private <T> CompletionStage<T> read(Supplier<CompletionStage<T>> chain) {
+    return StoreErrors.translated(limiter.submit(user, chain));
   }
 
   // Existing partitions overlapping [startTs, endTs), newest first.
@@ -168,7 +239,7 @@ public final class CassandraTelemetryQueries implements TelemetryQueries {
     long min = partitioning.partitionOf(query.startTs());
     long max = partitioning.partitionOf(query.endTs() - 1);
     return AsyncRows.collect(
-        session.executeAsync(selectParts.bind(device, min, max)),
+        session.executeAsync(selectParts.bind(device, min, max).setExecutionProfileName(PROFILE)),
         row -> row.getLong(0),
         Integer.MAX_VALUE);
   }
@@ -188,8 +259,9 @@ public final class CassandraTelemetryQueries implements TelemetryQueries {
     PreparedStatement statement = query.order() == SortOrder.ASC ? selectOldest : selectNewest;
     return AsyncRows.forEach(
             session.executeAsync(
-                statement.bind(
-                    device, parts.get(index), key, query.startTs(), query.endTs(), remaining)),
+                statement
+                    .bind(device, parts.get(index), key, query.startTs(), query.endTs(), remaining)
+                    .setExecutionProfileName(PROFILE)),
             row -> {
               TsKvEntry entry = tsRow(row, key);
               if (entry != null) {
@@ -212,7 +284,7 @@ public final class CassandraTelemetryQueries implements TelemetryQueries {
                       session.executeAsync(
                           selectRange
                               .bind(device, part, key, query.startTs(), query.endTs())
-                              .setPageSize(AGGREGATION_PAGE_SIZE)),
+                              .setExecutionProfileName(PROFILE)),
                       row -> {
                         TsKvEntry entry = tsRow(row, key);
                         if (entry != null) {

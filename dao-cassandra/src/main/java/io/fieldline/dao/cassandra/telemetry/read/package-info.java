@@ -9,8 +9,9 @@
  *
  * <p>Threads: nothing blocks; each query is a chain of driver stages completing on the driver's I/O
  * threads ({@code fieldline-cql-io-*}), and an aggregation's buckets are confined to its query's
- * chain. Reads use the driver's default consistency and, except the actors' reads, take no
- * write-limiter slot.
+ * chain. Reads use the driver's default consistency in the {@code client-reads} profile; each query
+ * made for a client takes a slot of the node's read budget ({@code cql.ReadLimiter}, never a
+ * write-limiter slot); the actors' reads of their latest values go through the telemetry store.
  */
 @NullMarked
 package io.fieldline.dao.cassandra.telemetry.read;

@@ -12,6 +12,7 @@ import io.fieldline.common.KvEntry;
 import io.fieldline.common.SortOrder;
 import io.fieldline.common.TsKvEntry;
 import io.fieldline.dao.cassandra.CassandraTestBase;
+import io.fieldline.dao.cassandra.cql.ReadLimiter;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import io.fieldline.dao.cassandra.telemetry.write.CassandraTelemetryStore;
 import java.util.ArrayList;
@@ -44,7 +45,9 @@ class CassandraTelemetryQueriesIT extends CassandraTestBase {
   void writeData() {
     CassandraTelemetryStore store =
         new CassandraTelemetryStore(session, config, WriteLimiter.from(config), registry);
-    queries = new CassandraTelemetryQueries(session, config);
+    queries =
+        new CassandraTelemetryQueries(
+            session, config, ReadLimiter.from(config.reads(), () -> false));
     // "n": one long per hour for three days (72 values, 0..71) across three DAYS partitions;
     // "s": a string at each whole day; "d": doubles in the first hour.
     for (int hour = 0; hour < 72; hour++) {

@@ -13,6 +13,7 @@ import io.fieldline.common.TsKvEntry;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.dao.cassandra.CassandraTestBase;
 import io.fieldline.dao.cassandra.TsPartitioning;
+import io.fieldline.dao.cassandra.cql.ReadLimiter;
 import io.fieldline.dao.cassandra.cql.StoreMetrics;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import io.fieldline.dao.cassandra.schema.KeyIndexBackfill;
@@ -46,7 +47,9 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
   void createStore() {
     limiter = WriteLimiter.from(config);
     store = new CassandraTelemetryStore(session, config, limiter, registry);
-    queries = new CassandraTelemetryQueries(session, config);
+    queries =
+        new CassandraTelemetryQueries(
+            session, config, ReadLimiter.from(config.reads(), () -> false));
   }
 
   @BeforeEach
@@ -339,7 +342,11 @@ class CassandraTelemetryStoreIT extends CassandraTestBase {
         .until(() -> history(Set.of("t"), now, now + 1).isEmpty());
     // With a TTL, latest values live in ts_kv_latest and outlive their rows.
     assertThat(await(ttlStore.readLatest(device))).containsExactly(at(now, KvEntry.of("t", 1L)));
-    assertThat(await(new CassandraTelemetryQueries(session, withTtl).keys(device)))
+    assertThat(
+            await(
+                new CassandraTelemetryQueries(
+                        session, withTtl, ReadLimiter.from(withTtl.reads(), () -> false))
+                    .keys(device)))
         .containsExactly("t");
   }
 

@@ -11,6 +11,7 @@ import io.fieldline.common.TimestampRange;
 import io.fieldline.common.TsKvEntry;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.dao.cassandra.CassandraTestBase;
+import io.fieldline.dao.cassandra.cql.ReadLimiter;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import io.fieldline.dao.cassandra.telemetry.read.CassandraTelemetryQueries;
 import java.time.Instant;
@@ -47,11 +48,15 @@ class TelemetryDeletionIT extends CassandraTestBase {
   void createStores() {
     limiter = WriteLimiter.from(config);
     derived = new CassandraTelemetryStore(session, config, limiter, registry);
-    derivedQueries = new CassandraTelemetryQueries(session, config);
+    derivedQueries =
+        new CassandraTelemetryQueries(
+            session, config, ReadLimiter.from(config.reads(), () -> false));
     // Rows live an hour: long enough for every test, and latest values come from ts_kv_latest.
     CassandraConfig withTtl = config.withTsTtlSeconds(3600);
     table = new CassandraTelemetryStore(session, withTtl, limiter, registry);
-    tableQueries = new CassandraTelemetryQueries(session, withTtl);
+    tableQueries =
+        new CassandraTelemetryQueries(
+            session, withTtl, ReadLimiter.from(withTtl.reads(), () -> false));
   }
 
   @BeforeEach
