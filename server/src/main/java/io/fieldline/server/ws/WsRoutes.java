@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.net.InetAddress;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -109,14 +110,18 @@ public final class WsRoutes extends AllDirectives {
   private Flow<Message, Message, NotUsed> session(String remote, @Nullable String user) {
     WsConfig config = hub.config();
     // The kill switch ends the stream to the socket without waiting for what is queued.
-    Pair<Pair<BoundedSourceQueue<String>, UniqueKillSwitch>, Source<String, NotUsed>> out =
-        Source.<String>queue(config.maxQueuedUpdates())
-            .viaMat(KillSwitches.single(), Keep.both())
-            .preMaterialize(materializer);
+    Pair<
+            Pair<BoundedSourceQueue<WsSession.Outgoing>, UniqueKillSwitch>,
+            Source<WsSession.Outgoing, NotUsed>>
+        out =
+            Source.<WsSession.Outgoing>queue(config.maxQueuedUpdates())
+                .viaMat(KillSwitches.single(), Keep.both())
+                .preMaterialize(materializer);
     UniqueKillSwitch killSwitch = out.first().second();
     WsSession session = new WsSession(hub, out.first().first(), killSwitch::shutdown, remote, user);
-    hub.opened(session);
-    if (session.admit() && user == null) {
+    if (!hub.opened(session)) {
+      session.refuseNodeFull();
+    } else if (session.admit() && user == null) {
       CompletableFuture.runAsync(
           () -> {
             if (!session.authenticated()) {
@@ -141,7 +146,12 @@ public final class WsRoutes extends AllDirectives {
             .map(
                 update -> {
                   session.dequeued(update);
-                  return (Message) TextMessage.create(update);
+                  return (Message) TextMessage.create(update.text());
+                })
+            .watchTermination(
+                (mat, done) -> {
+                  done.whenComplete((ok, failure) -> session.settle());
+                  return mat;
                 });
     return Flow.fromSinkAndSourceMat(in, updates, Keep.left())
         .mapMaterializedValue(
@@ -157,6 +167,9 @@ public final class WsRoutes extends AllDirectives {
   }
 
   private static WsSession.CloseReason reason(@Nullable Throwable failure) {
+    if (failure instanceof CompletionException && failure.getCause() != null) {
+      failure = failure.getCause();
+    }
     if (failure instanceof TimeoutException) {
       return WsSession.CloseReason.IDLE;
     }
@@ -178,12 +191,12 @@ public final class WsRoutes extends AllDirectives {
     TextMessage text = message.asTextMessage();
     if (text.isStrict()) {
       String strict = text.getStrictText();
-      return strict.length() > max
+      return WsSession.utf8Length(strict) > max
           ? CompletableFuture.failedFuture(new StreamLimitReachedException(max))
           : CompletableFuture.completedFuture(strict);
     }
     return text.getStreamedText()
-        .limitWeighted(max, part -> (long) part.length())
+        .limitWeighted(max, WsSession::utf8Length)
         .runFold(new StringBuilder(), StringBuilder::append, materializer)
         .thenApply(StringBuilder::toString);
   }

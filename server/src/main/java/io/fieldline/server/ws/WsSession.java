@@ -7,6 +7,7 @@ import io.fieldline.common.AttributeKvEntry;
 import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.HistoryQuery;
+import io.fieldline.common.NameRules;
 import io.fieldline.common.SortOrder;
 import io.fieldline.common.TsKvEntry;
 import io.fieldline.server.live.LiveData;
@@ -35,9 +36,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Commands arrive one message at a time ({@link #onText}, from the connection's stream). Updates
  * come from any thread and are offered to the queue; when the client reads so slowly that {@code
- * max-queued-updates} are waiting, the session is closed ({@link CloseReason#SLOW}) rather than
- * buffering more. Every way a session ends goes through {@link #close}, which releases its
- * subscriptions and its user's session slot exactly once.
+ * max-queued-updates} updates or {@code max-queued-bytes} bytes are waiting, the session is closed
+ * ({@link CloseReason#SLOW}) rather than buffering more. Each subscription takes its estimate from
+ * the node's {@link WsMemory} budget while it lives, each queued update its bytes until Pekko took
+ * it for the socket ({@link #settle} gives back what the socket never took). Every way a session
+ * ends goes through {@link #close}, which releases its subscriptions and its user's session slot
+ * exactly once.
  */
 final class WsSession {
 
@@ -56,15 +60,32 @@ final class WsSession {
     AUTH_TIMEOUT,
     TOO_MANY_SESSIONS,
     MESSAGE_TOO_LARGE,
+    MEMORY_BUDGET,
     SERVER_STOPPING
   }
 
+  /** An update waiting for the socket, with its size as framed (UTF-8 bytes). */
+  record Outgoing(String text, long bytes) {}
+
+  /** A command's device does not exist: its message is the client's answer. */
+  private static final class DeviceNotFound extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    DeviceNotFound(DeviceId device) {
+      super("Device " + device + " not found", null, false, false);
+    }
+  }
+
+  /** {@link #queuedBytes} once the session's outbound stream ended: nothing more is counted. */
+  private static final long SETTLED = Long.MIN_VALUE / 2;
+
   private final WsSessions hub;
-  private final BoundedSourceQueue<String> out;
+  private final BoundedSourceQueue<Outgoing> out;
   private final Runnable dropQueued;
   private final String remote;
   private final Map<Integer, LiveSubscription> subscriptions = new ConcurrentHashMap<>();
-  private final AtomicLong queuedChars = new AtomicLong();
+  // Bytes queued or held for the socket, all taken from the node's budget too; SETTLED at the end.
+  private final AtomicLong queuedBytes = new AtomicLong();
   private final AtomicInteger historyReads = new AtomicInteger();
   // Both written under "this" together with closed, so a slot is taken and given back once.
   private volatile @Nullable String user;
@@ -80,7 +101,7 @@ final class WsSession {
    */
   WsSession(
       WsSessions hub,
-      BoundedSourceQueue<String> out,
+      BoundedSourceQueue<Outgoing> out,
       Runnable dropQueued,
       String remote,
       @Nullable String user) {
@@ -133,9 +154,9 @@ final class WsSession {
           WsUpdate.error(0, ErrorCode.UNAUTHORIZED, "Authenticate first: send an authCmd"));
       return;
     }
-    WsCommand.Batch batch = WsCommand.parse(message);
+    WsCommand.Batch batch = WsCommand.parse(message, hub.config().maxKeysPerCommand());
     for (WsCommand.Bad bad : batch.bad()) {
-      hub.metrics().rejected("bad_command");
+      hub.metrics().rejected(bad.tag());
       LOG.debug("[ws|{}] bad command {}: {}", remote, bad.cmdId(), bad.reason());
       send(WsUpdate.error(bad.cmdId(), ErrorCode.BAD_REQUEST, bad.reason()));
     }
@@ -150,7 +171,8 @@ final class WsSession {
     Optional<String> verified =
         hub.tokens().verify(authCmd.path("token").asText(""), JwtTokens.Kind.ACCESS);
     if (verified.isEmpty()) {
-      LOG.info("[ws|{}] authentication failed: invalid or expired token", remote);
+      hub.metrics().rejected("unauthorized");
+      // close() writes the one (throttled) line of this failure.
       close(CloseReason.AUTH_FAILED, WsUpdate.error(cmdId, ErrorCode.UNAUTHORIZED, "Unauthorized"));
       return false;
     }
@@ -171,11 +193,7 @@ final class WsSession {
   }
 
   private void refuseTooMany(int cmdId, String who) {
-    LOG.info(
-        "[ws|{}] refused: {} already has {} sessions",
-        remote,
-        who,
-        hub.config().maxSessionsPerUser());
+    LOG.debug("[ws|{}] refused: {} already has its sessions", remote, who);
     close(
         CloseReason.TOO_MANY_SESSIONS,
         WsUpdate.error(
@@ -205,12 +223,19 @@ final class WsSession {
                   + " per session"));
       return;
     }
+    long estimate = estimate(command);
+    if (!hub.memory().tryTake(estimate)) {
+      refuseOverBudget(command.cmdId(), "subscription");
+      return;
+    }
     LiveSubscription subscription =
         new LiveSubscription(
             command,
             this::send,
             () -> close(CloseReason.SLOW, null),
-            hub.config().maxQueuedUpdates());
+            outbound,
+            hub.config().maxQueuedUpdates(),
+            hub.config().maxKeysPerCommand());
     hub.metrics().subscriptionOpened();
     // ThingsBoard's rule: a command with the id of a live subscription replaces it.
     release(subscriptions.put(command.cmdId(), subscription));
@@ -225,7 +250,7 @@ final class WsSession {
         .thenCompose(
             found -> {
               if (found.isEmpty()) {
-                throw new IllegalArgumentException("Device " + device + " not found");
+                throw new DeviceNotFound(device);
               }
               // Listening starts before the read, and the read waits until every node knows of
               // the watch: nothing stored in between is missed.
@@ -250,8 +275,38 @@ final class WsSession {
   private void release(@Nullable LiveSubscription gone) {
     if (gone != null) {
       gone.close();
+      hub.memory().give(estimate(gone.command()));
       hub.metrics().subscriptionClosed();
     }
+  }
+
+  /**
+   * What a subscription of {@code command} may keep ({@link WsMemory#subscription}): its keys, or
+   * for every key {@code max-keys-per-command} names of the longest length.
+   */
+  private long estimate(WsCommand command) {
+    return command.keys().isPresent()
+        ? WsMemory.subscription(command.keys().get().size(), command.keyChars())
+        : WsMemory.subscription(
+            hub.config().maxKeysPerCommand(),
+            (long) hub.config().maxKeysPerCommand() * NameRules.MAX_LENGTH);
+  }
+
+  private void refuseOverBudget(int cmdId, String what) {
+    hub.metrics().rejected("memory_budget");
+    hub.metrics()
+        .log(
+            LOG,
+            true,
+            "memory_budget",
+            "[ws|{}] {} refused: the WebSocket memory budget ({} bytes) is used up",
+            remote,
+            what,
+            hub.memory().limit());
+    sendError(
+        cmdId,
+        "This node's WebSocket memory budget is used up: close subscriptions, name fewer keys"
+            + " or retry later");
   }
 
   /** What a new subscription's first update starts from. */
@@ -307,7 +362,7 @@ final class WsSession {
         .thenCompose(
             found -> {
               if (found.isEmpty()) {
-                throw new IllegalArgumentException("Device " + command.device() + " not found");
+                throw new DeviceNotFound(command.device());
               }
               return readHistory(command, command.startTs(), end);
             })
@@ -321,7 +376,15 @@ final class WsSession {
               WsUpdate update = new WsUpdate(command.cmdId());
               points.forEach(point -> update.add(point.ts(), point.entry()));
               command.keys().ifPresent(keys -> keys.forEach(update::addEmpty));
-              send(update.json());
+              String answer = update.json();
+              long bytes = utf8Length(answer);
+              // Not an update that can wait: an answer that does not fit is refused, not queued.
+              if (!hub.memory().tryTake(bytes)) {
+                refuseOverBudget(command.cmdId(), "history answer of " + bytes + " bytes");
+                return;
+              }
+              hub.memory().give(bytes);
+              send(answer);
             });
   }
 
@@ -332,10 +395,19 @@ final class WsSession {
         command.keys().isPresent()
             ? CompletableFuture.completedFuture(command.keys().get())
             : hub.queries().keys(device).thenApply(Set::copyOf);
+    int maxKeys = hub.config().maxKeysPerCommand();
     return keys.thenCompose(
         resolved -> {
           if (resolved.isEmpty()) {
             return CompletableFuture.completedFuture(List.of());
+          }
+          if (resolved.size() > maxKeys) {
+            throw new IllegalArgumentException(
+                "The device has more than "
+                    + maxKeys
+                    + " keys: name the keys to read (at most "
+                    + maxKeys
+                    + ")");
           }
           // At most MAX_HISTORY_POINTS raw points per answer: the limit per key is lowered.
           int limit =
@@ -371,14 +443,27 @@ final class WsSession {
     return points;
   }
 
+  /**
+   * Answers a command whose reading failed: our own refusals (a missing device, a bound) with their
+   * message, anything else with a fixed text (never an exception's).
+   */
   private void failed(WsCommand command, Throwable failure) {
     Throwable cause = failure.getCause() != null ? failure.getCause() : failure;
-    if (cause instanceof IllegalArgumentException) {
+    if ((cause instanceof DeviceNotFound || cause instanceof IllegalArgumentException)
+        && cause.getMessage() != null) {
       hub.metrics().rejected("bad_command");
       send(WsUpdate.error(command.cmdId(), ErrorCode.BAD_REQUEST, cause.getMessage()));
     } else {
       hub.metrics().rejected("internal");
-      LOG.warn("[ws|{}] command {} failed: {}", remote, command.cmdId(), cause.toString());
+      hub.metrics()
+          .log(
+              LOG,
+              true,
+              "internal",
+              "[ws|{}] command {} failed: {}",
+              remote,
+              command.cmdId(),
+              cause.getClass().getSimpleName());
       send(
           WsUpdate.error(
               command.cmdId(), ErrorCode.INTERNAL_ERROR, "Reading the current values failed"));
@@ -387,37 +472,177 @@ final class WsSession {
 
   /**
    * Queues one update for the socket; closes the session if the client fell too far behind: more
-   * than {@code max-queued-updates} updates or {@code max-queued-bytes} characters waiting (one
-   * update always fits an empty queue).
+   * than {@code max-queued-updates} updates or {@code max-queued-bytes} bytes waiting (one update
+   * always fits an empty queue), or if the node's memory budget cannot take it ({@link
+   * CloseReason#MEMORY_BUDGET}).
    */
   void send(String update) {
-    long size = update.length();
-    long before = queuedChars.getAndAdd(size);
-    if (before > 0 && before + size > hub.config().maxQueuedBytes()) {
-      queuedChars.addAndGet(-size);
-      close(CloseReason.SLOW, null);
-      return;
+    long bytes = utf8Length(update);
+    if (reserve(bytes)) {
+      enqueue(new Outgoing(update, bytes));
     }
+  }
+
+  /** Queues an error answer: small, it is counted but never refused for the budget. */
+  private void sendError(int cmdId, String message) {
+    String update = WsUpdate.error(cmdId, ErrorCode.BAD_REQUEST, message);
+    long bytes = utf8Length(update);
+    while (true) {
+      long now = queuedBytes.get();
+      if (now < 0) {
+        return;
+      }
+      if (queuedBytes.compareAndSet(now, now + bytes)) {
+        hub.memory().take(bytes);
+        break;
+      }
+    }
+    enqueue(new Outgoing(update, bytes));
+  }
+
+  private void enqueue(Outgoing update) {
     QueueOfferResult result = out.offer(update);
     if (result == QueueOfferResult.enqueued()) {
       hub.metrics().updateSent();
       return;
     }
-    queuedChars.addAndGet(-size);
+    outbound.give(update.bytes());
     if (result == QueueOfferResult.dropped()) {
       close(CloseReason.SLOW, null);
     }
     // QueueClosed / Failure: the session is ending; nothing more to send.
   }
 
-  /** An update left the queue for the socket. */
-  void dequeued(String update) {
-    queuedChars.addAndGet(-update.length());
+  /**
+   * Takes {@code bytes} of the session's and the node's allowances: true if taken; false if they do
+   * not fit (the session is then closed) or the session's stream already ended.
+   */
+  private boolean reserve(long bytes) {
+    while (true) {
+      long before = queuedBytes.get();
+      if (before < 0) {
+        return false;
+      }
+      if (before > 0 && before + bytes > hub.config().maxQueuedBytes()) {
+        close(CloseReason.SLOW, null);
+        return false;
+      }
+      if (!hub.memory().tryTake(bytes)) {
+        close(CloseReason.MEMORY_BUDGET, null);
+        return false;
+      }
+      if (queuedBytes.compareAndSet(before, before + bytes)) {
+        return true;
+      }
+      hub.memory().give(bytes); // raced with another update: try again
+    }
+  }
+
+  /** The session's outbound allowance as a subscription sees it (values it holds). */
+  private final LiveSubscription.Outbound outbound =
+      new LiveSubscription.Outbound() {
+        @Override
+        public boolean take(long bytes) {
+          while (true) {
+            long before = queuedBytes.get();
+            if (before < 0
+                || (before > 0 && before + bytes > hub.config().maxQueuedBytes())
+                || !hub.memory().tryTake(bytes)) {
+              return false;
+            }
+            if (queuedBytes.compareAndSet(before, before + bytes)) {
+              return true;
+            }
+            hub.memory().give(bytes);
+          }
+        }
+
+        @Override
+        public void give(long bytes) {
+          while (bytes > 0) {
+            long before = queuedBytes.get();
+            if (before < 0) {
+              return; // settled: everything was given back at once
+            }
+            if (queuedBytes.compareAndSet(before, before - bytes)) {
+              hub.memory().give(bytes);
+              return;
+            }
+          }
+        }
+      };
+
+  /** An update left the queue: Pekko took it for the socket. */
+  void dequeued(Outgoing update) {
+    outbound.give(update.bytes());
+  }
+
+  /**
+   * The stream to the socket ended: what is still counted (updates dropped with it, values held)
+   * goes back to the node's budget, and nothing is counted from now on.
+   */
+  void settle() {
+    long left = queuedBytes.getAndSet(SETTLED);
+    if (left > 0) {
+      hub.memory().give(left);
+    }
+  }
+
+  /** The size of {@code text} encoded as UTF-8, as a text frame carries it. */
+  static long utf8Length(String text) {
+    long bytes = text.length();
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c >= 0x80) {
+        if (c < 0x800) {
+          bytes++;
+        } else if (Character.isHighSurrogate(c)) {
+          bytes += 2; // with its low surrogate: 4 bytes for 2 chars
+          i++;
+        } else {
+          bytes += 2;
+        }
+      }
+    }
+    return bytes;
+  }
+
+  /** The log line's words for {@code reason}. */
+  private String describe(CloseReason reason) {
+    return switch (reason) {
+      case SLOW -> "the client fell too far behind (max-queued-updates or max-queued-bytes)";
+      case MEMORY_BUDGET -> "the node's WebSocket memory budget is used up";
+      case MESSAGE_TOO_LARGE ->
+          "a message larger than " + hub.config().maxMessageBytes() + " bytes";
+      case AUTH_FAILED -> "authentication failed (invalid or expired token, or none)";
+      case AUTH_TIMEOUT -> "no authCmd within auth-timeout";
+      case TOO_MANY_SESSIONS -> "too many sessions (max-sessions-per-user or max-sessions)";
+      case IDLE -> "nothing received for idle-timeout";
+      case CLIENT, SERVER_STOPPING -> reason.name().toLowerCase(java.util.Locale.ROOT);
+    };
   }
 
   /** The client stopped sending for idle-timeout, its stream ended, or the server stops. */
   void ended(CloseReason reason) {
-    close(reason, null);
+    close(
+        reason,
+        reason == CloseReason.MESSAGE_TOO_LARGE
+            ? WsUpdate.error(
+                0,
+                ErrorCode.BAD_REQUEST,
+                "Message too large: at most " + hub.config().maxMessageBytes() + " bytes")
+            : null);
+  }
+
+  /** Refuses a session the node has no room for ({@code max-sessions}). */
+  void refuseNodeFull() {
+    hub.metrics().rejected("too_many_sessions");
+    close(
+        CloseReason.TOO_MANY_SESSIONS,
+        WsUpdate.error(
+            0,
+            ErrorCode.BAD_REQUEST,
+            "Too many sessions on this server: at most " + hub.config().maxSessions()));
   }
 
   /**
@@ -442,19 +667,25 @@ final class WsSession {
       hub.release(who);
     }
     hub.closed(this, reason);
-    if (reason == CloseReason.SLOW) {
-      LOG.warn(
-          "[ws|{}] closed: the client fell {} updates behind",
-          remote,
-          hub.config().maxQueuedUpdates());
+    if (reason != CloseReason.CLIENT && reason != CloseReason.SERVER_STOPPING) {
+      boolean warn =
+          reason == CloseReason.SLOW
+              || reason == CloseReason.MEMORY_BUDGET
+              || reason == CloseReason.MESSAGE_TOO_LARGE;
+      hub.metrics().log(LOG, warn, reason.name(), "[ws|{}] closed: {}", remote, describe(reason));
+    }
+    if (reason == CloseReason.SLOW || reason == CloseReason.MEMORY_BUDGET) {
       dropQueued.run();
       return;
     }
-    if (reason != CloseReason.CLIENT) {
-      LOG.info("[ws|{}] closed: {}", remote, reason);
-    }
     if (last != null) {
-      out.offer(last);
+      // Counted like any update, never refused: the session's last words are small.
+      long bytes = utf8Length(last);
+      if (queuedBytes.get() >= 0) {
+        queuedBytes.addAndGet(bytes);
+        hub.memory().take(bytes);
+      }
+      out.offer(new Outgoing(last, bytes));
     }
     out.complete();
   }
