@@ -6,7 +6,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * The node-wide heap budget of the WebSocket API ({@code memory-budget}): every subscription takes
  * the estimate of what it keeps ({@link #subscription}) while it lives, every queued update its
  * bytes until written. Work that does not fit is refused, so no mix of sessions, subscriptions and
- * keys can hold more than the budget. Thread-safe (one counter, compare-and-set).
+ * keys can hold more than the budget. Subscriptions may fill only three quarters of it ({@link
+ * #tryTakeForSubscription}): the last quarter stays for the updates they send. Thread-safe (one
+ * counter, compare-and-set).
  */
 final class WsMemory {
 
@@ -40,9 +42,18 @@ final class WsMemory {
 
   /** Takes {@code bytes} if they fit; false (nothing taken) otherwise. */
   boolean tryTake(long bytes) {
+    return tryTake(bytes, limit);
+  }
+
+  /** Takes a subscription's {@code bytes} if they fit in three quarters of the budget. */
+  boolean tryTakeForSubscription(long bytes) {
+    return tryTake(bytes, limit / 4 * 3);
+  }
+
+  private boolean tryTake(long bytes, long bound) {
     while (true) {
       long now = used.get();
-      if (now + bytes > limit) {
+      if (now + bytes > bound) {
         return false;
       }
       if (used.compareAndSet(now, now + bytes)) {

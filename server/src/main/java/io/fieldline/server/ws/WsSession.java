@@ -224,7 +224,7 @@ final class WsSession {
       return;
     }
     long estimate = estimate(command);
-    if (!hub.memory().tryTake(estimate)) {
+    if (!hub.memory().tryTakeForSubscription(estimate)) {
       refuseOverBudget(command.cmdId(), "subscription");
       return;
     }
