@@ -20,6 +20,8 @@ import java.time.Duration;
  * @param memoryBudget bytes of heap all WebSocket sessions of this node may hold (subscriptions'
  *     keys and per-key state, queued updates); what does not fit is refused
  * @param maxHistoryReads one-shot {@code TIMESERIES_HISTORY} reads of one session at once
+ * @param maxSubscriptionReads first reads of new subscriptions of one session at once; beyond, the
+ *     session's next commands wait and its socket is not read
  * @param maxMessageBytes largest command message a client may send; a larger one closes the session
  * @param authTimeout how long a new {@code /api/ws} session may take to send its {@code authCmd}
  * @param idleTimeout a session that sent nothing for this long is closed (ThingsBoard's clients
@@ -36,6 +38,7 @@ public record WsConfig(
     int maxKeysPerCommand,
     long memoryBudget,
     int maxHistoryReads,
+    int maxSubscriptionReads,
     int maxMessageBytes,
     Duration authTimeout,
     Duration idleTimeout,
@@ -64,6 +67,7 @@ public record WsConfig(
             ws.integer("max-keys-per-command", 1, 10_000),
             budget > 0 ? budget : maxHeap / 100 * percent,
             ws.integer("max-history-reads", 1),
+            ws.integer("max-subscription-reads", 1),
             (int) ws.bytes("max-message-size", 256, 16L * 1024 * 1024),
             ws.positiveDuration("auth-timeout"),
             ws.positiveDuration("idle-timeout"),

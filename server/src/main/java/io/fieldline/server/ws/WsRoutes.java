@@ -7,6 +7,8 @@ import io.fieldline.server.rest.HttpJson;
 import io.fieldline.server.rest.JwtTokens;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -51,6 +53,9 @@ import org.jspecify.annotations.Nullable;
  * a bounded queue of updates written to the socket.
  */
 public final class WsRoutes extends AllDirectives {
+
+  /** Characters of one part of a large update (see {@link #message}). */
+  static final int PART_CHARS = 8192;
 
   private final WsSessions hub;
   private final Materializer materializer;
@@ -140,14 +145,11 @@ public final class WsRoutes extends AllDirectives {
         Flow.<Message>create()
             .idleTimeout(config.idleTimeout())
             .mapAsync(1, message -> text(message, config.maxMessageBytes()))
-            .toMat(Sink.foreach(session::onText), Keep.right());
+            .mapAsync(1, session::onText)
+            .toMat(Sink.ignore(), Keep.right());
     Source<Message, NotUsed> updates =
         out.second()
-            .map(
-                update -> {
-                  session.dequeued(update);
-                  return (Message) TextMessage.create(update.text());
-                })
+            .map(update -> message(session, update))
             .watchTermination(
                 (mat, done) -> {
                   done.whenComplete((ok, failure) -> session.settle());
@@ -159,6 +161,35 @@ public final class WsRoutes extends AllDirectives {
               done.whenComplete((ok, failure) -> session.ended(reason(failure)));
               return NotUsed.getInstance();
             });
+  }
+
+  /**
+   * The message of {@code update}. A large one goes out in parts of at most {@link #PART_CHARS}
+   * characters, each counted as written when Pekko takes it: what Pekko's stages hold for a slow
+   * socket is then a few parts, not a few whole updates.
+   */
+  private static Message message(WsSession session, WsSession.Outgoing update) {
+    String text = update.text();
+    if (text.length() <= PART_CHARS) {
+      session.dequeued(update.bytes());
+      return TextMessage.create(text);
+    }
+    List<String> parts = new ArrayList<>();
+    for (int start = 0; start < text.length(); ) {
+      int end = Math.min(text.length(), start + PART_CHARS);
+      if (end < text.length() && Character.isHighSurrogate(text.charAt(end - 1))) {
+        end--; // a surrogate pair stays in one part
+      }
+      parts.add(text.substring(start, end));
+      start = end;
+    }
+    return TextMessage.create(
+        Source.from(parts)
+            .map(
+                part -> {
+                  session.dequeued(WsSession.utf8Length(part));
+                  return part;
+                }));
   }
 
   /** Closes every open session, each with a close frame: the server stops. */

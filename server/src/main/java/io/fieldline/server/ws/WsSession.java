@@ -76,6 +76,8 @@ final class WsSession {
     }
   }
 
+  private static final CompletionStage<Void> DONE = CompletableFuture.completedFuture(null);
+
   /** {@link #queuedBytes} once the session's outbound stream ended: nothing more is counted. */
   private static final long SETTLED = Long.MIN_VALUE / 2;
 
@@ -87,6 +89,7 @@ final class WsSession {
   // Bytes queued or held for the socket, all taken from the node's budget too; SETTLED at the end.
   private final AtomicLong queuedBytes = new AtomicLong();
   private final AtomicInteger historyReads = new AtomicInteger();
+  private final ReadPermits reads;
   // Both written under "this" together with closed, so a slot is taken and given back once.
   private volatile @Nullable String user;
   private volatile boolean closed;
@@ -110,6 +113,7 @@ final class WsSession {
     this.dropQueued = dropQueued;
     this.remote = remote;
     this.user = user;
+    this.reads = new ReadPermits(hub.config().maxSubscriptionReads());
   }
 
   /** Admits a session authenticated before the upgrade; false if it was refused and closed. */
@@ -127,10 +131,14 @@ final class WsSession {
     return user != null;
   }
 
-  /** Handles one client message. Never throws: every problem is answered with an error update. */
-  void onText(String text) {
+  /**
+   * Handles one client message. Never throws: every problem is answered with an error update. The
+   * stage completes once every command of the message started (a subscription waits for a read
+   * permit first): the connection reads the next message only then.
+   */
+  CompletionStage<Void> onText(String text) {
     if (closed) {
-      return;
+      return DONE;
     }
     JsonNode message;
     try {
@@ -143,16 +151,16 @@ final class WsSession {
       send(
           WsUpdate.error(
               0, ErrorCode.BAD_REQUEST, "Failed to parse the message: not a JSON object"));
-      return;
+      return DONE;
     }
     if (message.has("authCmd") && !authenticate(message.path("authCmd"))) {
-      return;
+      return DONE;
     }
     if (user == null) {
       close(
           CloseReason.AUTH_FAILED,
           WsUpdate.error(0, ErrorCode.UNAUTHORIZED, "Authenticate first: send an authCmd"));
-      return;
+      return DONE;
     }
     WsCommand.Batch batch = WsCommand.parse(message, hub.config().maxKeysPerCommand());
     for (WsCommand.Bad bad : batch.bad()) {
@@ -160,7 +168,15 @@ final class WsSession {
       LOG.debug("[ws|{}] bad command {}: {}", remote, bad.cmdId(), bad.reason());
       send(WsUpdate.error(bad.cmdId(), ErrorCode.BAD_REQUEST, bad.reason()));
     }
-    batch.commands().forEach(this::run);
+    CompletionStage<Void> started = DONE;
+    for (WsCommand command : batch.commands()) {
+      if (command.unsubscribe() || command.type() == WsCommand.Type.TIMESERIES_HISTORY) {
+        started = started.thenRun(() -> run(command));
+      } else {
+        started = started.thenCompose(ready -> reads.acquire()).thenRun(() -> subscribe(command));
+      }
+    }
+    return started;
   }
 
   private boolean authenticate(JsonNode authCmd) {
@@ -205,11 +221,27 @@ final class WsSession {
   private void run(WsCommand command) {
     if (command.unsubscribe()) {
       release(subscriptions.remove(command.cmdId()));
-      return;
-    }
-    if (command.type() == WsCommand.Type.TIMESERIES_HISTORY) {
+    } else {
       history(command);
-      return;
+    }
+  }
+
+  /** Starts a subscription holding a read permit, given back once its first read is over. */
+  private void subscribe(WsCommand command) {
+    boolean reading = false;
+    try {
+      reading = startSubscription(command);
+    } finally {
+      if (!reading) {
+        reads.release();
+      }
+    }
+  }
+
+  /** Starts a subscription; true if its first read runs (and will give back the read permit). */
+  private boolean startSubscription(WsCommand command) {
+    if (closed) {
+      return false;
     }
     if (!subscriptions.containsKey(command.cmdId())
         && subscriptions.size() >= hub.config().maxSubscriptionsPerSession()) {
@@ -221,12 +253,12 @@ final class WsSession {
               "Too many subscriptions: at most "
                   + hub.config().maxSubscriptionsPerSession()
                   + " per session"));
-      return;
+      return false;
     }
     long estimate = estimate(command);
     if (!hub.memory().tryTakeForSubscription(estimate)) {
       refuseOverBudget(command.cmdId(), "subscription");
-      return;
+      return false;
     }
     LiveSubscription subscription =
         new LiveSubscription(
@@ -242,7 +274,7 @@ final class WsSession {
     if (closed) {
       // Closed while this command ran: close() may have missed the subscription just added.
       release(subscriptions.remove(command.cmdId()));
-      return;
+      return false;
     }
     DeviceId device = command.device();
     hub.registry()
@@ -260,6 +292,7 @@ final class WsSession {
             })
         .whenComplete(
             (current, failure) -> {
+              reads.release();
               if (failure == null) {
                 subscription.start(current);
               } else {
@@ -269,6 +302,7 @@ final class WsSession {
                 }
               }
             });
+    return true;
   }
 
   /** Closes a subscription no longer in the map (null: nothing to close). */
@@ -572,9 +606,9 @@ final class WsSession {
         }
       };
 
-  /** An update left the queue: Pekko took it for the socket. */
-  void dequeued(Outgoing update) {
-    outbound.give(update.bytes());
+  /** {@code bytes} of an update left the queue: Pekko took them for the socket. */
+  void dequeued(long bytes) {
+    outbound.give(bytes);
   }
 
   /**
@@ -663,6 +697,7 @@ final class WsSession {
     for (Integer cmdId : List.copyOf(subscriptions.keySet())) {
       release(subscriptions.remove(cmdId));
     }
+    reads.close();
     if (who != null) {
       hub.release(who);
     }
