@@ -6,6 +6,9 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
 import io.fieldline.common.Device;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.binder.logging.LogbackMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.EOFException;
@@ -279,6 +282,38 @@ class WebSocketMemoryIT extends RestTestBase {
                 metric("fieldline_ws_sessions_closed_total{reason=\"message_too_large\"")
                     == tooLarge + 1);
     assertThat(metric("fieldline_ws_sessions_closed_total{reason=\"client\"")).isEqualTo(client);
+  }
+
+  @Test
+  void should_log_at_most_one_line_when_a_flood_of_logins_fails() {
+    // Every line this JVM logs meanwhile, by level (Micrometer's Logback binder): no log text read.
+    SimpleMeterRegistry lines = new SimpleMeterRegistry();
+    LogbackMetrics logged = new LogbackMetrics();
+    logged.bindTo(lines);
+    double failed = metric("fieldline_ws_sessions_closed_total{reason=\"auth_failed\"");
+    try {
+      for (int i = 0; i < 20; i++) {
+        try (WsTestClient ws =
+            WsTestClient.open(URI.create("ws://127.0.0.1:" + server.httpPort() + "/api/ws"))) {
+          ws.send("{\"authCmd\":{\"cmdId\":0,\"token\":\"not-a-jwt-" + i + "\"}}");
+          JsonNode refused = ws.nextAny();
+          assertThat(refused.path("errorCode").asInt()).isEqualTo(3);
+          assertThat(refused.path("errorMsg").asText()).isEqualTo("Unauthorized");
+          assertThat(ws.awaitClosed()).isTrue();
+        }
+      }
+      await()
+          .until(
+              () ->
+                  metric("fieldline_ws_sessions_closed_total{reason=\"auth_failed\"")
+                      == failed + 20);
+    } finally {
+      logged.close();
+    }
+    double count =
+        lines.find("logback.events").counters().stream().mapToDouble(Counter::count).sum();
+    // One line, or none if an earlier one of the kind went out less than 10 s ago.
+    assertThat(count).as("lines logged for 20 failed logins").isLessThanOrEqualTo(1);
   }
 
   /** The WebSocket handshake over a raw socket (RFC 6455 §4.1), reading the 101 answer. */
