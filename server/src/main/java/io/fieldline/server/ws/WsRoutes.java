@@ -187,7 +187,7 @@ public final class WsRoutes extends AllDirectives {
         Source.from(parts)
             .map(
                 part -> {
-                  session.dequeued(WsSession.utf8Length(part));
+                  session.dequeued(SessionOutbound.utf8Length(part));
                   return part;
                 }));
   }
@@ -222,12 +222,12 @@ public final class WsRoutes extends AllDirectives {
     TextMessage text = message.asTextMessage();
     if (text.isStrict()) {
       String strict = text.getStrictText();
-      return WsSession.utf8Length(strict) > max
+      return SessionOutbound.utf8Length(strict) > max
           ? CompletableFuture.failedFuture(new StreamLimitReachedException(max))
           : CompletableFuture.completedFuture(strict);
     }
     return text.getStreamedText()
-        .limitWeighted(max, WsSession::utf8Length)
+        .limitWeighted(max, SessionOutbound::utf8Length)
         .runFold(new StringBuilder(), StringBuilder::append, materializer)
         .thenApply(StringBuilder::toString);
   }

@@ -3,27 +3,18 @@ package io.fieldline.server.ws;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.HistoryQuery;
 import io.fieldline.common.NameRules;
-import io.fieldline.common.SortOrder;
-import io.fieldline.common.TsKvEntry;
 import io.fieldline.server.live.LiveData;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.ws.WsUpdate.ErrorCode;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.stream.BoundedSourceQueue;
 import org.apache.pekko.stream.QueueOfferResult;
 import org.jspecify.annotations.Nullable;
@@ -47,9 +38,6 @@ final class WsSession {
 
   private static final Logger LOG = LoggerFactory.getLogger(WsSession.class);
   private static final ObjectMapper MAPPER = new ObjectMapper();
-
-  /** Most raw points one history answer may carry (keys × limit): one update, a few MB at most. */
-  static final long MAX_HISTORY_POINTS = 100_000;
 
   /** Why a session ended (a metric tag). */
   enum CloseReason {
@@ -78,18 +66,15 @@ final class WsSession {
 
   private static final CompletionStage<Void> DONE = CompletableFuture.completedFuture(null);
 
-  /** {@link #queuedBytes} once the session's outbound stream ended: nothing more is counted. */
-  private static final long SETTLED = Long.MIN_VALUE / 2;
-
   private final WsSessions hub;
   private final BoundedSourceQueue<Outgoing> out;
   private final Runnable dropQueued;
   private final String remote;
   private final Map<Integer, LiveSubscription> subscriptions = new ConcurrentHashMap<>();
-  // Bytes queued or held for the socket, all taken from the node's budget too; SETTLED at the end.
-  private final AtomicLong queuedBytes = new AtomicLong();
+  private final SessionOutbound outbound;
   private final AtomicInteger historyReads = new AtomicInteger();
   private final ReadPermits reads;
+  private final CommandReads reading;
   // Both written under "this" together with closed, so a slot is taken and given back once.
   private volatile @Nullable String user;
   private volatile boolean closed;
@@ -114,6 +99,8 @@ final class WsSession {
     this.remote = remote;
     this.user = user;
     this.reads = new ReadPermits(hub.config().maxSubscriptionReads());
+    this.reading = new CommandReads(hub.queries(), hub.config().maxKeysPerCommand());
+    this.outbound = new SessionOutbound(hub.memory(), hub.config().maxQueuedBytes());
   }
 
   /** Admits a session authenticated before the upgrade; false if it was refused and closed. */
@@ -288,7 +275,7 @@ final class WsSession {
               // the watch: nothing stored in between is missed.
               LiveData.Watch watch = hub.live().watch(device, subscription);
               subscription.registered(watch);
-              return watch.ready().thenCompose(ready -> current(command));
+              return watch.ready().thenCompose(ready -> reading.current(command));
             })
         .whenComplete(
             (current, failure) -> {
@@ -343,40 +330,6 @@ final class WsSession {
             + " or retry later");
   }
 
-  /** What a new subscription's first update starts from. */
-  private CompletionStage<List<LiveSubscription.Point>> current(WsCommand command) {
-    DeviceId device = command.device();
-    if (command.type() == WsCommand.Type.ATTRIBUTES) {
-      List<CompletableFuture<List<AttributeKvEntry>>> reads = new ArrayList<>();
-      for (AttributeScope scope : AttributeScope.values()) {
-        if (command.scope().contains(scope)) {
-          reads.add(hub.queries().attributes(device, scope, command.keys()).toCompletableFuture());
-        }
-      }
-      return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new))
-          .thenApply(
-              done -> {
-                List<LiveSubscription.Point> points = new ArrayList<>();
-                reads.forEach(
-                    read ->
-                        read.join()
-                            .forEach(
-                                a ->
-                                    points.add(
-                                        new LiveSubscription.Point(a.lastUpdateTs(), a.kv()))));
-                return points;
-              });
-    }
-    if (!command.history()) {
-      return hub.queries().latest(device, command.keys()).thenApply(WsSession::points);
-    }
-    long start =
-        command.startTs() > 0
-            ? command.startTs()
-            : System.currentTimeMillis() - command.timeWindow();
-    return readHistory(command, start, start + command.timeWindow());
-  }
-
   private void history(WsCommand command) {
     if (historyReads.incrementAndGet() > hub.config().maxHistoryReads()) {
       historyReads.decrementAndGet();
@@ -398,7 +351,7 @@ final class WsSession {
               if (found.isEmpty()) {
                 throw new DeviceNotFound(command.device());
               }
-              return readHistory(command, command.startTs(), end);
+              return reading.history(command, command.startTs(), end);
             })
         .whenComplete(
             (points, failure) -> {
@@ -411,7 +364,7 @@ final class WsSession {
               points.forEach(point -> update.add(point.ts(), point.entry()));
               command.keys().ifPresent(keys -> keys.forEach(update::addEmpty));
               String answer = update.json();
-              long bytes = utf8Length(answer);
+              long bytes = SessionOutbound.utf8Length(answer);
               // Not an update that can wait: an answer that does not fit is refused, not queued.
               if (!hub.memory().tryTake(bytes)) {
                 refuseOverBudget(command.cmdId(), "history answer of " + bytes + " bytes");
@@ -420,61 +373,6 @@ final class WsSession {
               hub.memory().give(bytes);
               send(answer);
             });
-  }
-
-  private CompletionStage<List<LiveSubscription.Point>> readHistory(
-      WsCommand command, long startTs, long endTs) {
-    DeviceId device = command.device();
-    CompletionStage<Set<String>> keys =
-        command.keys().isPresent()
-            ? CompletableFuture.completedFuture(command.keys().get())
-            : hub.queries().keys(device).thenApply(Set::copyOf);
-    int maxKeys = hub.config().maxKeysPerCommand();
-    return keys.thenCompose(
-        resolved -> {
-          if (resolved.isEmpty()) {
-            return CompletableFuture.completedFuture(List.of());
-          }
-          if (resolved.size() > maxKeys) {
-            throw new IllegalArgumentException(
-                "The device has more than "
-                    + maxKeys
-                    + " keys: name the keys to read (at most "
-                    + maxKeys
-                    + ")");
-          }
-          // At most MAX_HISTORY_POINTS raw points per answer: the limit per key is lowered.
-          int limit =
-              (int) Math.max(1, Math.min(command.limit(), MAX_HISTORY_POINTS / resolved.size()));
-          HistoryQuery query =
-              new HistoryQuery(
-                  resolved,
-                  startTs,
-                  endTs,
-                  command.interval(),
-                  limit,
-                  command.agg(),
-                  // The newest points when the limit cuts (as ThingsBoard and our REST API).
-                  SortOrder.DESC);
-          return hub.queries()
-              .history(device, query)
-              .thenApply(
-                  byKey -> {
-                    List<LiveSubscription.Point> points = new ArrayList<>();
-                    for (List<TsKvEntry> newestFirst : byKey.values()) {
-                      List<TsKvEntry> inTimeOrder = new ArrayList<>(newestFirst);
-                      Collections.reverse(inTimeOrder);
-                      points.addAll(points(inTimeOrder));
-                    }
-                    return points;
-                  });
-        });
-  }
-
-  private static List<LiveSubscription.Point> points(List<TsKvEntry> entries) {
-    List<LiveSubscription.Point> points = new ArrayList<>(entries.size());
-    entries.forEach(entry -> points.add(new LiveSubscription.Point(entry.ts(), entry.kv())));
-    return points;
   }
 
   /**
@@ -511,27 +409,24 @@ final class WsSession {
    * CloseReason#MEMORY_BUDGET}).
    */
   void send(String update) {
-    long bytes = utf8Length(update);
-    if (reserve(bytes)) {
-      enqueue(new Outgoing(update, bytes));
+    long bytes = SessionOutbound.utf8Length(update);
+    switch (outbound.reserve(bytes)) {
+      case TAKEN -> enqueue(new Outgoing(update, bytes));
+      case SESSION_FULL -> close(CloseReason.SLOW, null);
+      case NODE_FULL -> close(CloseReason.MEMORY_BUDGET, null);
+      case ENDED -> {
+        // the session is ending; nothing more to send
+      }
     }
   }
 
   /** Queues an error answer: small, it is counted but never refused for the budget. */
   private void sendError(int cmdId, String message) {
     String update = WsUpdate.error(cmdId, ErrorCode.BAD_REQUEST, message);
-    long bytes = utf8Length(update);
-    while (true) {
-      long now = queuedBytes.get();
-      if (now < 0) {
-        return;
-      }
-      if (queuedBytes.compareAndSet(now, now + bytes)) {
-        hub.memory().take(bytes);
-        break;
-      }
+    long bytes = SessionOutbound.utf8Length(update);
+    if (outbound.force(bytes)) {
+      enqueue(new Outgoing(update, bytes));
     }
-    enqueue(new Outgoing(update, bytes));
   }
 
   private void enqueue(Outgoing update) {
@@ -547,98 +442,14 @@ final class WsSession {
     // QueueClosed / Failure: the session is ending; nothing more to send.
   }
 
-  /**
-   * Takes {@code bytes} of the session's and the node's allowances: true if taken; false if they do
-   * not fit (the session is then closed) or the session's stream already ended.
-   */
-  private boolean reserve(long bytes) {
-    while (true) {
-      long before = queuedBytes.get();
-      if (before < 0) {
-        return false;
-      }
-      if (before > 0 && before + bytes > hub.config().maxQueuedBytes()) {
-        close(CloseReason.SLOW, null);
-        return false;
-      }
-      if (!hub.memory().tryTake(bytes)) {
-        close(CloseReason.MEMORY_BUDGET, null);
-        return false;
-      }
-      if (queuedBytes.compareAndSet(before, before + bytes)) {
-        return true;
-      }
-      hub.memory().give(bytes); // raced with another update: try again
-    }
-  }
-
-  /** The session's outbound allowance as a subscription sees it (values it holds). */
-  private final LiveSubscription.Outbound outbound =
-      new LiveSubscription.Outbound() {
-        @Override
-        public boolean take(long bytes) {
-          while (true) {
-            long before = queuedBytes.get();
-            if (before < 0
-                || (before > 0 && before + bytes > hub.config().maxQueuedBytes())
-                || !hub.memory().tryTake(bytes)) {
-              return false;
-            }
-            if (queuedBytes.compareAndSet(before, before + bytes)) {
-              return true;
-            }
-            hub.memory().give(bytes);
-          }
-        }
-
-        @Override
-        public void give(long bytes) {
-          while (bytes > 0) {
-            long before = queuedBytes.get();
-            if (before < 0) {
-              return; // settled: everything was given back at once
-            }
-            if (queuedBytes.compareAndSet(before, before - bytes)) {
-              hub.memory().give(bytes);
-              return;
-            }
-          }
-        }
-      };
-
   /** {@code bytes} of an update left the queue: Pekko took them for the socket. */
   void dequeued(long bytes) {
     outbound.give(bytes);
   }
 
-  /**
-   * The stream to the socket ended: what is still counted (updates dropped with it, values held)
-   * goes back to the node's budget, and nothing is counted from now on.
-   */
+  /** The stream to the socket ended: what is still counted goes back to the node's budget. */
   void settle() {
-    long left = queuedBytes.getAndSet(SETTLED);
-    if (left > 0) {
-      hub.memory().give(left);
-    }
-  }
-
-  /** The size of {@code text} encoded as UTF-8, as a text frame carries it. */
-  static long utf8Length(String text) {
-    long bytes = text.length();
-    for (int i = 0; i < text.length(); i++) {
-      char c = text.charAt(i);
-      if (c >= 0x80) {
-        if (c < 0x800) {
-          bytes++;
-        } else if (Character.isHighSurrogate(c)) {
-          bytes += 2; // with its low surrogate: 4 bytes for 2 chars
-          i++;
-        } else {
-          bytes += 2;
-        }
-      }
-    }
-    return bytes;
+    outbound.settle();
   }
 
   /** The log line's words for {@code reason}. */
@@ -715,12 +526,11 @@ final class WsSession {
     }
     if (last != null) {
       // Counted like any update, never refused: the session's last words are small.
-      long bytes = utf8Length(last);
-      if (queuedBytes.get() >= 0) {
-        queuedBytes.addAndGet(bytes);
-        hub.memory().take(bytes);
+      long bytes = SessionOutbound.utf8Length(last);
+      if (outbound.force(bytes)
+          && out.offer(new Outgoing(last, bytes)) != QueueOfferResult.enqueued()) {
+        outbound.give(bytes);
       }
-      out.offer(new Outgoing(last, bytes));
     }
     out.complete();
   }

@@ -71,10 +71,10 @@ class WsBoundsTest {
     assertThat(command.keyChars()).isEqualTo(5);
     assertThat(WsMemory.subscription(2, 5))
         .isEqualTo(WsMemory.SUBSCRIPTION_BYTES + 2 * WsMemory.KEY_BYTES + 20);
-    assertThat(WsSession.utf8Length("a")).isEqualTo(1);
-    assertThat(WsSession.utf8Length("é")).isEqualTo(2);
-    assertThat(WsSession.utf8Length("€")).isEqualTo(3);
-    assertThat(WsSession.utf8Length("😀")).isEqualTo(4);
+    assertThat(SessionOutbound.utf8Length("a")).isEqualTo(1);
+    assertThat(SessionOutbound.utf8Length("é")).isEqualTo(2);
+    assertThat(SessionOutbound.utf8Length("€")).isEqualTo(3);
+    assertThat(SessionOutbound.utf8Length("😀")).isEqualTo(4);
   }
 
   @Test
