@@ -219,8 +219,9 @@ class WebSocketMemoryIT extends RestTestBase {
               + "\",\"keys\":\"v\",\"scope\":\"LATEST_TELEMETRY\"}]}");
       await().until(() -> metric("fieldline_ws_subscriptions ") == 1);
 
-      // Three bytes a character as framed, one as a Java char: 6,000 bytes a value.
-      String value = "€".repeat(2_000);
+      // Large updates, partly of three bytes a character as framed (one Java char each): 56,000
+      // bytes, 52,000 characters a value.
+      String value = "€".repeat(2_000) + "x".repeat(50_000);
       Mqtt3BlockingClient mqtt = connectedDevice(device);
       int published = 0;
       double mostQueued = 0;
@@ -257,9 +258,10 @@ class WebSocketMemoryIT extends RestTestBase {
       } catch (EOFException | SocketException | SocketTimeoutException end) {
         // The server closed (or reset) the connection without a close frame.
       }
-      // The queue is dropped at the close: the client gets what Pekko and the kernel (4 KiB
-      // buffers here) had taken, well under the bound.
-      assertThat(received).isLessThanOrEqualTo(MAX_QUEUED_BYTES);
+      // The queue is dropped at the close: the client gets what Pekko and the kernel had taken
+      // (Linux grows the server's send buffer past the 4 KiB asked for): about 280 KB here, and
+      // 450 KB when Pekko held whole updates instead of parts of 4,096 characters.
+      assertThat(received).isLessThanOrEqualTo(MAX_QUEUED_BYTES + 128 * 1024);
       assertThat(closeCode).as("close frame status (Pekko's only one)").isIn(-1, 1000);
     }
   }

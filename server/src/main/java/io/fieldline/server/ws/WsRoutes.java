@@ -55,7 +55,7 @@ import org.jspecify.annotations.Nullable;
 public final class WsRoutes extends AllDirectives {
 
   /** Characters of one part of a large update (see {@link #message}). */
-  static final int PART_CHARS = 8192;
+  static final int PART_CHARS = 4096;
 
   private final WsSessions hub;
   private final Materializer materializer;
