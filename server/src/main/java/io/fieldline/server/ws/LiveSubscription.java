@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
@@ -21,7 +22,11 @@ import org.jspecify.annotations.Nullable;
  * arriving before {@link #start} are held (at most {@code maxHeld}; beyond that the client is
  * treated as too slow), then sent after the current values, in one first update. Per key, values
  * are sent in timestamp order: a value older than the last one sent for its key is dropped (a point
- * of a history-then-live subscription must also be newer, not only as new).
+ * of a history-then-live subscription must also be newer, not only as new). What it keeps per key
+ * is a timestamp and a 64-bit hash of the last value, never the value, for at most {@code maxKeys}
+ * keys: a subscription to every key stops following new keys beyond that (telling the client once).
+ * The values held before the start count against the session's outbound bytes ({@code outbound}),
+ * like queued updates.
  *
  * <p>Thread-safe: events come from storage and REST threads, the start from a read's completion.
  */
@@ -30,27 +35,53 @@ final class LiveSubscription implements DeviceEventListener {
   /** A value with its timestamp (a time-series point, or an attribute and its update time). */
   record Point(long ts, KvEntry entry) {}
 
+  /** What is kept of the last value sent for a key. */
+  private record Sent(long ts, long hash) {}
+
+  /** Takes and gives back bytes of the session's outbound allowance. */
+  interface Outbound {
+    /** Takes {@code bytes}; false (nothing taken) if they do not fit. */
+    boolean take(long bytes);
+
+    void give(long bytes);
+  }
+
   private final WsCommand command;
   private final Consumer<String> sink;
   private final Runnable tooSlow;
+  private final Outbound outbound;
   private final int maxHeld;
+  private final int maxKeys;
   private final boolean series;
-  private final Map<String, Point> lastSent = new HashMap<>();
+  private final Map<String, Sent> lastSent = new HashMap<>();
   private final Map<String, Long> watermark = new HashMap<>();
   private @Nullable List<Point> held = new ArrayList<>();
   private int heldEvents;
+  // Outside the lock: close() gives them back without taking it.
+  private final AtomicLong heldBytes = new AtomicLong();
+  private boolean toldTooManyKeys;
   private volatile DeviceEvents.@Nullable Subscription registration;
   private volatile boolean closed;
 
   /**
    * @param sink writes one update to the client
-   * @param tooSlow runs when more than {@code maxHeld} values wait for the current ones
+   * @param tooSlow runs when more than {@code maxHeld} events, or more than {@code outbound}
+   *     allows, wait for the current values
+   * @param maxKeys the most keys followed
    */
-  LiveSubscription(WsCommand command, Consumer<String> sink, Runnable tooSlow, int maxHeld) {
+  LiveSubscription(
+      WsCommand command,
+      Consumer<String> sink,
+      Runnable tooSlow,
+      Outbound outbound,
+      int maxHeld,
+      int maxKeys) {
     this.command = command;
     this.sink = sink;
     this.tooSlow = tooSlow;
+    this.outbound = outbound;
     this.maxHeld = maxHeld;
+    this.maxKeys = maxKeys;
     this.series = command.type() == WsCommand.Type.TIMESERIES && command.history();
   }
 
@@ -77,8 +108,17 @@ final class LiveSubscription implements DeviceEventListener {
         return false;
       }
       if (held != null) {
-        if (++heldEvents > maxHeld) {
+        long bytes = 0;
+        for (Point point : points) {
+          bytes += heldBytes(point);
+        }
+        if (++heldEvents > maxHeld || !outbound.take(bytes)) {
           tooSlow.run();
+          return false;
+        }
+        heldBytes.addAndGet(bytes);
+        if (closed) {
+          outbound.give(heldBytes.getAndSet(0)); // close() may have run before the add
           return false;
         }
         held.addAll(points);
@@ -105,6 +145,7 @@ final class LiveSubscription implements DeviceEventListener {
     current.forEach(point -> add(first, point, true));
     held.forEach(point -> add(first, point, false));
     held = null;
+    outbound.give(heldBytes.getAndSet(0));
     command.keys().ifPresent(keys -> keys.forEach(first::addEmpty));
     sink.accept(first.json());
   }
@@ -115,6 +156,8 @@ final class LiveSubscription implements DeviceEventListener {
    */
   void close() {
     closed = true;
+    // Values held for a start that will not come go back to the session's allowance.
+    outbound.give(heldBytes.getAndSet(0));
     DeviceEvents.Subscription current = registration;
     if (current != null) {
       current.close();
@@ -128,6 +171,20 @@ final class LiveSubscription implements DeviceEventListener {
    */
   private void add(WsUpdate update, Point point, boolean current) {
     String key = point.entry().key();
+    Map<String, ?> perKey = series ? watermark : lastSent;
+    if (!perKey.containsKey(key) && perKey.size() >= maxKeys) {
+      if (!toldTooManyKeys) {
+        toldTooManyKeys = true;
+        sink.accept(
+            WsUpdate.error(
+                command.cmdId(),
+                WsUpdate.ErrorCode.BAD_REQUEST,
+                "The device has more keys than a subscription follows ("
+                    + maxKeys
+                    + "): name the keys to follow"));
+      }
+      return;
+    }
     if (series) {
       if (current) {
         watermark.merge(key, point.ts(), Math::max);
@@ -138,15 +195,33 @@ final class LiveSubscription implements DeviceEventListener {
         }
       }
     } else {
-      Point last = lastSent.get(key);
+      Sent last = lastSent.get(key);
+      long hash = hash(point.entry());
       if (last != null
-          && (point.ts() < last.ts()
-              || (point.ts() == last.ts() && point.entry().equals(last.entry())))) {
+          && (point.ts() < last.ts() || (point.ts() == last.ts() && hash == last.hash()))) {
         return;
       }
-      lastSent.put(key, point);
+      // A map keeps the key object of the first put: one name per key is kept.
+      lastSent.put(key, new Sent(point.ts(), hash));
     }
     update.add(point.ts(), point.entry());
+  }
+
+  /**
+   * A 64-bit FNV-1a hash of the value's type and text: "the same value again" without the value.
+   */
+  static long hash(KvEntry entry) {
+    long hash = 0xcbf29ce484222325L ^ entry.type().ordinal();
+    String text = entry.valueAsString();
+    for (int i = 0; i < text.length(); i++) {
+      hash = (hash ^ text.charAt(i)) * 0x100000001b3L;
+    }
+    return hash;
+  }
+
+  /** What a held point costs: its key and value text, two bytes a character, and its objects. */
+  private static long heldBytes(Point point) {
+    return 64 + 2L * (point.entry().key().length() + point.entry().valueAsString().length());
   }
 
   private List<Point> points(DeviceEvent event) {

@@ -5,6 +5,7 @@ import io.fieldline.common.Aggregation;
 import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.HistoryQuery;
+import io.fieldline.common.NameRules;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
@@ -54,8 +55,25 @@ record WsCommand(
     ATTRIBUTES
   }
 
-  /** A command that could not be understood. */
-  record Bad(int cmdId, String reason) {}
+  /**
+   * A command that could not be understood or is over a bound.
+   *
+   * @param tag the metric's reason ({@code bad_command}, {@code too_many_keys})
+   */
+  record Bad(int cmdId, String reason, String tag) {
+    Bad(int cmdId, String reason) {
+      this(cmdId, reason, "bad_command");
+    }
+  }
+
+  /** A command naming more keys than a command may. */
+  private static final class TooManyKeys extends IllegalArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    TooManyKeys(int max) {
+      super("too many keys: a command may name at most " + max);
+    }
+  }
 
   /** Every command of one client message, in order, understood or not. */
   record Batch(List<WsCommand> commands, List<Bad> bad) {}
@@ -66,8 +84,11 @@ record WsCommand(
   private static final List<Type> LEGACY_TYPES =
       List.of(Type.TIMESERIES, Type.TIMESERIES_HISTORY, Type.ATTRIBUTES);
 
-  /** The commands of {@code message} (its {@code cmds}, then the legacy arrays). */
-  static Batch parse(JsonNode message) {
+  /**
+   * The commands of {@code message} (its {@code cmds}, then the legacy arrays), each naming at most
+   * {@code maxKeys} keys.
+   */
+  static Batch parse(JsonNode message, int maxKeys) {
     List<WsCommand> commands = new ArrayList<>();
     List<Bad> bad = new ArrayList<>();
     JsonNode cmds = message.path("cmds");
@@ -90,11 +111,11 @@ record WsCommand(
                         + " TIMESERIES_HISTORY, ATTRIBUTES"));
         continue;
       }
-      add(known.get(), cmd, commands, bad);
+      add(known.get(), cmd, maxKeys, commands, bad);
     }
     for (int i = 0; i < LEGACY.size(); i++) {
       for (JsonNode cmd : iterable(message.path(LEGACY.get(i)))) {
-        add(LEGACY_TYPES.get(i), cmd, commands, bad);
+        add(LEGACY_TYPES.get(i), cmd, maxKeys, commands, bad);
       }
     }
     return new Batch(commands, bad);
@@ -104,16 +125,19 @@ record WsCommand(
     return node.isArray() ? node : List.of();
   }
 
-  private static void add(Type type, JsonNode cmd, List<WsCommand> commands, List<Bad> bad) {
+  private static void add(
+      Type type, JsonNode cmd, int maxKeys, List<WsCommand> commands, List<Bad> bad) {
     int cmdId = cmd.path("cmdId").asInt(0);
     try {
-      commands.add(command(type, cmd));
+      commands.add(command(type, cmd, maxKeys));
+    } catch (TooManyKeys e) {
+      bad.add(new Bad(cmdId, e.getMessage(), "too_many_keys"));
     } catch (IllegalArgumentException e) {
       bad.add(new Bad(cmdId, e.getMessage()));
     }
   }
 
-  private static WsCommand command(Type type, JsonNode cmd) {
+  private static WsCommand command(Type type, JsonNode cmd, int maxKeys) {
     if (!cmd.path("cmdId").canConvertToInt()) {
       throw new IllegalArgumentException("cmdId must be an integer");
     }
@@ -149,7 +173,7 @@ record WsCommand(
         type,
         cmdId,
         device,
-        keys(cmd.path("keys")),
+        unsubscribe ? Optional.empty() : keys(cmd.path("keys"), maxKeys),
         scopes(cmd.path("scope"), type),
         startTs,
         timeWindow,
@@ -171,16 +195,35 @@ record WsCommand(
     return value.asLong();
   }
 
-  // ThingsBoard sends keys as a comma-separated string; a JSON array is accepted too.
-  private static Optional<Set<String>> keys(JsonNode keys) {
-    Set<String> parsed = new LinkedHashSet<>();
+  // ThingsBoard sends keys as a comma-separated string; a JSON array is accepted too. Each key must
+  // be a name the store could hold (NameRules), at most maxKeys of them.
+  private static Optional<Set<String>> keys(JsonNode keys, int maxKeys) {
+    List<String> names = new ArrayList<>();
     if (keys.isArray()) {
-      keys.forEach(key -> parsed.add(key.asText().trim()));
+      keys.forEach(key -> names.add(key.asText().trim()));
     } else if (keys.isTextual()) {
-      Arrays.stream(keys.asText().split(",")).map(String::trim).forEach(parsed::add);
+      Arrays.stream(keys.asText().split(",")).map(String::trim).forEach(names::add);
     }
-    parsed.remove("");
+    Set<String> parsed = new LinkedHashSet<>();
+    for (String name : names) {
+      if (name.isEmpty()) {
+        continue;
+      }
+      String violation = NameRules.violation(name, NameRules.MAX_LENGTH);
+      if (violation != null) {
+        throw new IllegalArgumentException("a key " + violation);
+      }
+      parsed.add(name);
+      if (parsed.size() > maxKeys) {
+        throw new TooManyKeys(maxKeys);
+      }
+    }
     return parsed.isEmpty() ? Optional.empty() : Optional.of(Set.copyOf(parsed));
+  }
+
+  /** The characters of the names of {@link #keys} (0 for every key). */
+  long keyChars() {
+    return keys.map(names -> names.stream().mapToLong(String::length).sum()).orElse(0L);
   }
 
   private static Set<AttributeScope> scopes(JsonNode scope, Type type) {

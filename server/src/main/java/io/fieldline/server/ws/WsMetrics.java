@@ -5,13 +5,21 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
 
 /**
  * The WebSocket API's meters: open sessions and subscriptions, updates queued for clients, why
- * sessions ended, and refused commands by reason.
+ * sessions ended, refused commands by reason, the memory budget; and the budgets of the lines
+ * clients can cause: at most one per 10 s per kind (a close reason, a refusal reason), with the
+ * count of the lines left out.
  */
 final class WsMetrics {
+
+  private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   private final MeterRegistry registry;
   private final AtomicInteger sessions = new AtomicInteger();
@@ -19,6 +27,7 @@ final class WsMetrics {
   private final Counter updates;
   private final Map<WsSession.CloseReason, Counter> closed =
       new EnumMap<>(WsSession.CloseReason.class);
+  private final Map<String, Throttle> logBudgets = new ConcurrentHashMap<>();
 
   WsMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -36,6 +45,12 @@ final class WsMetrics {
               .tag("reason", reason.name().toLowerCase(Locale.ROOT))
               .register(registry));
     }
+  }
+
+  /** Exposes the memory budget: {@code fieldline.ws.memory.used} and {@code .budget} (bytes). */
+  void memory(WsMemory memory) {
+    registry.gauge("fieldline.ws.memory.used", memory, WsMemory::used);
+    registry.gauge("fieldline.ws.memory.budget", memory, WsMemory::limit);
   }
 
   void opened() {
@@ -66,5 +81,45 @@ final class WsMetrics {
   /** A command refused; {@code reason} is a short tag (malformed, bad_command, …). */
   void rejected(String reason) {
     registry.counter("fieldline.ws.commands.rejected", "reason", reason).increment();
+  }
+
+  /**
+   * Logs one line of {@code kind} at WARN (or INFO) unless a line of that kind went out less than
+   * 10 s ago; {@code kind} is one of a fixed set of names (a close or refusal reason).
+   */
+  void log(Logger log, boolean warn, String kind, String format, Object... args) {
+    long skipped = logBudgets.computeIfAbsent(kind, k -> new Throttle()).admit();
+    if (skipped < 0) {
+      return;
+    }
+    if (skipped > 0) {
+      if (warn) {
+        log.warn("[ws] ({} similar lines suppressed)", skipped);
+      } else {
+        log.info("[ws] ({} similar lines suppressed)", skipped);
+      }
+    }
+    if (warn) {
+      log.warn(format, args);
+    } else {
+      log.info(format, args);
+    }
+  }
+
+  /** One log budget: a line at most every 10 seconds, counting the lines left out. */
+  private static final class Throttle {
+    private final AtomicLong next = new AtomicLong(System.nanoTime());
+    private final AtomicLong suppressed = new AtomicLong();
+
+    /** The lines left out since the last one, or -1 if this one is left out too. */
+    long admit() {
+      long now = System.nanoTime();
+      long due = next.get();
+      if (now - due < 0 || !next.compareAndSet(due, now + LOG_INTERVAL_NANOS)) {
+        suppressed.incrementAndGet();
+        return -1;
+      }
+      return suppressed.getAndSet(0);
+    }
   }
 }

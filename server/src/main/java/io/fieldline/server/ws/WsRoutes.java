@@ -7,8 +7,11 @@ import io.fieldline.server.rest.HttpJson;
 import io.fieldline.server.rest.JwtTokens;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -50,6 +53,9 @@ import org.jspecify.annotations.Nullable;
  * a bounded queue of updates written to the socket.
  */
 public final class WsRoutes extends AllDirectives {
+
+  /** Characters of one part of a large update (see {@link #message}). */
+  static final int PART_CHARS = 4096;
 
   private final WsSessions hub;
   private final Materializer materializer;
@@ -109,14 +115,18 @@ public final class WsRoutes extends AllDirectives {
   private Flow<Message, Message, NotUsed> session(String remote, @Nullable String user) {
     WsConfig config = hub.config();
     // The kill switch ends the stream to the socket without waiting for what is queued.
-    Pair<Pair<BoundedSourceQueue<String>, UniqueKillSwitch>, Source<String, NotUsed>> out =
-        Source.<String>queue(config.maxQueuedUpdates())
-            .viaMat(KillSwitches.single(), Keep.both())
-            .preMaterialize(materializer);
+    Pair<
+            Pair<BoundedSourceQueue<WsSession.Outgoing>, UniqueKillSwitch>,
+            Source<WsSession.Outgoing, NotUsed>>
+        out =
+            Source.<WsSession.Outgoing>queue(config.maxQueuedUpdates())
+                .viaMat(KillSwitches.single(), Keep.both())
+                .preMaterialize(materializer);
     UniqueKillSwitch killSwitch = out.first().second();
     WsSession session = new WsSession(hub, out.first().first(), killSwitch::shutdown, remote, user);
-    hub.opened(session);
-    if (session.admit() && user == null) {
+    if (!hub.opened(session)) {
+      session.refuseNodeFull();
+    } else if (session.admit() && user == null) {
       CompletableFuture.runAsync(
           () -> {
             if (!session.authenticated()) {
@@ -135,13 +145,15 @@ public final class WsRoutes extends AllDirectives {
         Flow.<Message>create()
             .idleTimeout(config.idleTimeout())
             .mapAsync(1, message -> text(message, config.maxMessageBytes()))
-            .toMat(Sink.foreach(session::onText), Keep.right());
+            .mapAsync(1, session::onText)
+            .toMat(Sink.ignore(), Keep.right());
     Source<Message, NotUsed> updates =
         out.second()
-            .map(
-                update -> {
-                  session.dequeued(update);
-                  return (Message) TextMessage.create(update);
+            .map(update -> message(session, update))
+            .watchTermination(
+                (mat, done) -> {
+                  done.whenComplete((ok, failure) -> session.settle());
+                  return mat;
                 });
     return Flow.fromSinkAndSourceMat(in, updates, Keep.left())
         .mapMaterializedValue(
@@ -151,12 +163,44 @@ public final class WsRoutes extends AllDirectives {
             });
   }
 
+  /**
+   * The message of {@code update}. A large one goes out in parts of at most {@link #PART_CHARS}
+   * characters, each counted as written when Pekko takes it: what Pekko's stages hold for a slow
+   * socket is then a few parts, not a few whole updates.
+   */
+  private static Message message(WsSession session, WsSession.Outgoing update) {
+    String text = update.text();
+    if (text.length() <= PART_CHARS) {
+      session.dequeued(update.bytes());
+      return TextMessage.create(text);
+    }
+    List<String> parts = new ArrayList<>();
+    for (int start = 0; start < text.length(); ) {
+      int end = Math.min(text.length(), start + PART_CHARS);
+      if (end < text.length() && Character.isHighSurrogate(text.charAt(end - 1))) {
+        end--; // a surrogate pair stays in one part
+      }
+      parts.add(text.substring(start, end));
+      start = end;
+    }
+    return TextMessage.create(
+        Source.from(parts)
+            .map(
+                part -> {
+                  session.dequeued(SessionOutbound.utf8Length(part));
+                  return part;
+                }));
+  }
+
   /** Closes every open session, each with a close frame: the server stops. */
   public void closeAll() {
     hub.closeAll();
   }
 
   private static WsSession.CloseReason reason(@Nullable Throwable failure) {
+    if (failure instanceof CompletionException && failure.getCause() != null) {
+      failure = failure.getCause();
+    }
     if (failure instanceof TimeoutException) {
       return WsSession.CloseReason.IDLE;
     }
@@ -178,12 +222,12 @@ public final class WsRoutes extends AllDirectives {
     TextMessage text = message.asTextMessage();
     if (text.isStrict()) {
       String strict = text.getStrictText();
-      return strict.length() > max
+      return SessionOutbound.utf8Length(strict) > max
           ? CompletableFuture.failedFuture(new StreamLimitReachedException(max))
           : CompletableFuture.completedFuture(strict);
     }
     return text.getStreamedText()
-        .limitWeighted(max, part -> (long) part.length())
+        .limitWeighted(max, SessionOutbound::utf8Length)
         .runFold(new StringBuilder(), StringBuilder::append, materializer)
         .thenApply(StringBuilder::toString);
   }

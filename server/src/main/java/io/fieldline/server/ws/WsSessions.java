@@ -8,11 +8,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * What every WebSocket session of this node shares: the settings, the ports it reads through, the
- * live data it watches, the meters, and the count of open sessions per user ({@code
- * max-sessions-per-user}).
+ * live data it watches, the meters, the memory budget, and the count of open sessions per user
+ * ({@code max-sessions-per-user}) and on the node ({@code max-sessions}).
  */
 final class WsSessions {
 
@@ -22,6 +23,8 @@ final class WsSessions {
   private final TelemetryQueries queries;
   private final LiveData live;
   private final WsMetrics metrics;
+  private final WsMemory memory;
+  private final AtomicInteger sessions = new AtomicInteger();
   private final Map<String, Integer> perUser = new ConcurrentHashMap<>();
   private final Set<WsSession> open = ConcurrentHashMap.newKeySet();
 
@@ -38,17 +41,24 @@ final class WsSessions {
     this.queries = queries;
     this.live = live;
     this.metrics = metrics;
+    this.memory = new WsMemory(config.memoryBudget());
+    metrics.memory(memory);
   }
 
-  /** A session started (its connection's streams run). */
-  void opened(WsSession session) {
+  /**
+   * A session started (its connection's streams run); false if the node already has {@code
+   * max-sessions} (the session must then be refused, and still closed).
+   */
+  boolean opened(WsSession session) {
     open.add(session);
     metrics.opened();
+    return sessions.incrementAndGet() <= config.maxSessions();
   }
 
   /** A session ended; called once per session, by its {@code close}. */
   void closed(WsSession session, WsSession.CloseReason reason) {
     open.remove(session);
+    sessions.decrementAndGet();
     metrics.closed(reason);
   }
 
@@ -97,6 +107,10 @@ final class WsSessions {
 
   LiveData live() {
     return live;
+  }
+
+  WsMemory memory() {
+    return memory;
   }
 
   WsMetrics metrics() {
