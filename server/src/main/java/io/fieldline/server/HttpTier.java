@@ -8,6 +8,7 @@ import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.server.console.ConsoleRoutes;
 import io.fieldline.server.devhttp.DeviceApi;
 import io.fieldline.server.devhttp.DeviceApiConfig;
+import io.fieldline.server.http.HttpListener;
 import io.fieldline.server.live.LiveData;
 import io.fieldline.server.ota.OtaPackages;
 import io.fieldline.server.rest.JwtTokens;
@@ -18,7 +19,6 @@ import io.fieldline.server.ws.WsRoutes;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
-import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.server.Directives;
 import org.apache.pekko.http.javadsl.settings.ServerSettings;
@@ -113,10 +113,13 @@ record HttpTier(ServerBinding binding) {
                     .withMaxContentLength(
                         Math.max(config.rest().maxBodyBytes(), deviceConfig.maxBodyBytes())));
     ServerBinding binding =
-        Http.get(devices.system())
-            .newServerAt(config.httpHost(), config.httpPort())
-            .withSettings(settings)
-            .bind(Directives.concat(deviceApi.routes(), api.routes()))
+        new HttpListener(config.listener(), metrics)
+            .bind(
+                devices.system(),
+                config.httpHost(),
+                config.httpPort(),
+                settings,
+                Directives.concat(deviceApi.routes(), api.routes()))
             .toCompletableFuture()
             .join();
     stops.add(

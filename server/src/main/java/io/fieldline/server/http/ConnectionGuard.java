@@ -1,0 +1,240 @@
+package io.fieldline.server.http;
+
+import io.fieldline.server.http.HttpListenerMetrics.Reason;
+import java.time.Duration;
+import java.util.function.Consumer;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.ResponseEntity;
+import org.apache.pekko.http.javadsl.model.StatusCodes;
+import org.apache.pekko.stream.Attributes;
+import org.apache.pekko.stream.BidiShape;
+import org.apache.pekko.stream.Inlet;
+import org.apache.pekko.stream.Outlet;
+import org.apache.pekko.stream.javadsl.Flow;
+import org.apache.pekko.stream.stage.AbstractInHandler;
+import org.apache.pekko.stream.stage.AbstractOutHandler;
+import org.apache.pekko.stream.stage.AsyncCallback;
+import org.apache.pekko.stream.stage.GraphStage;
+import org.apache.pekko.stream.stage.GraphStageLogic;
+import org.apache.pekko.stream.stage.TimerGraphStageLogic;
+import org.apache.pekko.util.ByteString;
+
+/**
+ * Sits between one connection's HTTP server layer and the routes, and closes the connection when it
+ * waits too long for a request head: the deadline runs from the connection's opening, and again
+ * from the end of each response (its last byte handed to the socket), until the next request head
+ * is complete; bytes trickling in do not extend it. A request being served (a long poll, an upload,
+ * a slow query) is not waiting; a connection switched to WebSocket (101) never waits again. While
+ * it waits, the connection is listed in the listener's {@link Waiting} table, from which a new
+ * connection may evict the one waiting longest when every slot is taken. Each request carries its
+ * {@link ClientConnection}, completed when the stage stops (the connection is gone).
+ *
+ * <p>Confined to the connection's stream (its stage logic); eviction arrives through an async
+ * callback.
+ */
+final class ConnectionGuard
+    extends GraphStage<BidiShape<HttpRequest, HttpRequest, HttpResponse, HttpResponse>> {
+
+  /** The listener's table of connections waiting for a request head. Thread-safe. */
+  interface Waiting {
+    /**
+     * Lists a connection as waiting.
+     *
+     * @param evict run (on any thread) if the connection is evicted
+     * @return its ticket
+     */
+    long start(Runnable evict);
+
+    /**
+     * Unlists a connection.
+     *
+     * @return false if it was evicted meanwhile (it must close)
+     */
+    boolean stop(long ticket);
+  }
+
+  private static final long NOT_WAITING = -1;
+  private static final String HEAD = "head";
+
+  private final Inlet<HttpRequest> fromClient = Inlet.create("ConnectionGuard.fromClient");
+  private final Outlet<HttpRequest> toRoutes = Outlet.create("ConnectionGuard.toRoutes");
+  private final Inlet<HttpResponse> fromRoutes = Inlet.create("ConnectionGuard.fromRoutes");
+  private final Outlet<HttpResponse> toClient = Outlet.create("ConnectionGuard.toClient");
+  private final BidiShape<HttpRequest, HttpRequest, HttpResponse, HttpResponse> shape =
+      BidiShape.of(fromClient, toRoutes, fromRoutes, toClient);
+
+  private final Duration headerReadTimeout;
+  private final Waiting waiting;
+  private final Consumer<Reason> closed;
+
+  /**
+   * @param closed told why, when this stage closes the connection
+   */
+  ConnectionGuard(Duration headerReadTimeout, Waiting waiting, Consumer<Reason> closed) {
+    this.headerReadTimeout = headerReadTimeout;
+    this.waiting = waiting;
+    this.closed = closed;
+  }
+
+  @Override
+  public BidiShape<HttpRequest, HttpRequest, HttpResponse, HttpResponse> shape() {
+    return shape;
+  }
+
+  @Override
+  public GraphStageLogic createLogic(Attributes inheritedAttributes) {
+    return new Logic();
+  }
+
+  private final class Logic extends TimerGraphStageLogic {
+    private final ClientConnection connection = new ClientConnection();
+    private final AsyncCallback<Boolean> evicted =
+        createAsyncCallback(unused -> close(Reason.EVICTED));
+    private final AsyncCallback<Boolean> responseSent =
+        createAsyncCallback(
+            unused -> {
+              sending = false;
+              startWaiting();
+            });
+    private long ticket = NOT_WAITING;
+    private int inFlight;
+    private boolean sending;
+    private boolean upgraded;
+    private boolean closing;
+
+    Logic() {
+      super(shape);
+      setHandler(
+          fromClient,
+          new AbstractInHandler() {
+            @Override
+            public void onPush() {
+              HttpRequest request = grab(fromClient);
+              if (!stopWaiting()) {
+                close(Reason.EVICTED);
+                return;
+              }
+              inFlight++;
+              push(toRoutes, request.addAttribute(ClientConnection.KEY, connection));
+            }
+
+            @Override
+            public void onUpstreamFinish() {
+              // No more requests (the client asked to close, or the connection ended): the
+              // response of a request being served still goes out.
+              complete(toRoutes);
+              if (inFlight == 0 && !sending) {
+                completeStage();
+              }
+            }
+          });
+      setHandler(
+          toRoutes,
+          new AbstractOutHandler() {
+            @Override
+            public void onPull() {
+              pull(fromClient);
+            }
+          });
+      setHandler(
+          fromRoutes,
+          new AbstractInHandler() {
+            @Override
+            public void onPush() {
+              HttpResponse response = grab(fromRoutes);
+              inFlight--;
+              if (response.status().equals(StatusCodes.SWITCHING_PROTOCOLS)) {
+                upgraded = true;
+              }
+              ResponseEntity entity = response.entity();
+              if (entity.isStrict() || upgraded) {
+                push(toClient, response);
+                startWaiting();
+              } else {
+                sending = true;
+                push(toClient, response.withEntity(watched(entity)));
+              }
+            }
+          });
+      setHandler(
+          toClient,
+          new AbstractOutHandler() {
+            @Override
+            public void onPull() {
+              pull(fromRoutes);
+            }
+          });
+    }
+
+    @Override
+    public void preStart() {
+      startWaiting();
+    }
+
+    private void startWaiting() {
+      if (upgraded || closing || inFlight > 0 || sending || ticket != NOT_WAITING) {
+        return;
+      }
+      if (isClosed(fromClient)) {
+        completeStage();
+        return;
+      }
+      ticket = waiting.start(() -> evicted.invoke(Boolean.TRUE));
+      scheduleOnce(HEAD, headerReadTimeout);
+    }
+
+    /** Stops the head deadline; false if the connection was evicted meanwhile. */
+    private boolean stopWaiting() {
+      cancelTimer(HEAD);
+      if (ticket == NOT_WAITING) {
+        return true;
+      }
+      boolean mine = waiting.stop(ticket);
+      ticket = NOT_WAITING;
+      return mine;
+    }
+
+    @Override
+    public void onTimer(Object key) {
+      close(stopWaiting() ? Reason.HEADER_TIMEOUT : Reason.EVICTED);
+    }
+
+    private void close(Reason reason) {
+      if (closing) {
+        return;
+      }
+      closing = true;
+      closed.accept(reason);
+      completeStage();
+    }
+
+    // The response's bytes, telling this stage when the last one went (or the stream failed).
+    private ResponseEntity watched(ResponseEntity entity) {
+      Flow<ByteString, ByteString, Object> watch =
+          Flow.of(ByteString.class)
+              .watchTermination(
+                  (NotUsed unused,
+                      java.util.concurrent.CompletionStage<org.apache.pekko.Done> done) -> {
+                    done.whenComplete((ok, error) -> responseSent.invoke(Boolean.TRUE));
+                    return (Object) unused;
+                  });
+      if (entity instanceof org.apache.pekko.http.scaladsl.model.HttpEntity.Default known) {
+        // Keeps the Content-Length (a plain transformation would make it chunked).
+        return (ResponseEntity) known.transformDataBytes(known.contentLength(), watch.asScala());
+      }
+      return ((org.apache.pekko.http.scaladsl.model.ResponseEntity) entity)
+          .transformDataBytes(watch.asScala());
+    }
+
+    @Override
+    public void postStop() {
+      if (ticket != NOT_WAITING) {
+        waiting.stop(ticket);
+        ticket = NOT_WAITING;
+      }
+      connection.close();
+    }
+  }
+}
