@@ -11,6 +11,7 @@ import io.fieldline.server.devhttp.DeviceApiConfig;
 import io.fieldline.server.http.HttpListener;
 import io.fieldline.server.live.LiveData;
 import io.fieldline.server.ota.OtaPackages;
+import io.fieldline.server.rest.HttpJson;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.rest.RestApi;
 import io.fieldline.server.rpc.RpcService;
@@ -119,7 +120,10 @@ record HttpTier(ServerBinding binding) {
                 config.httpHost(),
                 config.httpPort(),
                 settings,
-                Directives.concat(deviceApi.routes(), api.routes()))
+                // One place for every exception a route lets escape (Pekko's default would log
+                // each with its stack trace and may answer its text).
+                Directives.handleExceptions(
+                    HttpJson.EXCEPTIONS, () -> Directives.concat(deviceApi.routes(), api.routes())))
             .toCompletableFuture()
             .join();
     stops.add(

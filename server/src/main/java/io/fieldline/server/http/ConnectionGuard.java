@@ -2,8 +2,10 @@ package io.fieldline.server.http;
 
 import io.fieldline.server.http.HttpListenerMetrics.Reason;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.function.Consumer;
 import org.apache.pekko.NotUsed;
+import org.apache.pekko.http.javadsl.model.HttpProtocols;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.ResponseEntity;
@@ -20,6 +22,7 @@ import org.apache.pekko.stream.stage.GraphStage;
 import org.apache.pekko.stream.stage.GraphStageLogic;
 import org.apache.pekko.stream.stage.TimerGraphStageLogic;
 import org.apache.pekko.util.ByteString;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Sits between one connection's HTTP server layer and the routes, and closes the connection when it
@@ -99,6 +102,8 @@ final class ConnectionGuard
               startWaiting();
             });
     private long ticket = NOT_WAITING;
+    private @Nullable HttpRequest pending;
+    private boolean lastAsksToClose;
     private int inFlight;
     private boolean sending;
     private boolean upgraded;
@@ -117,14 +122,27 @@ final class ConnectionGuard
                 return;
               }
               inFlight++;
-              push(toRoutes, request.addAttribute(ClientConnection.KEY, connection));
+              lastAsksToClose = asksToClose(request);
+              HttpRequest attributed = request.addAttribute(ClientConnection.KEY, connection);
+              if (isAvailable(toRoutes)) {
+                push(toRoutes, attributed);
+                readAhead();
+              } else {
+                pending = attributed;
+              }
             }
 
             @Override
             public void onUpstreamFinish() {
-              // No more requests (the client asked to close, or the connection ended): the
-              // response of a request being served still goes out.
-              complete(toRoutes);
+              // No more requests. If one is being served and its client did not ask to close, the
+              // client went away (read ahead of the request being served, see readAhead): what
+              // waits for it (a long poll) ends now. A response still goes out if it can.
+              if (inFlight > 0 && !lastAsksToClose) {
+                connection.close();
+              }
+              if (pending == null) {
+                complete(toRoutes);
+              }
               if (inFlight == 0 && !sending) {
                 completeStage();
               }
@@ -135,7 +153,15 @@ final class ConnectionGuard
           new AbstractOutHandler() {
             @Override
             public void onPull() {
-              pull(fromClient);
+              if (pending != null) {
+                push(toRoutes, pending);
+                pending = null;
+                if (isClosed(fromClient)) {
+                  complete(toRoutes);
+                  return;
+                }
+              }
+              readAhead();
             }
           });
       setHandler(
@@ -168,6 +194,17 @@ final class ConnectionGuard
           });
     }
 
+    /**
+     * Asks for the next request while one is being served (Pekko reads the socket only on demand,
+     * and pipelining-limit 2 lets this demand through): so the end of the connection is seen while
+     * a long poll waits, not only when it answers. At most one request waits here.
+     */
+    private void readAhead() {
+      if (pending == null && !hasBeenPulled(fromClient) && !isClosed(fromClient)) {
+        pull(fromClient);
+      }
+    }
+
     @Override
     public void preStart() {
       startWaiting();
@@ -194,6 +231,16 @@ final class ConnectionGuard
       boolean mine = waiting.stop(ticket);
       ticket = NOT_WAITING;
       return mine;
+    }
+
+    // HTTP/1.1 "Connection: close", or HTTP/1.0 without keep-alive: the client ends its side after
+    // this request, which is no sign that it went away.
+    private static boolean asksToClose(HttpRequest request) {
+      String connection =
+          request.getHeader("Connection").map(h -> h.value().toLowerCase(Locale.ROOT)).orElse("");
+      return connection.contains("close")
+          || (request.protocol().equals(HttpProtocols.HTTP_1_0)
+              && !connection.contains("keep-alive"));
     }
 
     @Override

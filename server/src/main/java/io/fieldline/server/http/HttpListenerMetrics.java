@@ -1,6 +1,7 @@
 package io.fieldline.server.http;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.InetAddress;
@@ -13,13 +14,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The listener's meters: {@code fieldline.http.connections} (open now) and {@code
- * fieldline.http.connections.rejected{reason}} (connections refused or closed by a bound), and its
- * log: one INFO line per reason at most every 10 s, with the number of lines left out. Thread-safe.
+ * fieldline.http.connections.rejected{reason}} (connections refused or closed by a bound), {@code
+ * fieldline.http.log.lines{result=logged|suppressed}} (the lines of every {@link LogThrottle}), and
+ * its log: one INFO line per reason at most every 10 s, with the number of lines left out.
+ * Thread-safe.
  */
 final class HttpListenerMetrics {
 
   static final String CONNECTIONS = "fieldline.http.connections";
   static final String REJECTED = "fieldline.http.connections.rejected";
+  static final String LOG_LINES = "fieldline.http.log.lines";
 
   private static final Logger LOG = LoggerFactory.getLogger(HttpListenerMetrics.class);
 
@@ -57,6 +61,14 @@ final class HttpListenerMetrics {
               .register(registry));
       logs.put(reason, new LogThrottle());
     }
+    FunctionCounter.builder(LOG_LINES, LogThrottle.class, unused -> LogThrottle.logged())
+        .description("Client-triggered log lines of the HTTP APIs, written or left out")
+        .tag("result", "logged")
+        .register(registry);
+    FunctionCounter.builder(LOG_LINES, LogThrottle.class, unused -> LogThrottle.suppressedInAll())
+        .description("Client-triggered log lines of the HTTP APIs, written or left out")
+        .tag("result", "suppressed")
+        .register(registry);
     Gauge.builder(CONNECTIONS, open)
         .strongReference(true)
         .description("Open HTTP connections")
