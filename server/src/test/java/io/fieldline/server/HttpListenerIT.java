@@ -18,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,7 +34,7 @@ class HttpListenerIT extends BadClientTestBase {
   private static final int PER_ADDRESS = 8;
 
   private final List<Socket> raw = new ArrayList<>();
-  private final ScheduledExecutorService trickler = Executors.newSingleThreadScheduledExecutor();
+  private ScheduledExecutorService trickler = Executors.newSingleThreadScheduledExecutor();
 
   @Override
   protected Map<String, Object> overrides() {
@@ -52,6 +53,11 @@ class HttpListenerIT extends BadClientTestBase {
         "3 seconds",
         "pekko.http.server.request-timeout",
         "4 seconds");
+  }
+
+  @BeforeEach
+  void newTrickler() {
+    trickler = Executors.newSingleThreadScheduledExecutor();
   }
 
   @AfterEach
