@@ -48,7 +48,9 @@ public record ServerConfig(
         new HttpListenerConfig(
             root.getInt("pekko.http.server.max-connections"),
             r.integer("http.max-connections-per-address", 0),
-            r.positiveDuration("http.header-read-timeout"));
+            r.positiveDuration("http.header-read-timeout"),
+            r.positiveDuration("http.body-read-timeout"),
+            r.bytes("http.min-body-rate", 0, Integer.MAX_VALUE));
     List<String> corsOrigins = RestConfig.origins(r.string("http.cors.allowed-origins"));
     for (String origin : corsOrigins) {
       r.check(

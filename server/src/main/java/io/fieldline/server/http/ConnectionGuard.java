@@ -1,13 +1,13 @@
 package io.fieldline.server.http;
 
 import io.fieldline.server.http.HttpListenerMetrics.Reason;
-import java.time.Duration;
 import java.util.Locale;
 import java.util.function.Consumer;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.http.javadsl.model.HttpProtocols;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.RequestEntity;
 import org.apache.pekko.http.javadsl.model.ResponseEntity;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.stream.Attributes;
@@ -68,15 +68,15 @@ final class ConnectionGuard
   private final BidiShape<HttpRequest, HttpRequest, HttpResponse, HttpResponse> shape =
       BidiShape.of(fromClient, toRoutes, fromRoutes, toClient);
 
-  private final Duration headerReadTimeout;
+  private final HttpListenerConfig config;
   private final Waiting waiting;
   private final Consumer<Reason> closed;
 
   /**
    * @param closed told why, when this stage closes the connection
    */
-  ConnectionGuard(Duration headerReadTimeout, Waiting waiting, Consumer<Reason> closed) {
-    this.headerReadTimeout = headerReadTimeout;
+  ConnectionGuard(HttpListenerConfig config, Waiting waiting, Consumer<Reason> closed) {
+    this.config = config;
     this.waiting = waiting;
     this.closed = closed;
   }
@@ -124,6 +124,9 @@ final class ConnectionGuard
               inFlight++;
               lastAsksToClose = asksToClose(request);
               HttpRequest attributed = request.addAttribute(ClientConnection.KEY, connection);
+              if (!request.entity().isStrict()) {
+                attributed = attributed.withEntity(paced(request.entity()));
+              }
               if (isAvailable(toRoutes)) {
                 push(toRoutes, attributed);
                 readAhead();
@@ -219,7 +222,7 @@ final class ConnectionGuard
         return;
       }
       ticket = waiting.start(() -> evicted.invoke(Boolean.TRUE));
-      scheduleOnce(HEAD, headerReadTimeout);
+      scheduleOnce(HEAD, config.headerReadTimeout());
     }
 
     /** Stops the head deadline; false if the connection was evicted meanwhile. */
@@ -255,6 +258,24 @@ final class ConnectionGuard
       closing = true;
       closed.accept(reason);
       completeStage();
+    }
+
+    // The request's bytes, failed when they come too slowly. Shaped as Pekko's own request
+    // timeout wraps every body (the data through one more stage), so the routes' size limits
+    // apply as before.
+    private RequestEntity paced(RequestEntity entity) {
+      Flow<ByteString, ByteString, Object> pace =
+          Flow.fromGraph(
+                  new BodyPace(
+                      config.bodyReadTimeout(),
+                      config.minBodyRate(),
+                      () -> closed.accept(Reason.BODY_TIMEOUT)))
+              .mapMaterializedValue(unused -> (Object) unused);
+      if (entity instanceof org.apache.pekko.http.scaladsl.model.HttpEntity.Default known) {
+        return (RequestEntity) known.transformDataBytes(known.contentLength(), pace.asScala());
+      }
+      return ((org.apache.pekko.http.scaladsl.model.RequestEntity) entity)
+          .transformDataBytes(pace.asScala());
     }
 
     // The response's bytes, telling this stage when the last one went (or the stream failed).

@@ -103,10 +103,7 @@ public final class HttpListener {
     }
     BidiFlow<HttpRequest, HttpRequest, HttpResponse, HttpResponse, ?> guard =
         BidiFlow.fromGraph(
-            new ConnectionGuard(
-                config.headerReadTimeout(),
-                waitingTable,
-                reason -> metrics.rejected(reason, address)));
+            new ConnectionGuard(config, waitingTable, reason -> metrics.rejected(reason, address)));
     CompletionStage<Done> done =
         connection.handleWith(
             guard.join(handler).watchTermination((unused, terminated) -> terminated), materializer);

@@ -10,6 +10,13 @@ import java.time.Duration;
  *     limit
  * @param headerReadTimeout how long a connection may wait for a complete request head: from its
  *     opening, or from the end of its previous response
+ * @param bodyReadTimeout how long a request body may take, plus one second per {@code minBodyRate}
+ *     bytes received
+ * @param minBodyRate bytes per second that extend a body's deadline by one second
  */
 public record HttpListenerConfig(
-    int maxConnections, int maxConnectionsPerAddress, Duration headerReadTimeout) {}
+    int maxConnections,
+    int maxConnectionsPerAddress,
+    Duration headerReadTimeout,
+    Duration bodyReadTimeout,
+    long minBodyRate) {}

@@ -35,6 +35,8 @@ final class HttpListenerMetrics {
     ADDRESS_LIMIT("refused: max-connections-per-address open from this address"),
     /** Closed: no complete request head within {@code header-read-timeout}. */
     HEADER_TIMEOUT("closed: no complete request head within header-read-timeout"),
+    /** Answered 408 and closed: the request body came slower than the minimum rate. */
+    BODY_TIMEOUT("closed: request body slower than body-read-timeout and min-body-rate allow"),
     /**
      * Closed: the one waiting longest for a request head when a new connection came and {@code
      * max-connections} were open.

@@ -8,6 +8,7 @@ import io.fieldline.common.DeviceId;
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PayloadFormatException;
 import io.fieldline.common.StoreException;
+import io.fieldline.server.http.BodyTooSlowException;
 import io.fieldline.server.http.LogThrottle;
 import io.fieldline.server.rpc.RpcRejectedException;
 import java.io.IOException;
@@ -204,6 +205,9 @@ public final class HttpJson {
         error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     if (cause instanceof EntityStreamSizeException) {
       return error(413, "request body too large");
+    }
+    if (cause instanceof BodyTooSlowException) {
+      return error(408, "request body too slow");
     }
     if (cause instanceof EntityStreamException) {
       return error(400, "request body incomplete: the connection broke off");
