@@ -3,6 +3,7 @@ package io.fieldline.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fieldline.common.Device;
 import java.io.IOException;
 import java.io.InputStream;
@@ -32,6 +33,7 @@ class HttpListenerIT extends BadClientTestBase {
 
   private static final int MAX_CONNECTIONS = 300;
   private static final int PER_ADDRESS = 8;
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   private final List<Socket> raw = new ArrayList<>();
   private ScheduledExecutorService trickler = Executors.newSingleThreadScheduledExecutor();
@@ -180,7 +182,46 @@ class HttpListenerIT extends BadClientTestBase {
   @Test
   void should_log_a_bounded_number_of_lines_and_answer_no_exception_text_when_bad_requests_flood()
       throws Exception {
+    String admin =
+        JSON.readTree(
+                post(
+                        "/api/auth/login",
+                        null,
+                        "{\"username\":\"" + ADMIN + "\",\"password\":\"" + PASSWORD + "\"}")
+                    .body())
+            .get("token")
+            .asText();
+    String otaPackage =
+        JSON.readTree(
+                post(
+                        "/api/otaPackage",
+                        admin,
+                        "{\"title\":\"flood\",\"version\":\"1\",\"type\":\"FIRMWARE\"}")
+                    .body())
+            .at("/id/id")
+            .asText();
     double logged = metric("fieldline_http_log_lines_total{result=\"logged\"");
+    // Uploads that break off half-way: each one a client error, none a stack trace.
+    for (int i = 0; i < 10; i++) {
+      try (Socket socket = open("127.0.0.71")) {
+        // Closed with a reset, as a client that crashes or is killed does.
+        socket.setSoLinger(true, 0);
+        socket
+            .getOutputStream()
+            .write(
+                ("POST /api/otaPackage/"
+                        + otaPackage
+                        + "?checksumAlgorithm=SHA256 HTTP/1.1\r\nHost: x\r\nX-Authorization:"
+                        + " Bearer "
+                        + admin
+                        + "\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+                        + "Content-Length: 200000\r\n\r\n--b\r\nContent-Disposition: form-data;"
+                        + " name=\"file\"; filename=\"f.bin\"\r\nContent-Type:"
+                        + " application/octet-stream\r\n\r\n"
+                        + "x".repeat(4096))
+                    .getBytes(StandardCharsets.UTF_8));
+      }
+    }
     List<String> answers = new ArrayList<>();
     for (int i = 0; i < 100; i++) {
       answers.add(exchange("127.0.0.70", "GET /health/ready HTTP/1.1\r\nBad Header\r\n\r\n"));
@@ -197,7 +238,7 @@ class HttpListenerIT extends BadClientTestBase {
     for (String answer : answers) {
       assertThat(answer).doesNotContain("Exception").doesNotContain("java.").doesNotContain("at [");
     }
-    // 600 bad requests of a few kinds: a few lines per kind, not one per request.
+    // 610 bad requests of a few kinds: a few lines per kind, not one per request.
     assertThat(metric("fieldline_http_log_lines_total{result=\"logged\"") - logged)
         .isLessThanOrEqualTo(20);
     assertThat(metric("fieldline_http_log_lines_total{result=\"suppressed\"")).isGreaterThan(100);

@@ -28,6 +28,7 @@ import org.apache.pekko.http.javadsl.server.Route;
 import org.apache.pekko.http.scaladsl.model.EntityStreamException;
 import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
 import org.apache.pekko.http.scaladsl.model.IllegalRequestException;
+import org.apache.pekko.stream.StreamTcpException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -117,12 +118,26 @@ public final class HttpJson {
   }
 
   /**
-   * Maps a failed stage to a response: bad input 400, conflicts 409, too many waiting RPC calls
-   * 429, storage trouble 503.
+   * Maps a failed stage to a response: bad input (a broken-off or too slow body among it) 400, 408
+   * or 413, conflicts 409, too many waiting RPC calls 429, storage trouble 503; anything else 500,
+   * logged with its stack trace at a bounded rate.
    */
   static HttpResponse failure(Throwable error) {
     Throwable cause =
         error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    // The request's own body failed: the client's doing (an aborted upload among them).
+    if (cause instanceof EntityStreamSizeException) {
+      return error(413, "request body too large");
+    }
+    if (cause instanceof BodyTooSlowException) {
+      return error(408, "request body too slow");
+    }
+    if (cause instanceof EntityStreamException || cause instanceof StreamTcpException) {
+      return error(400, "request body incomplete: the connection broke off");
+    }
+    if (cause instanceof IllegalRequestException) {
+      return error(400, "malformed request");
+    }
     if (cause instanceof IllegalArgumentException || cause instanceof PayloadFormatException) {
       return error(400, clientMessage(cause, "malformed request"));
     }
@@ -203,18 +218,6 @@ public final class HttpJson {
   private static HttpResponse escaped(Throwable error) {
     Throwable cause =
         error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-    if (cause instanceof EntityStreamSizeException) {
-      return error(413, "request body too large");
-    }
-    if (cause instanceof BodyTooSlowException) {
-      return error(408, "request body too slow");
-    }
-    if (cause instanceof EntityStreamException) {
-      return error(400, "request body incomplete: the connection broke off");
-    }
-    if (cause instanceof IllegalRequestException illegal) {
-      return error(illegal.status().intValue(), "malformed request");
-    }
     return failure(cause);
   }
 }
