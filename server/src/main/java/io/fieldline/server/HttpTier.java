@@ -8,8 +8,10 @@ import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.server.console.ConsoleRoutes;
 import io.fieldline.server.devhttp.DeviceApi;
 import io.fieldline.server.devhttp.DeviceApiConfig;
+import io.fieldline.server.http.HttpListener;
 import io.fieldline.server.live.LiveData;
 import io.fieldline.server.ota.OtaPackages;
+import io.fieldline.server.rest.HttpJson;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.rest.RestApi;
 import io.fieldline.server.rpc.RpcService;
@@ -18,7 +20,6 @@ import io.fieldline.server.ws.WsRoutes;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
-import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.server.Directives;
 import org.apache.pekko.http.javadsl.settings.ServerSettings;
@@ -113,10 +114,16 @@ record HttpTier(ServerBinding binding) {
                     .withMaxContentLength(
                         Math.max(config.rest().maxBodyBytes(), deviceConfig.maxBodyBytes())));
     ServerBinding binding =
-        Http.get(devices.system())
-            .newServerAt(config.httpHost(), config.httpPort())
-            .withSettings(settings)
-            .bind(Directives.concat(deviceApi.routes(), api.routes()))
+        new HttpListener(config.listener(), metrics)
+            .bind(
+                devices.system(),
+                config.httpHost(),
+                config.httpPort(),
+                settings,
+                // One place for every exception a route lets escape (Pekko's default would log
+                // each with its stack trace and may answer its text).
+                Directives.handleExceptions(
+                    HttpJson.EXCEPTIONS, () -> Directives.concat(deviceApi.routes(), api.routes())))
             .toCompletableFuture()
             .join();
     stops.add(

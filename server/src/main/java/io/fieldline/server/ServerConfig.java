@@ -2,6 +2,7 @@ package io.fieldline.server;
 
 import com.typesafe.config.Config;
 import io.fieldline.common.config.ConfigReader;
+import io.fieldline.server.http.HttpListenerConfig;
 import io.fieldline.server.rest.RestConfig;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,6 +17,7 @@ public record ServerConfig(
     Path dataDir,
     String httpHost,
     int httpPort,
+    HttpListenerConfig listener,
     RestConfig rest,
     String adminUsername,
     String adminPassword,
@@ -41,6 +43,14 @@ public record ServerConfig(
     Path dataDir = Path.of(r.string("data-dir"));
     String httpHost = r.string("http.host");
     int httpPort = r.integer("http.port", 0, 65535);
+    // Pekko's limit of open connections, applied by the listener (which replaces Pekko's own).
+    HttpListenerConfig listener =
+        new HttpListenerConfig(
+            root.getInt("pekko.http.server.max-connections"),
+            r.integer("http.max-connections-per-address", 0),
+            r.positiveDuration("http.header-read-timeout"),
+            r.positiveDuration("http.body-read-timeout"),
+            r.bytes("http.min-body-rate", 0, Integer.MAX_VALUE));
     List<String> corsOrigins = RestConfig.origins(r.string("http.cors.allowed-origins"));
     for (String origin : corsOrigins) {
       r.check(
@@ -92,6 +102,7 @@ public record ServerConfig(
             dataDir,
             httpHost,
             httpPort,
+            listener,
             rest,
             adminUsername,
             adminPassword,

@@ -13,6 +13,7 @@ import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.server.devhttp.DeviceApiMetrics.Refusal;
 import io.fieldline.server.devhttp.DeviceApiMetrics.Resource;
+import io.fieldline.server.http.ClientConnection;
 import io.fieldline.server.rest.HttpJson;
 import io.fieldline.transport.mqtt.FirmwareDelivery;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -100,8 +101,12 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
   private final RejectionHandler rejections;
   private final LongSupplier nanoClock;
 
-  /** Who calls: the token in the path, and the TCP peer's address when the listener gives it. */
-  private record Caller(String token, @Nullable InetAddress address) {
+  /**
+   * Who calls: the token in the path, the TCP peer's address when the listener gives it, and the
+   * end of its connection when the listener signals it.
+   */
+  private record Caller(
+      String token, @Nullable InetAddress address, @Nullable ClientConnection connection) {
     String who() {
       return address == null ? "-" : address.getHostAddress();
     }
@@ -190,10 +195,7 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
             .mapRejectionResponse(
                 response -> {
                   int status = response.status().intValue();
-                  String message =
-                      response.entity() instanceof HttpEntity.Strict strict
-                          ? strict.getData().utf8String()
-                          : response.status().reason();
+                  String message = HttpJson.rejectionMessage(response);
                   metrics.refused(Refusal.of(status), "-", message);
                   return HttpJson.error(status, message).addHeaders(response.getHeaders());
                 });
@@ -267,7 +269,9 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
         token ->
             extractRequest(
                 request -> {
-                  Caller caller = new Caller(token, sourceAddress(request));
+                  Caller caller =
+                      new Caller(
+                          token, sourceAddress(request), ClientConnection.of(request).orElse(null));
                   return concat(
                       path(
                           "telemetry",
@@ -391,7 +395,14 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
                               () ->
                                   withDevice(
                                       caller,
-                                      device -> polls.start(kind, device.id(), timeout, arrived))));
+                                      device ->
+                                          polls.start(
+                                              kind,
+                                              device.id(),
+                                              timeout,
+                                              arrived,
+                                              caller.address(),
+                                              caller.connection()))));
                 }));
   }
 
@@ -513,16 +524,16 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
     Throwable cause =
         error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     if (cause instanceof IllegalArgumentException) {
-      metrics.refused(Refusal.BAD_REQUEST, "-", String.valueOf(cause.getMessage()));
-      return HttpJson.error(400, String.valueOf(cause.getMessage()));
+      String message = HttpJson.clientMessage(cause, "malformed request");
+      metrics.refused(Refusal.BAD_REQUEST, "-", message);
+      return HttpJson.error(400, message);
     }
     if (cause instanceof StoreException) {
       metrics.readFailed("-", String.valueOf(cause));
       return HttpJson.error(503, "storage unavailable, try again later")
           .addHeader(RawHeader.create("Retry-After", "1"));
     }
-    LOG.error("[http-device] unexpected error", cause);
-    return HttpJson.error(500, "internal error");
+    return HttpJson.unexpectedError(cause);
   }
 
   // Comma-separated keys, trimmed, blanks dropped; null when none are named.

@@ -39,6 +39,8 @@ import java.time.Duration;
  *     answered ({@code fieldline.mqtt.downlink.max-pending-rpc}); beyond it a poll takes no more
  * @param invalidPayload whether an unparseable upload is also kept as a dead letter ({@code
  *     fieldline.mqtt.invalid-payload}); it is answered 400 either way
+ * @param maxPollsPerAddress long polls from one source address waiting on this node, whatever their
+ *     devices; one more answers 429 (0 = no limit)
  */
 public record DeviceApiConfig(
     boolean enabled,
@@ -57,7 +59,8 @@ public record DeviceApiConfig(
     int attributeReadRate,
     int attributeReadBurst,
     int maxPendingRpcPerDevice,
-    InvalidPayloadPolicy invalidPayload) {
+    InvalidPayloadPolicy invalidPayload,
+    int maxPollsPerAddress) {
 
   private static final String IDLE_TIMEOUT = "pekko.http.server.idle-timeout";
   private static final String MAX_CONNECTIONS = "pekko.http.server.max-connections";
@@ -82,6 +85,7 @@ public record DeviceApiConfig(
     Duration maxPollTimeout = r.positiveDuration("max-poll-timeout");
     int maxPollsPerDevice = r.integer("max-polls-per-device", 1);
     int maxPolls = r.integer("max-polls", 1);
+    int maxPollsPerAddress = r.integer("max-polls-per-address", 0);
     int failedAuthBurst = r.integer("failed-auth-burst", 0);
     Duration failedAuthRefill = r.positiveDuration("failed-auth-refill");
     int failedAuthMaxAddresses = r.integer("failed-auth-max-addresses", 1);
@@ -133,7 +137,8 @@ public record DeviceApiConfig(
             mqtt.attributeRequestRate(),
             mqtt.attributeRequestBurst(),
             mqtt.downlink().maxPendingRpc(),
-            mqtt.invalidPayload()));
+            mqtt.invalidPayload(),
+            maxPollsPerAddress));
   }
 
   /**

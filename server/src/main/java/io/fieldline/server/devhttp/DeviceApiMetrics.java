@@ -1,13 +1,12 @@
 package io.fieldline.server.devhttp;
 
+import io.fieldline.server.http.LogThrottle;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,7 +30,6 @@ final class DeviceApiMetrics {
   static final String RPC_ANNOUNCED = "fieldline.http.device.rpc.announced";
 
   private static final Logger LOG = LoggerFactory.getLogger(DeviceApiMetrics.class);
-  private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   /** What a request asks for; the {@code resource} tag of {@link #REQUESTS}. */
   enum Resource {
@@ -65,7 +63,10 @@ final class DeviceApiMetrics {
     METHOD_NOT_ALLOWED,
     /** As many uploads of the device in flight as it may have (429). */
     TOO_MANY_WRITES,
-    /** As many long polls waiting, for the device or on the node, as there may be (429). */
+    /**
+     * As many long polls waiting, for the device, from the source address or on the node, as there
+     * may be (429).
+     */
     TOO_MANY_POLLS,
     /** Client-side RPC or attribute reads above the device's rate (429). */
     RATE_LIMITED,
@@ -91,7 +92,9 @@ final class DeviceApiMetrics {
     /** Nothing came within its timeout (408). */
     TIMEOUT,
     /** The server stopped (503). */
-    STOPPED
+    STOPPED,
+    /** Its client closed the connection first; its slots were freed then. */
+    CLIENT_GONE
   }
 
   /**
@@ -108,36 +111,19 @@ final class DeviceApiMetrics {
     EXPIRED
   }
 
-  /** One log budget: a line at most every 10 seconds, counting the lines left out. */
-  private static final class Throttle {
-    private final AtomicLong next = new AtomicLong(System.nanoTime());
-    private final AtomicLong suppressed = new AtomicLong();
-
-    /** The lines left out since the last one, or -1 if this one is left out too. */
-    long admit() {
-      long now = System.nanoTime();
-      long due = next.get();
-      if (now - due < 0 || !next.compareAndSet(due, now + LOG_INTERVAL_NANOS)) {
-        suppressed.incrementAndGet();
-        return -1;
-      }
-      return suppressed.getAndSet(0);
-    }
-  }
-
   private final Map<Resource, Counter> requests = new EnumMap<>(Resource.class);
   private final Map<Refusal, Counter> rejected = new EnumMap<>(Refusal.class);
-  private final Map<Refusal, Throttle> refusalLog = new EnumMap<>(Refusal.class);
+  private final Map<Refusal, LogThrottle> refusalLog = new EnumMap<>(Refusal.class);
   private final Map<PollOutcome, Counter> pollEnded = new EnumMap<>(PollOutcome.class);
   private final Map<RpcOutcome, Counter> rpc = new EnumMap<>(RpcOutcome.class);
   private final Counter writeFailed;
   private final Counter readFailed;
   private final Counter deadLettered;
   private final Counter rpcAnnounced;
-  private final Throttle failureLog = new Throttle();
-  private final Throttle readFailureLog = new Throttle();
-  private final Throttle deadLetterLog = new Throttle();
-  private final Throttle replyLog = new Throttle();
+  private final LogThrottle failureLog = new LogThrottle();
+  private final LogThrottle readFailureLog = new LogThrottle();
+  private final LogThrottle deadLetterLog = new LogThrottle();
+  private final LogThrottle replyLog = new LogThrottle();
 
   DeviceApiMetrics(MeterRegistry registry, Supplier<Number> waitingPolls) {
     for (Resource resource : Resource.values()) {
@@ -155,7 +141,7 @@ final class DeviceApiMetrics {
               .description("HTTP device API requests refused with a client error (4xx)")
               .tag("reason", tag(refusal))
               .register(registry));
-      refusalLog.put(refusal, new Throttle());
+      refusalLog.put(refusal, new LogThrottle());
     }
     for (PollOutcome outcome : PollOutcome.values()) {
       pollEnded.put(

@@ -1,10 +1,12 @@
 package io.fieldline.server.devhttp;
 
 import io.fieldline.common.DeviceId;
+import java.net.InetAddress;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What each device may have going on this node through the HTTP device API, and what it has: its
@@ -50,6 +52,7 @@ final class DeviceBudgets {
 
   private final ConcurrentHashMap<DeviceId, Budget> budgets = new ConcurrentHashMap<>();
   private final AtomicInteger polls = new AtomicInteger();
+  private final ConcurrentHashMap<InetAddress, Integer> pollsPerAddress = new ConcurrentHashMap<>();
   private final DeviceApiConfig config;
   private final LongSupplier nanoClock;
   private final long rpcInterval;
@@ -98,15 +101,28 @@ final class DeviceBudgets {
         });
   }
 
+  /** Takes a long-poll slot of the device and of the node (a poll without a source address). */
+  @Nullable String startPoll(DeviceId device) {
+    return startPoll(device, null);
+  }
+
   /**
-   * Takes a long-poll slot of the device and of the node.
+   * Takes a long-poll slot of the device, of its source address and of the node.
    *
+   * @param address the TCP peer; null when unknown (no per-address slot taken)
    * @return null when taken, else why not (for the 429's message)
    */
-  String startPoll(DeviceId device) {
+  @Nullable String startPoll(DeviceId device, @Nullable InetAddress address) {
     if (polls.incrementAndGet() > config.maxPolls()) {
       polls.decrementAndGet();
       return "too many long polls waiting on this node (" + config.maxPolls() + ")";
+    }
+    if (address != null && config.maxPollsPerAddress() > 0) {
+      if (pollsPerAddress.merge(address, 1, Integer::sum) > config.maxPollsPerAddress()) {
+        addressPollDone(address);
+        polls.decrementAndGet();
+        return "too many long polls from this address (" + config.maxPollsPerAddress() + ")";
+      }
     }
     boolean[] started = {false};
     long now = nanoClock.getAsLong();
@@ -122,13 +138,28 @@ final class DeviceBudgets {
         });
     if (!started[0]) {
       polls.decrementAndGet();
+      if (address != null && config.maxPollsPerAddress() > 0) {
+        addressPollDone(address);
+      }
       return "too many long polls of this device (" + config.maxPollsPerDevice() + ")";
     }
     return null;
   }
 
-  /** Gives back a slot taken by {@link #startPoll}. */
+  private void addressPollDone(InetAddress address) {
+    pollsPerAddress.computeIfPresent(address, (a, n) -> n <= 1 ? null : n - 1);
+  }
+
+  /** Gives back a slot taken by {@link #startPoll(DeviceId)}. */
   void pollDone(DeviceId device) {
+    pollDone(device, null);
+  }
+
+  /** Gives back a slot taken by {@link #startPoll(DeviceId, InetAddress)} with the same address. */
+  void pollDone(DeviceId device, @Nullable InetAddress address) {
+    if (address != null && config.maxPollsPerAddress() > 0) {
+      addressPollDone(address);
+    }
     long now = nanoClock.getAsLong();
     boolean[] released = {false};
     budgets.computeIfPresent(

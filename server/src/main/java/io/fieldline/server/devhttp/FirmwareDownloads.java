@@ -194,8 +194,9 @@ final class FirmwareDownloads {
         error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     if (cause instanceof IllegalArgumentException) {
       firmwareMetrics.refused(Protocol.HTTP, FirmwareMetrics.Refusal.BAD_REQUEST);
-      metrics.refused(Refusal.BAD_REQUEST, "-", String.valueOf(cause.getMessage()));
-      return HttpJson.error(400, String.valueOf(cause.getMessage()));
+      String message = HttpJson.clientMessage(cause, "malformed request");
+      metrics.refused(Refusal.BAD_REQUEST, "-", message);
+      return HttpJson.error(400, message);
     }
     firmwareMetrics.refused(Protocol.HTTP, FirmwareMetrics.Refusal.READ_FAILED);
     long now = System.nanoTime();

@@ -5,7 +5,9 @@ import io.fieldline.common.events.DeviceEvent.RpcSubscribed;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.server.devhttp.DeviceApiMetrics.PollOutcome;
 import io.fieldline.server.devhttp.DeviceApiMetrics.Refusal;
+import io.fieldline.server.http.ClientConnection;
 import io.fieldline.server.rest.HttpJson;
+import java.net.InetAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -18,6 +20,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -96,6 +99,21 @@ final class LongPolls {
    */
   CompletionStage<HttpResponse> start(
       LongPoll.Kind kind, DeviceId device, Duration timeout, long arrivedNanos) {
+    return start(kind, device, timeout, arrivedNanos, null, null);
+  }
+
+  /**
+   * As {@link #start(LongPoll.Kind, DeviceId, Duration, long)}, for a request from {@code address}
+   * (its per-address slot taken) on {@code connection} (null when unknown): a poll whose client
+   * went away ends then (its slots freed), not at its timeout.
+   */
+  CompletionStage<HttpResponse> start(
+      LongPoll.Kind kind,
+      DeviceId device,
+      Duration timeout,
+      long arrivedNanos,
+      @Nullable InetAddress address,
+      @Nullable ClientConnection connection) {
     if (closed) {
       return CompletableFuture.completedFuture(stopped());
     }
@@ -105,7 +123,7 @@ final class LongPolls {
       metrics.pollEnded(PollOutcome.TIMEOUT);
       return CompletableFuture.completedFuture(timedOut(kind, timeout));
     }
-    String refusal = budgets.startPoll(device);
+    String refusal = budgets.startPoll(device, address);
     if (refusal != null) {
       metrics.refused(Refusal.TOO_MANY_POLLS, device.toString(), refusal);
       return CompletableFuture.completedFuture(DeviceApi.tooMany(refusal, Duration.ofSeconds(1)));
@@ -119,7 +137,7 @@ final class LongPolls {
               left,
               TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException stopping) {
-      budgets.pollDone(device);
+      budgets.pollDone(device, address);
       return CompletableFuture.completedFuture(stopped());
     }
     Runnable stopListening;
@@ -143,13 +161,19 @@ final class LongPolls {
     // Listed once it hears its device's events; the clean-up below runs at once if it has already
     // ended.
     waiting.add(poll);
+    // The answer goes nowhere then: Pekko drops a response for a closed connection.
+    Runnable forget =
+        connection == null
+            ? () -> {}
+            : connection.whenClosed(() -> poll.end(clientGone(), PollOutcome.CLIENT_GONE));
     poll.answer()
         .whenComplete(
             (response, error) -> {
+              forget.run();
               deadline.cancel(false);
               stopListening.run();
               waiting.remove(poll);
-              budgets.pollDone(device);
+              budgets.pollDone(device, address);
             });
     if (closed) {
       poll.end(stopped(), PollOutcome.STOPPED); // closeAll ran before this poll was listed
@@ -222,6 +246,10 @@ final class LongPolls {
     String what =
         kind == LongPoll.Kind.RPC ? "no server-side RPC request" : "no shared-attribute update";
     return HttpJson.error(408, what + " within " + timeout.toMillis() + " ms");
+  }
+
+  private static HttpResponse clientGone() {
+    return HttpJson.error(408, "the client closed the connection");
   }
 
   private static HttpResponse stopped() {

@@ -7,9 +7,12 @@ import io.fieldline.common.ota.OtaPackageId;
 import io.fieldline.common.ota.OtaPackageInfo;
 import io.fieldline.common.ota.OtaPackageStore;
 import io.fieldline.common.ota.RunningChecksum;
+import io.fieldline.server.http.LogThrottle;
 import io.fieldline.server.ota.OtaMetrics.UploadOutcome;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -50,11 +53,15 @@ public final class PackageUpload {
   private final OtaPackageStore store;
   private final OtaConfig config;
   private final OtaMetrics metrics;
+  private final Map<UploadOutcome, LogThrottle> refusedLogs = new EnumMap<>(UploadOutcome.class);
 
   PackageUpload(OtaPackageStore store, OtaConfig config, OtaMetrics metrics) {
     this.store = store;
     this.config = config;
     this.metrics = metrics;
+    for (UploadOutcome outcome : UploadOutcome.values()) {
+      refusedLogs.put(outcome, new LogThrottle());
+    }
   }
 
   /** The file is larger than {@code fieldline.ota.max-package-size}. */
@@ -183,7 +190,17 @@ public final class PackageUpload {
                         ? UploadOutcome.BAD_REQUEST
                         : UploadOutcome.FAILED;
     metrics.upload(outcome, 0);
-    LOG.info("[ota|{}] upload refused ({}): {}", id, outcome, String.valueOf(cause));
+    // A client error (an aborted upload among them): one line per outcome at most every 10 s, no
+    // stack trace, no exception text beyond its class and message.
+    long skipped = refusedLogs.get(outcome).admit();
+    if (skipped >= 0) {
+      LOG.info(
+          "[ota|{}] upload refused ({}): {} ({} similar lines left out before)",
+          id,
+          outcome,
+          cause == null ? "-" : cause.getClass().getSimpleName(),
+          skipped);
+    }
   }
 
   private static @Nullable Throwable unwrap(@Nullable Throwable error) {

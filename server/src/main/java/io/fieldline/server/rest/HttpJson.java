@@ -9,6 +9,8 @@ import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.PayloadFormatException;
 import io.fieldline.common.ReadRefusedException;
 import io.fieldline.common.StoreException;
+import io.fieldline.server.http.BodyTooSlowException;
+import io.fieldline.server.http.LogThrottle;
 import io.fieldline.server.rpc.RpcRejectedException;
 import java.io.IOException;
 import java.util.Locale;
@@ -18,11 +20,17 @@ import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.http.javadsl.server.Directives;
+import org.apache.pekko.http.javadsl.server.ExceptionHandler;
 import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.http.scaladsl.model.EntityStreamException;
+import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
+import org.apache.pekko.http.scaladsl.model.IllegalRequestException;
+import org.apache.pekko.stream.StreamTcpException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,6 +41,7 @@ import org.slf4j.LoggerFactory;
 public final class HttpJson {
 
   private static final Logger LOG = LoggerFactory.getLogger(HttpJson.class);
+  private static final LogThrottle UNEXPECTED = new LogThrottle();
 
   private HttpJson() {}
 
@@ -111,21 +120,35 @@ public final class HttpJson {
   }
 
   /**
-   * Maps a failed stage to a response: bad input 400, conflicts 409, too many waiting RPC calls
-   * 429, a read refused by the read budget 429 (the user's share) or 503 (the node's) with {@code
-   * Retry-After}, other storage trouble 503.
+   * Maps a failed stage to a response: bad input (a broken-off or too slow body among it) 400, 408
+   * or 413, conflicts 409, too many waiting RPC calls 429, a read refused by the read budget 429
+   * (the user's share) or 503 (the node's) with {@code Retry-After}, other storage trouble 503;
+   * anything else 500, logged with its stack trace at a bounded rate.
    */
   static HttpResponse failure(Throwable error) {
     Throwable cause =
         error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    // The request's own body failed: the client's doing (an aborted upload among them).
+    if (cause instanceof EntityStreamSizeException) {
+      return error(413, "request body too large");
+    }
+    if (cause instanceof BodyTooSlowException) {
+      return error(408, "request body too slow");
+    }
+    if (cause instanceof EntityStreamException || cause instanceof StreamTcpException) {
+      return error(400, "request body incomplete: the connection broke off");
+    }
+    if (cause instanceof IllegalRequestException) {
+      return error(400, "malformed request");
+    }
     if (cause instanceof IllegalArgumentException || cause instanceof PayloadFormatException) {
-      return error(400, cause.getMessage());
+      return error(400, clientMessage(cause, "malformed request"));
     }
     if (cause instanceof DeviceConflictException) {
-      return error(409, cause.getMessage());
+      return error(409, clientMessage(cause, "conflict"));
     }
     if (cause instanceof RpcRejectedException) {
-      return error(429, cause.getMessage());
+      return error(429, clientMessage(cause, "too many requests"));
     }
     if (cause instanceof ReadRefusedException refused) {
       int status = refused.scope() == ReadRefusedException.Scope.USER ? 429 : 503;
@@ -135,10 +158,75 @@ public final class HttpJson {
     }
     if (cause instanceof StoreException store) {
       return error(
-          503,
-          "storage " + store.kind().name().toLowerCase(Locale.ROOT) + ": " + store.getMessage());
+          503, "storage " + store.kind().name().toLowerCase(Locale.ROOT) + ", try again later");
     }
-    LOG.error("[http] unexpected error", cause);
+    return unexpectedError(cause);
+  }
+
+  /**
+   * The message of {@code error} if Fieldline's own code wrote it for the client (thrown from an
+   * {@code io.fieldline} class, not a subclass of the JDK's such as {@link NumberFormatException}),
+   * else {@code fallback}: no text of a library or the JDK (exception names, parser positions,
+   * driver details) reaches an answer.
+   */
+  public static String clientMessage(Throwable error, String fallback) {
+    String message = error.getMessage();
+    StackTraceElement[] trace = error.getStackTrace();
+    boolean ours =
+        message != null
+            && !message.isBlank()
+            && trace.length > 0
+            && trace[0].getClassName().startsWith("io.fieldline.")
+            && (error.getClass().getName().startsWith("io.fieldline.")
+                || error.getClass() == IllegalArgumentException.class
+                || error.getClass() == IllegalStateException.class
+                || error.getClass() == java.util.NoSuchElementException.class);
+    return ours ? message : fallback;
+  }
+
+  /** 500, logged at ERROR with its stack trace at most once per 10 s (a bug, not the client's). */
+  public static HttpResponse unexpectedError(Throwable cause) {
+    long skipped = UNEXPECTED.admit();
+    if (skipped >= 0) {
+      LOG.error("[http] unexpected error ({} similar lines left out before)", skipped, cause);
+    }
     return error(500, "internal error");
+  }
+
+  /**
+   * The message of a Pekko rejection's default answer without its detail: the first line ("The
+   * query parameter 'x' was malformed"), which names what was wrong; the lines after it carry the
+   * text of the exception behind it, which stays out of answers.
+   */
+  public static String rejectionMessage(HttpResponse response) {
+    String text =
+        response.entity() instanceof HttpEntity.Strict strict
+            ? strict.getData().utf8String()
+            : response.status().reason();
+    int newline = text.indexOf('\n');
+    String first = (newline < 0 ? text : text.substring(0, newline)).strip();
+    if (first.endsWith(":")) {
+      first = first.substring(0, first.length() - 1);
+    }
+    if (first.isEmpty()) {
+      return response.status().reason();
+    }
+    return first.length() > 200 ? first.substring(0, 200) + "..." : first;
+  }
+
+  /**
+   * Every exception a route lets escape, answered at one place (around all routes, in place of
+   * Pekko's default handler, which logs each at ERROR with its stack trace and may answer its
+   * text): a body over its limit 413, a body that broke off (an aborted upload) 400, a request
+   * Pekko refused 400, else as {@link #failure}. Client errors are logged by {@link
+   * RejectedRequests} or the device API, at a bounded rate and without a stack trace.
+   */
+  public static final ExceptionHandler EXCEPTIONS =
+      ExceptionHandler.newBuilder().matchAny(error -> Directives.complete(escaped(error))).build();
+
+  private static HttpResponse escaped(Throwable error) {
+    Throwable cause =
+        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    return failure(cause);
   }
 }

@@ -1,12 +1,11 @@
 package io.fieldline.server.rest;
 
+import io.fieldline.server.http.LogThrottle;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.slf4j.Logger;
@@ -26,7 +25,6 @@ final class RejectedRequests {
   static final String REJECTED = "fieldline.http.rejected";
 
   private static final Logger LOG = LoggerFactory.getLogger(RejectedRequests.class);
-  private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   /** Why a request was refused; the {@code reason} tag. */
   enum Reason {
@@ -54,7 +52,7 @@ final class RejectedRequests {
   }
 
   private final Map<Reason, Counter> counters = new EnumMap<>(Reason.class);
-  private final Map<Reason, AtomicLong> nextLog = new EnumMap<>(Reason.class);
+  private final Map<Reason, LogThrottle> logs = new EnumMap<>(Reason.class);
 
   RejectedRequests(MeterRegistry registry) {
     for (Reason reason : Reason.values()) {
@@ -64,7 +62,7 @@ final class RejectedRequests {
               .description("REST requests answered with a client error (4xx)")
               .tag("reason", reason.name().toLowerCase(Locale.ROOT))
               .register(registry));
-      nextLog.put(reason, new AtomicLong(System.nanoTime()));
+      logs.put(reason, new LogThrottle());
     }
   }
 
@@ -76,16 +74,24 @@ final class RejectedRequests {
     }
     Reason reason = Reason.of(status);
     counters.get(reason).increment();
-    AtomicLong next = nextLog.get(reason);
-    long now = System.nanoTime();
-    long due = next.get();
-    if (now - due >= 0 && next.compareAndSet(due, now + LOG_INTERVAL_NANOS)) {
+    long skipped = logs.get(reason).admit();
+    if (skipped >= 0) {
       String method = request.method().value();
       String path = loggable(request.getUri().path());
       if (reason == Reason.BAD_REQUEST || reason == Reason.TOO_LARGE) {
-        LOG.warn("[http] {} {} answered {} (at most one line per 10 s)", method, path, status);
+        LOG.warn(
+            "[http] {} {} answered {} ({} similar lines left out before)",
+            method,
+            path,
+            status,
+            skipped);
       } else {
-        LOG.info("[http] {} {} answered {} (at most one line per 10 s)", method, path, status);
+        LOG.info(
+            "[http] {} {} answered {} ({} similar lines left out before)",
+            method,
+            path,
+            status,
+            skipped);
       }
     }
     return response;

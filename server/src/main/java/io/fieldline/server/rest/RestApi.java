@@ -15,7 +15,6 @@ import io.fieldline.server.ws.WsRoutes;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
-import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.RejectionHandler;
 import org.apache.pekko.http.javadsl.server.Route;
@@ -37,14 +36,9 @@ public final class RestApi extends AllDirectives {
   private static final RejectionHandler JSON_REJECTIONS =
       RejectionHandler.defaultHandler()
           .mapRejectionResponse(
-              response -> {
-                String message =
-                    response.entity() instanceof HttpEntity.Strict strict
-                        ? strict.getData().utf8String()
-                        : response.status().reason();
-                return HttpJson.error(response.status().intValue(), message)
-                    .addHeaders(response.getHeaders());
-              });
+              response ->
+                  HttpJson.error(response.status().intValue(), HttpJson.rejectionMessage(response))
+                      .addHeaders(response.getHeaders()));
 
   private final AuthRoutes auth;
   private final DeviceRoutes devices;

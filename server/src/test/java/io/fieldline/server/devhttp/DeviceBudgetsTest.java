@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.typesafe.config.ConfigFactory;
 import io.fieldline.common.DeviceId;
 import io.fieldline.server.devhttp.DeviceBudgets.Rated;
+import java.net.InetAddress;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
@@ -51,6 +52,27 @@ class DeviceBudgetsTest {
     budgets.pollDone(device);
     assertThat(budgets.polls()).isEqualTo(2);
     assertThat(budgets.startPoll(device)).isNull();
+  }
+
+  @Test
+  void should_refuse_a_poll_when_its_source_address_has_as_many_as_it_may() throws Exception {
+    DeviceBudgets budgets =
+        budgets(
+            "fieldline.http-device.max-polls-per-address = 2\n"
+                + "fieldline.http-device.max-polls = 10");
+    InetAddress one = InetAddress.getByName("192.0.2.1");
+    InetAddress two = InetAddress.getByName("192.0.2.2");
+
+    assertThat(budgets.startPoll(new DeviceId(UUID.randomUUID()), one)).isNull();
+    assertThat(budgets.startPoll(device, one)).isNull();
+    assertThat(budgets.startPoll(other, one)).contains("from this address");
+    assertThat(budgets.startPoll(other, two)).isNull();
+    assertThat(budgets.polls()).isEqualTo(3);
+    budgets.pollDone(device, one);
+    assertThat(budgets.polls()).isEqualTo(2);
+    assertThat(budgets.startPoll(device, one)).isNull();
+    assertThat(budgets.startPoll(other, one)).contains("from this address");
+    assertThat(budgets.polls()).isEqualTo(3);
   }
 
   @Test
