@@ -224,6 +224,49 @@ class ReadBudgetIT extends RestTestBase {
   }
 
   @Test
+  void should_count_a_websocket_users_reads_against_its_share() {
+    String bearer = tokens.issue("ws-reader@test.local", JwtTokens.Kind.ACCESS);
+    try (WsTestClient ws =
+        WsTestClient.open(URI.create("ws://127.0.0.1:" + server.httpPort() + "/api/ws"))) {
+      ws.send("{\"authCmd\":{\"cmdId\":0,\"token\":\"" + bearer + "\"}}");
+      // Four history reads in one message: within the node's budget (2 running + 2 waiting), but
+      // twice the user's share: those beyond it are refused while the first ones are read.
+      String commands =
+          IntStream.rangeClosed(1, 4)
+              .mapToObj(
+                  cmd ->
+                      "{\"type\":\"TIMESERIES_HISTORY\",\"cmdId\":"
+                          + cmd
+                          + ",\"entityType\":\"DEVICE\",\"entityId\":\""
+                          + heavy.id()
+                          + "\",\"keys\":\""
+                          + allKeys()
+                          + "\",\"startTs\":"
+                          + START
+                          + ",\"endTs\":"
+                          + (START + RANGE)
+                          + ",\"limit\":1000}")
+              .collect(Collectors.joining(",", "{\"cmds\":[", "]}"));
+      ws.send(commands);
+
+      List<JsonNode> updates = IntStream.rangeClosed(1, 4).mapToObj(ws::next).toList();
+
+      List<JsonNode> refused =
+          updates.stream().filter(update -> update.path("errorCode").asInt() != 0).toList();
+      assertThat(refused).as("beyond max-per-user = 2").isNotEmpty().hasSizeLessThanOrEqualTo(2);
+      refused.forEach(
+          update ->
+              assertThat(update.path("errorMsg").asText())
+                  .contains("too many concurrent reads")
+                  .doesNotContain("Exception"));
+      updates.stream()
+          .filter(update -> update.path("errorCode").asInt() == 0)
+          .forEach(update -> assertThat(update.path("data").size()).isEqualTo(KEYS));
+      assertThat(ws.isOpen()).isTrue();
+    }
+  }
+
+  @Test
   void should_answer_400_when_a_query_is_over_its_bounds() {
     String base = "/api/plugins/telemetry/DEVICE/" + heavy.id() + "/values/timeseries?";
     String over = allKeys() + ",k" + KEYS;

@@ -6,6 +6,7 @@ import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.HistoryQuery;
 import io.fieldline.common.NameRules;
+import io.fieldline.server.rest.HttpJson;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
@@ -133,7 +134,7 @@ record WsCommand(
     } catch (TooManyKeys e) {
       bad.add(new Bad(cmdId, e.getMessage(), "too_many_keys"));
     } catch (IllegalArgumentException e) {
-      bad.add(new Bad(cmdId, e.getMessage()));
+      bad.add(new Bad(cmdId, HttpJson.clientMessage(e, "Bad command")));
     }
   }
 

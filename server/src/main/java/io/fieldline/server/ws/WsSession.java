@@ -5,7 +5,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.NameRules;
+import io.fieldline.common.ReadRefusedException;
+import io.fieldline.common.TelemetryQueries;
 import io.fieldline.server.live.LiveData;
+import io.fieldline.server.rest.HttpJson;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.ws.WsUpdate.ErrorCode;
 import java.util.List;
@@ -74,7 +77,7 @@ final class WsSession {
   private final SessionOutbound outbound;
   private final AtomicInteger historyReads = new AtomicInteger();
   private final ReadPermits reads;
-  private final CommandReads reading;
+  private volatile CommandReads reading;
   // Both written under "this" together with closed, so a slot is taken and given back once.
   private volatile @Nullable String user;
   private volatile boolean closed;
@@ -99,7 +102,7 @@ final class WsSession {
     this.remote = remote;
     this.user = user;
     this.reads = new ReadPermits(hub.config().maxSubscriptionReads());
-    this.reading = new CommandReads(hub.queries(), hub.config().maxKeysPerCommand());
+    this.reading = readsOf(user);
     this.outbound = new SessionOutbound(hub.memory(), hub.config().maxQueuedBytes());
   }
 
@@ -187,6 +190,7 @@ final class WsSession {
       admitted = hub.admit(verified.get());
       if (admitted) {
         user = verified.get();
+        reading = readsOf(user);
       }
     }
     if (!admitted) {
@@ -375,6 +379,12 @@ final class WsSession {
             });
   }
 
+  /** Reads on behalf of {@code who}: its share of the node's read budget (until login, none). */
+  private CommandReads readsOf(@Nullable String who) {
+    TelemetryQueries queries = who == null ? hub.queries() : hub.queries().forUser(who);
+    return new CommandReads(queries, hub.config().maxKeysPerCommand());
+  }
+
   /**
    * Answers a command whose reading failed: our own refusals (a missing device, a bound) with their
    * message, anything else with a fixed text (never an exception's).
@@ -384,7 +394,14 @@ final class WsSession {
     if ((cause instanceof DeviceNotFound || cause instanceof IllegalArgumentException)
         && cause.getMessage() != null) {
       hub.metrics().rejected("bad_command");
-      send(WsUpdate.error(command.cmdId(), ErrorCode.BAD_REQUEST, cause.getMessage()));
+      send(
+          WsUpdate.error(
+              command.cmdId(),
+              ErrorCode.BAD_REQUEST,
+              HttpJson.clientMessage(cause, "Bad command")));
+    } else if (cause instanceof ReadRefusedException refused) {
+      hub.metrics().rejected("read_refused");
+      send(WsUpdate.error(command.cmdId(), ErrorCode.INTERNAL_ERROR, refused.getMessage()));
     } else {
       hub.metrics().rejected("internal");
       hub.metrics()
