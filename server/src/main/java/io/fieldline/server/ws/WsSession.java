@@ -398,7 +398,9 @@ final class WsSession {
           WsUpdate.error(
               command.cmdId(),
               ErrorCode.BAD_REQUEST,
-              HttpJson.clientMessage(cause, "Bad command")));
+              cause instanceof DeviceNotFound
+                  ? cause.getMessage()
+                  : HttpJson.clientMessage(cause, "Bad command")));
     } else if (cause instanceof ReadRefusedException refused) {
       hub.metrics().rejected("read_refused");
       send(WsUpdate.error(command.cmdId(), ErrorCode.INTERNAL_ERROR, refused.getMessage()));
