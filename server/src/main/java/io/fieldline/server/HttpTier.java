@@ -87,7 +87,7 @@ record HttpTier(ServerBinding binding) {
             metrics,
             config.rest(),
             new ConsoleRoutes(mqtt.server().port(), mqtt.server().tlsPort()),
-            websockets,
+            websockets.routes(),
             storage.deviceProfiles(),
             ota);
     // The same config the actor system was built from (the whole server's).
