@@ -1,7 +1,6 @@
 package io.fieldline.server;
 
 import io.fieldline.common.CredentialsRevocation;
-import io.fieldline.common.PayloadParser;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.dao.cassandra.CassandraStorage;
@@ -17,7 +16,8 @@ import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.rest.RestApi;
 import io.fieldline.server.ws.WsConfig;
 import io.fieldline.server.ws.WsRoutes;
-import io.fieldline.transport.mqtt.FirmwareDelivery;
+import io.fieldline.transport.common.firmware.FirmwareDelivery;
+import io.fieldline.transport.common.payload.PayloadParser;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;

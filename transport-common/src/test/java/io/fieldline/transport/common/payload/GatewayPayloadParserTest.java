@@ -1,10 +1,13 @@
-package io.fieldline.common;
+package io.fieldline.transport.common.payload;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.fieldline.common.GatewayPayloadParser.ChildDevice;
-import io.fieldline.common.GatewayPayloadParser.TooManyDevicesException;
+import io.fieldline.common.KvEntry;
+import io.fieldline.common.PayloadFormatException;
+import io.fieldline.common.TsKvEntry;
+import io.fieldline.transport.common.payload.GatewayPayloadParser.ChildDevice;
+import io.fieldline.transport.common.payload.GatewayPayloadParser.TooManyDevicesException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.fieldline.common;
+package io.fieldline.transport.common.payload;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -8,6 +8,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.fieldline.common.KvEntry;
+import io.fieldline.common.NameRules;
+import io.fieldline.common.PayloadFormatException;
+import io.fieldline.common.TsKvEntry;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.LinkedHashMap;

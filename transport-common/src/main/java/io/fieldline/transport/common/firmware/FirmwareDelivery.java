@@ -1,4 +1,4 @@
-package io.fieldline.transport.mqtt;
+package io.fieldline.transport.common.firmware;
 
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.ota.FirmwareSource;

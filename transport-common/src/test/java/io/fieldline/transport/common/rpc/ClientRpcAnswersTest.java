@@ -1,27 +1,23 @@
-package io.fieldline.transport.mqtt.publish;
+package io.fieldline.transport.common.rpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fieldline.transport.mqtt.testkit.TestConfigs;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-class ClientRpcTest {
+class ClientRpcAnswersTest {
 
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
-  private final ClientRpc rpc =
-      new ClientRpc(
-          TestConfigs.mqtt(
-              "max-packet-size = 4096", "max-inflight = 17", "inflight-low-water = 3"));
+  private final ClientRpcAnswers rpc = new ClientRpcAnswers(4096, 17, System::currentTimeMillis);
 
   private JsonNode answer(String request) throws IOException {
-    return MAPPER.readTree(rpc.answer(request.getBytes(StandardCharsets.UTF_8)));
+    return MAPPER.readTree(rpc.answerPayload(request.getBytes(StandardCharsets.UTF_8)));
   }
 
   @Test

@@ -1,4 +1,4 @@
-package io.fieldline.transport.mqtt.publish;
+package io.fieldline.transport.common.pacing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,8 +1,13 @@
-package io.fieldline.common;
+package io.fieldline.transport.common.payload;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fieldline.common.KvEntry;
+import io.fieldline.common.NameRules;
+import io.fieldline.common.PayloadFormatException;
+import io.fieldline.common.TimestampRange;
+import io.fieldline.common.TsKvEntry;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Nested;

@@ -1,4 +1,4 @@
-package io.fieldline.transport.mqtt;
+package io.fieldline.transport.common.firmware;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;

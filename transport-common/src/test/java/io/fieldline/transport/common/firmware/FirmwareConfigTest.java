@@ -1,4 +1,4 @@
-package io.fieldline.transport.mqtt;
+package io.fieldline.transport.common.firmware;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.fieldline.transport.mqtt;
+package io.fieldline.transport.common.firmware;
 
 import com.typesafe.config.Config;
 import io.fieldline.common.config.ConfigReader;
