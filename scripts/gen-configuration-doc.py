@@ -13,6 +13,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULES = [
     ("server", "Server: data directory, HTTP, admin login, embedded Cassandra, payload parsing, shutdown"),
+    ("transport-common", "Device transports, shared (firmware downloads over MQTT and HTTP)"),
     ("transport-mqtt", "MQTT transport"),
     ("actors", "Device actors"),
     ("dao-cassandra", "Cassandra storage"),

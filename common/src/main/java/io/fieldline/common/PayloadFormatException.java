@@ -21,7 +21,7 @@ public final class PayloadFormatException extends RuntimeException {
   }
 
   /** Index of the first unpaired surrogate in {@code text}, or -1 when it is well-formed UTF-16. */
-  static int unpairedSurrogate(String text) {
+  public static int unpairedSurrogate(String text) {
     int length = text.length();
     for (int i = 0; i < length; i++) {
       char c = text.charAt(i);

@@ -4,9 +4,9 @@ package io.fieldline.common;
  * The device timestamps Fieldline can store: epoch milliseconds from {@link #MIN} to {@link #MAX}
  * (about 290,000 years either side of 1970). The store writes a value's timestamp also as its
  * Cassandra write time in microseconds ({@code USING TIMESTAMP ts*1000}), so a timestamp is
- * storable exactly when {@code ts * 1000} fits a signed 64-bit integer. {@link PayloadParser}
- * refuses anything outside at parse time (the message is dead-lettered and acknowledged) and the
- * Cassandra store refuses the same range, so the two cannot drift apart.
+ * storable exactly when {@code ts * 1000} fits a signed 64-bit integer. The device transports'
+ * {@code PayloadParser} refuses anything outside at parse time (the message is dead-lettered and
+ * acknowledged) and the Cassandra store refuses the same range, so the two cannot drift apart.
  */
 public final class TimestampRange {
 

@@ -23,7 +23,7 @@ class CommonArchitectureTest {
 
   @Test
   void should_depend_on_no_transport_actor_or_storage_library() {
-    assertThat(CLASSES.contain(PayloadParser.class)).isTrue();
+    assertThat(CLASSES.contain(DeviceId.class)).isTrue();
     noClasses()
         .that()
         .resideOutsideOfPackage("io.fieldline.common.config..")

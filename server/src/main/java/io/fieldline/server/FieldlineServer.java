@@ -7,21 +7,23 @@ import io.fieldline.cluster.ClusterConfig;
 import io.fieldline.cluster.ClusterNode;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.PayloadParser;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.dao.cassandra.CassandraConfig;
+import io.fieldline.fleet.live.LiveData;
+import io.fieldline.fleet.ota.OtaConfig;
+import io.fieldline.fleet.ota.OtaPackages;
+import io.fieldline.fleet.provision.ProvisionConfig;
+import io.fieldline.fleet.provision.Provisioning;
+import io.fieldline.fleet.rpc.RpcConfig;
+import io.fieldline.fleet.rpc.RpcService;
 import io.fieldline.server.devhttp.DeviceApiConfig;
-import io.fieldline.server.live.LiveData;
-import io.fieldline.server.ota.OtaConfig;
-import io.fieldline.server.ota.OtaPackages;
-import io.fieldline.server.provision.ProvisionConfig;
-import io.fieldline.server.provision.Provisioning;
-import io.fieldline.server.rpc.RpcConfig;
-import io.fieldline.server.rpc.RpcService;
 import io.fieldline.server.ws.WsConfig;
+import io.fieldline.transport.common.firmware.FirmwareConfig;
+import io.fieldline.transport.common.firmware.FirmwareDelivery;
+import io.fieldline.transport.common.firmware.FirmwareMetrics;
+import io.fieldline.transport.common.payload.PayloadParser;
 import io.fieldline.transport.mqtt.DeviceServices;
-import io.fieldline.transport.mqtt.FirmwareConfig;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -151,8 +153,10 @@ public final class FieldlineServer implements AutoCloseable {
             storageTier.storage().queries(),
             events,
             otaConfig,
-            firmwareConfig,
             metrics);
+    // One delivery for both device transports: the same chunk bounds, source and meters.
+    FirmwareDelivery firmware =
+        new FirmwareDelivery(firmwareConfig, ota.firmwareSource(), new FirmwareMetrics(metrics));
     Provisioning provisioning =
         new Provisioning(
             ota.firmwareFollowing(storageTier.storage().deviceProfiles()),
@@ -169,7 +173,7 @@ public final class FieldlineServer implements AutoCloseable {
             devices,
             clusterTier,
             events,
-            new DeviceServices(ota.delivery(), Optional.of(provisioning)),
+            new DeviceServices(firmware, Optional.of(provisioning)),
             metrics,
             stops);
     mqtt = mqttTier;
@@ -197,6 +201,7 @@ public final class FieldlineServer implements AutoCloseable {
             metrics,
             mqttTier,
             ota,
+            firmware,
             provisioning,
             stops);
     http = httpTier;

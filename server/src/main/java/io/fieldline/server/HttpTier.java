@@ -1,22 +1,23 @@
 package io.fieldline.server;
 
 import io.fieldline.common.CredentialsRevocation;
-import io.fieldline.common.PayloadParser;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.dao.cassandra.CassandraStorage;
+import io.fieldline.fleet.live.LiveData;
+import io.fieldline.fleet.ota.OtaPackages;
+import io.fieldline.fleet.rpc.RpcService;
 import io.fieldline.server.console.ConsoleRoutes;
 import io.fieldline.server.devhttp.DeviceApi;
 import io.fieldline.server.devhttp.DeviceApiConfig;
 import io.fieldline.server.http.HttpListener;
-import io.fieldline.server.live.LiveData;
-import io.fieldline.server.ota.OtaPackages;
 import io.fieldline.server.rest.HttpJson;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.rest.RestApi;
-import io.fieldline.server.rpc.RpcService;
 import io.fieldline.server.ws.WsConfig;
 import io.fieldline.server.ws.WsRoutes;
+import io.fieldline.transport.common.firmware.FirmwareDelivery;
+import io.fieldline.transport.common.payload.PayloadParser;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -54,6 +55,7 @@ record HttpTier(ServerBinding binding) {
       PrometheusMeterRegistry metrics,
       MqttTier mqtt,
       OtaPackages ota,
+      FirmwareDelivery firmware,
       DeviceProvisioning provisioning,
       StopSteps stops) {
     JwtTokens tokens =
@@ -85,7 +87,7 @@ record HttpTier(ServerBinding binding) {
             metrics,
             config.rest(),
             new ConsoleRoutes(mqtt.server().port(), mqtt.server().tlsPort()),
-            websockets,
+            websockets.routes(),
             storage.deviceProfiles(),
             ota);
     // The same config the actor system was built from (the whole server's).
@@ -100,7 +102,7 @@ record HttpTier(ServerBinding binding) {
             events,
             new PayloadParser(config.payloadTypeCast(), config.payloadMaxStringValueLength()),
             metrics,
-            ota.delivery(),
+            firmware,
             provisioning);
     // The body limit also at the parser (bodies no route reads; each API narrows it to its own),
     // and the TCP peer as an attribute for the per-address login throttle.

@@ -1,9 +1,9 @@
 package io.fieldline.server;
 
-import io.fieldline.common.PayloadParser;
 import io.fieldline.common.PressureGauge;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.dao.cassandra.CassandraStorage;
+import io.fieldline.transport.common.payload.PayloadParser;
 import io.fieldline.transport.mqtt.DeviceServices;
 import io.fieldline.transport.mqtt.MqttServer;
 import io.fieldline.transport.mqtt.MqttTransportConfig;

@@ -6,7 +6,6 @@ import io.fieldline.common.DeadLetterStore;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.PayloadParser;
 import io.fieldline.common.StoreException;
 import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.events.DeviceEvents;
@@ -15,7 +14,9 @@ import io.fieldline.server.devhttp.DeviceApiMetrics.Refusal;
 import io.fieldline.server.devhttp.DeviceApiMetrics.Resource;
 import io.fieldline.server.http.ClientConnection;
 import io.fieldline.server.rest.HttpJson;
-import io.fieldline.transport.mqtt.FirmwareDelivery;
+import io.fieldline.transport.common.firmware.FirmwareDelivery;
+import io.fieldline.transport.common.payload.PayloadParser;
+import io.fieldline.transport.common.rpc.ClientRpcAnswers;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -187,7 +188,9 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
             budgets,
             metrics,
             System::currentTimeMillis);
-    this.clientRpc = new ClientRpcAnswers(config, System::currentTimeMillis);
+    this.clientRpc =
+        new ClientRpcAnswers(
+            config.maxBodyBytes(), config.maxWritesPerDevice(), System::currentTimeMillis);
     this.firmware = new FirmwareDownloads(firmwareDelivery, metrics);
     this.provisioning = provisioning;
     this.rejections =

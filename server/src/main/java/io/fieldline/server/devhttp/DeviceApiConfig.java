@@ -2,8 +2,8 @@ package io.fieldline.server.devhttp;
 
 import com.typesafe.config.Config;
 import io.fieldline.common.config.ConfigReader;
+import io.fieldline.transport.common.payload.InvalidPayloadPolicy;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
-import io.fieldline.transport.mqtt.MqttTransportConfig.InvalidPayloadPolicy;
 import java.time.Duration;
 
 /**

@@ -1,6 +1,7 @@
 package io.fieldline.server.devhttp;
 
 import io.fieldline.common.DeviceId;
+import io.fieldline.transport.common.pacing.RequestPacer;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
@@ -15,10 +16,10 @@ import org.jspecify.annotations.Nullable;
  * its entry goes when nothing of it is left ({@link #sweep} removes those whose rate budget
  * refilled since), so the table holds at most the devices active in the last moments.
  *
- * <p>Rates follow the generic cell rate algorithm, as the MQTT transport paces them: each request
- * moves a theoretical arrival time one interval ahead, and {@code burst} requests fit at once. The
- * MQTT transport slows a connection's reading down; an HTTP request is refused instead (429 with
- * the wait in {@code Retry-After}), which is how HTTP clients expect to be slowed down.
+ * <p>Rates are the device transports' one {@link RequestPacer} (the generic cell rate algorithm, as
+ * the MQTT transport paces them). The MQTT transport slows a connection's reading down; an HTTP
+ * request is refused instead (429 with the wait in {@code Retry-After}), which is how HTTP clients
+ * expect to be slowed down.
  *
  * <p>Thread-safe: each entry is read and changed only inside the map's {@code compute} for its
  * device.
@@ -26,21 +27,21 @@ import org.jspecify.annotations.Nullable;
 final class DeviceBudgets {
 
   /** One device's use. Touched only inside {@code compute} for its key. */
-  private static final class Budget {
+  private final class Budget {
     int writes;
     int polls;
-    long rpcArrival;
-    long readArrival;
+    final RequestPacer rpc;
+    final RequestPacer reads;
 
     // The rate budgets start full at now: the nano clock has no fixed origin (it may be negative),
     // so 0 would be a time arbitrarily far in the past or the future.
     Budget(long now) {
-      rpcArrival = now;
-      readArrival = now;
+      rpc = new RequestPacer(config.clientRpcRate(), config.clientRpcBurst(), now);
+      reads = new RequestPacer(config.attributeReadRate(), config.attributeReadBurst(), now);
     }
 
     boolean idle(long now) {
-      return writes == 0 && polls == 0 && rpcArrival - now <= 0 && readArrival - now <= 0;
+      return writes == 0 && polls == 0 && rpc.idle(now) && reads.idle(now);
     }
   }
 
@@ -55,22 +56,10 @@ final class DeviceBudgets {
   private final ConcurrentHashMap<InetAddress, Integer> pollsPerAddress = new ConcurrentHashMap<>();
   private final DeviceApiConfig config;
   private final LongSupplier nanoClock;
-  private final long rpcInterval;
-  private final long rpcTolerance;
-  private final long readInterval;
-  private final long readTolerance;
 
   DeviceBudgets(DeviceApiConfig config, LongSupplier nanoClock) {
     this.config = config;
     this.nanoClock = nanoClock;
-    this.rpcInterval = interval(config.clientRpcRate());
-    this.rpcTolerance = rpcInterval * (config.clientRpcBurst() - 1);
-    this.readInterval = interval(config.attributeReadRate());
-    this.readTolerance = readInterval * (config.attributeReadBurst() - 1);
-  }
-
-  private static long interval(int perSecond) {
-    return perSecond == 0 ? 0 : 1_000_000_000L / perSecond;
   }
 
   /** Takes one of the device's upload slots; false when it has as many as it may. */
@@ -182,32 +171,20 @@ final class DeviceBudgets {
    * @return zero when it is within the rate and burst, else how long until one would be
    */
   Duration admit(DeviceId device, Rated kind) {
-    long interval = kind == Rated.CLIENT_RPC ? rpcInterval : readInterval;
-    if (interval == 0) {
+    int rate = kind == Rated.CLIENT_RPC ? config.clientRpcRate() : config.attributeReadRate();
+    if (rate == 0) {
       return Duration.ZERO;
     }
-    long tolerance = kind == Rated.CLIENT_RPC ? rpcTolerance : readTolerance;
     long now = nanoClock.getAsLong();
-    long[] wait = {0};
+    Duration[] wait = {Duration.ZERO};
     budgets.compute(
         device,
         (id, budget) -> {
           Budget b = budget == null ? new Budget(now) : budget;
-          long arrival = kind == Rated.CLIENT_RPC ? b.rpcArrival : b.readArrival;
-          if (arrival - now < 0) {
-            arrival = now;
-          }
-          long ahead = arrival - now - tolerance;
-          if (ahead > 0) {
-            wait[0] = ahead;
-          } else if (kind == Rated.CLIENT_RPC) {
-            b.rpcArrival = arrival + interval;
-          } else {
-            b.readArrival = arrival + interval;
-          }
+          wait[0] = (kind == Rated.CLIENT_RPC ? b.rpc : b.reads).admit(now);
           return b.idle(now) ? null : b;
         });
-    return Duration.ofNanos(wait[0]);
+    return wait[0];
   }
 
   /** Forgets the devices that use nothing any more; called now and then. */

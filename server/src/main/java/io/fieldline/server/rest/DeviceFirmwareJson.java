@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.ota.OtaPackageId;
-import io.fieldline.server.ota.FirmwareAssignments;
+import io.fieldline.fleet.ota.FirmwareAssignments;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;

@@ -11,7 +11,7 @@ import io.fieldline.common.profile.DeviceProfileId;
 import io.fieldline.common.profile.DeviceProfilePageQuery;
 import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.common.profile.ProvisionType;
-import io.fieldline.server.ota.FirmwareAssignments;
+import io.fieldline.fleet.ota.FirmwareAssignments;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;

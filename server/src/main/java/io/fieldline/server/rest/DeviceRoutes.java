@@ -12,7 +12,7 @@ import io.fieldline.common.DeviceUpdate;
 import io.fieldline.common.GatewayLink;
 import io.fieldline.common.profile.DeviceProfileId;
 import io.fieldline.common.profile.DeviceProfileStore;
-import io.fieldline.server.ota.FirmwareAssignments;
+import io.fieldline.fleet.ota.FirmwareAssignments;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.ArrayList;
 import java.util.List;

@@ -13,8 +13,8 @@ import io.fieldline.common.ota.OtaPackageId;
 import io.fieldline.common.ota.OtaPackageInfo;
 import io.fieldline.common.ota.OtaPackageStore;
 import io.fieldline.common.ota.OtaPackageType;
-import io.fieldline.server.ota.OtaPackages;
-import io.fieldline.server.ota.PackageUpload.PackageTooLargeException;
+import io.fieldline.fleet.ota.OtaPackages;
+import io.fieldline.server.rest.PackageUpload.PackageTooLargeException;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -77,11 +77,13 @@ final class OtaPackageRoutes extends AllDirectives {
   private final OtaPackages ota;
   private final OtaPackageStore store;
   private final DeviceRegistry registry;
+  private final PackageUpload uploads;
 
   OtaPackageRoutes(OtaPackages ota, DeviceRegistry registry) {
     this.ota = ota;
     this.store = ota.store();
     this.registry = registry;
+    this.uploads = new PackageUpload(ota.store(), ota.config(), ota.metrics());
   }
 
   /** Routes under {@code /api}. */
@@ -197,7 +199,7 @@ final class OtaPackageRoutes extends AllDirectives {
     String checksum = params.get("checksum");
     String fileName = file.getFileName().isBlank() ? "firmware.bin" : file.getFileName();
     String contentType = file.getContentType().toString();
-    return ota.uploads()
+    return uploads
         .upload(
             id,
             algorithm,

@@ -8,10 +8,9 @@ import io.fieldline.common.TelemetryQueries;
 import io.fieldline.common.TelemetryStore;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.profile.DeviceProfileStore;
+import io.fieldline.fleet.ota.OtaPackages;
+import io.fieldline.fleet.rpc.RpcService;
 import io.fieldline.server.console.ConsoleRoutes;
-import io.fieldline.server.ota.OtaPackages;
-import io.fieldline.server.rpc.RpcService;
-import io.fieldline.server.ws.WsRoutes;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
@@ -25,7 +24,9 @@ import org.apache.pekko.http.javadsl.server.Route;
  * message or the legacy query parameter), everything else under {@code /api} behind a bearer token.
  * Shapes follow ThingsBoard's REST API; see docs/rest-api.md. Around all of it: the CORS policy,
  * request bodies limited to {@link RestConfig#maxBodyBytes()} (413), JSON error bodies for Pekko's
- * own rejections, and every 4xx answer counted and logged ({@link RejectedRequests}).
+ * own rejections, and every 4xx answer counted and logged ({@link RejectedRequests}). The WebSocket
+ * API's route is handed in by the composition root: the {@code ws} package builds on this one (its
+ * token, its error answers), so this one does not name it.
  */
 public final class RestApi extends AllDirectives {
 
@@ -51,7 +52,7 @@ public final class RestApi extends AllDirectives {
   private final RpcRoutes rpc;
   private final ConsoleRoutes console;
   private final Cors cors;
-  private final WsRoutes websockets;
+  private final Route websockets;
   private final OtaPackageRoutes otaPackages;
   private final long maxBodyBytes;
 
@@ -72,7 +73,7 @@ public final class RestApi extends AllDirectives {
       PrometheusMeterRegistry prometheus,
       RestConfig config,
       ConsoleRoutes console,
-      WsRoutes websockets,
+      Route websockets,
       DeviceProfileStore profileStore,
       OtaPackages ota) {
     LoginThrottle throttle = new LoginThrottle(config, System::nanoTime);
@@ -120,7 +121,7 @@ public final class RestApi extends AllDirectives {
                 // through to the token check below and become a 401.
                 pathPrefix("auth", () -> handleRejections(JSON_REJECTIONS, auth::routes)),
                 // Authenticated by their first message (or the legacy ?token=), not the header.
-                websockets.routes(),
+                websockets,
                 auth.authenticated(
                     user ->
                         concat(

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.TextNode;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.rpc.StoredRpc;
 import io.fieldline.common.rpc.ToDeviceRpc;
-import io.fieldline.server.rpc.RpcConfig;
+import io.fieldline.fleet.rpc.RpcConfig;
 import java.io.IOException;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;

@@ -7,7 +7,7 @@ import io.fieldline.common.DeviceId;
 import io.fieldline.common.NameRules;
 import io.fieldline.common.ReadRefusedException;
 import io.fieldline.common.TelemetryQueries;
-import io.fieldline.server.live.LiveData;
+import io.fieldline.fleet.live.LiveData;
 import io.fieldline.server.rest.HttpJson;
 import io.fieldline.server.rest.JwtTokens;
 import io.fieldline.server.ws.WsUpdate.ErrorCode;

@@ -2,7 +2,7 @@ package io.fieldline.server.ws;
 
 import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.TelemetryQueries;
-import io.fieldline.server.live.LiveData;
+import io.fieldline.fleet.live.LiveData;
 import io.fieldline.server.rest.JwtTokens;
 import java.util.List;
 import java.util.Map;

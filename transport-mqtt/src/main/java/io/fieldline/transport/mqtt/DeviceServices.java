@@ -1,6 +1,7 @@
 package io.fieldline.transport.mqtt;
 
 import io.fieldline.common.provision.DeviceProvisioning;
+import io.fieldline.transport.common.firmware.FirmwareDelivery;
 import java.util.Objects;
 import java.util.Optional;
 

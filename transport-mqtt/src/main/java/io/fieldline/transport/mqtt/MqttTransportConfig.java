@@ -2,6 +2,7 @@ package io.fieldline.transport.mqtt;
 
 import com.typesafe.config.Config;
 import io.fieldline.common.config.ConfigReader;
+import io.fieldline.transport.common.payload.InvalidPayloadPolicy;
 import java.time.Duration;
 
 /**
@@ -183,14 +184,6 @@ public record MqttTransportConfig(
     OPENSSL,
     /** The JDK's engine. */
     JDK
-  }
-
-  /** The reaction to an unparseable telemetry or attributes payload. */
-  public enum InvalidPayloadPolicy {
-    /** PUBACK, and keep the raw bytes in the dead-letter table (the default). */
-    DEAD_LETTER,
-    /** Close the connection without PUBACK, as ThingsBoard 2.x does. */
-    CLOSE
   }
 
   /** Reads and validates {@code fieldline.mqtt}; reports every invalid key at once. */

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.typesafe.config.ConfigFactory;
-import io.fieldline.transport.mqtt.MqttTransportConfig.InvalidPayloadPolicy;
+import io.fieldline.transport.common.payload.InvalidPayloadPolicy;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

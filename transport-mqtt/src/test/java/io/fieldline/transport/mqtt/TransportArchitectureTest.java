@@ -58,6 +58,18 @@ class TransportArchitectureTest {
   }
 
   @Test
+  void should_not_depend_on_the_http_transport_when_compiled() {
+    // Side by side over transport-common: what both use lives there.
+    noClasses()
+        .that()
+        .resideInAPackage(ROOT + "..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage("io.fieldline.transport.http..")
+        .check(CLASSES);
+  }
+
+  @Test
   void should_have_no_cycles_between_subpackages() {
     slices().matching(ROOT + ".(*)..").should().beFreeOfCycles().check(CLASSES);
   }
@@ -108,11 +120,6 @@ class TransportArchitectureTest {
                         belongToAnyOf(
                             MqttTransportConfig.class,
                             MqttMetrics.class,
-                            // Firmware downloads' settings, meters and source, which the
-                            // server's HTTP device API shares.
-                            FirmwareConfig.class,
-                            FirmwareMetrics.class,
-                            FirmwareDelivery.class,
                             // The fleet services a session context carries.
                             DeviceServices.class))))
         .because("the server, its channel initializer and the dispatcher sit above every feature")

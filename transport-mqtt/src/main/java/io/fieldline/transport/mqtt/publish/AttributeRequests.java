@@ -4,6 +4,7 @@ import io.fieldline.common.AttributeKvEntry;
 import io.fieldline.common.AttributeScope;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
+import io.fieldline.transport.common.pacing.RequestPacer;
 import io.fieldline.transport.mqtt.MqttMetrics.AttributeRequestOutcome;
 import io.fieldline.transport.mqtt.downlink.AttributeReads;
 import io.fieldline.transport.mqtt.downlink.Downlink;

@@ -6,9 +6,11 @@ import io.fieldline.common.Device;
 import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.GatewayLink;
 import io.fieldline.common.PayloadFormatException;
+import io.fieldline.transport.common.pacing.RequestPacer;
+import io.fieldline.transport.common.payload.InvalidPayloadPolicy;
+import io.fieldline.transport.common.rpc.ClientRpcAnswers;
 import io.fieldline.transport.mqtt.MqttMetrics.GatewayRefusal;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
-import io.fieldline.transport.mqtt.MqttTransportConfig.InvalidPayloadPolicy;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.Slot;
 import io.fieldline.transport.mqtt.downlink.Downlink;
 import io.fieldline.transport.mqtt.downlink.ServerRpcs;
@@ -39,7 +41,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Where one PUBLISH of the device API goes, by its {@link DeviceTopic}: telemetry and attributes
  * are parsed ({@code common}'s {@code PayloadParser}) and submitted to the device gateway;
- * client-side RPC requests are answered at once ({@link ClientRpc}), reading paced to {@code
+ * client-side RPC requests are answered at once ({@link ClientRpcAnswers}), reading paced to {@code
  * client-rpc-rate} ({@link RequestPacer}); attribute requests are read and answered through the
  * session's downlink ({@link AttributeRequests}); answers to server-side RPC go to the request they
  * answer ({@link ServerRpcs}). These three store nothing: they are acknowledged at once. The
@@ -89,7 +91,7 @@ final class PublishRouter {
   private final SessionContext context;
   private final Connection connection;
   private final Device device;
-  private final ClientRpc rpc;
+  private final ClientRpcAnswers rpc;
   private final RequestPacer rpcPacer;
   private final AttributeRequests attributeRequests;
   private final ServerRpcs serverRpcs;
@@ -105,7 +107,11 @@ final class PublishRouter {
     this.context = context;
     this.connection = connection;
     this.device = device;
-    this.rpc = new ClientRpc(context.config());
+    this.rpc =
+        new ClientRpcAnswers(
+            context.config().maxPacketSize(),
+            context.config().maxInflight(),
+            System::currentTimeMillis);
     this.serverRpcs = downlink.rpcs();
     // Read once per connection: a device made a gateway over REST becomes one when it reconnects.
     boolean isGateway = GatewayLink.isGateway(device);
@@ -164,7 +170,7 @@ final class PublishRouter {
           if (!pause.isZero()) {
             connection.pauseFor(Pause.RPC_RATE, pause);
           }
-          answerRpc(topic, rpc.answer(payload));
+          answerRpc(topic, rpc.answerPayload(payload));
           yield NOTHING_TO_STORE;
         }
         case RPC_RESPONSE -> {

@@ -2,9 +2,9 @@ package io.fieldline.transport.mqtt.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.PayloadParser;
 import io.fieldline.common.SessionTakeover;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.transport.common.payload.PayloadParser;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttSessionHandler;
 import io.fieldline.transport.mqtt.MqttTransportConfig;

@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fieldline.common.DeviceCredentials;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.PayloadParser;
 import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.common.provision.ProvisionResponse;
+import io.fieldline.transport.common.firmware.FirmwareDelivery;
+import io.fieldline.transport.common.payload.PayloadParser;
 import io.fieldline.transport.mqtt.DeviceServices;
-import io.fieldline.transport.mqtt.FirmwareDelivery;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttSessionHandler;
 import io.fieldline.transport.mqtt.MqttTransportConfig;

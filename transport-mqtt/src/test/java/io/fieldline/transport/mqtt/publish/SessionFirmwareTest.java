@@ -5,7 +5,7 @@ import static io.fieldline.transport.mqtt.testkit.SessionClient.subscribe;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fieldline.common.StoreException;
-import io.fieldline.transport.mqtt.FirmwareMetrics;
+import io.fieldline.transport.common.firmware.FirmwareMetrics;
 import io.fieldline.transport.mqtt.testkit.SessionClient;
 import io.fieldline.transport.mqtt.testkit.SessionFixture;
 import io.fieldline.transport.mqtt.testkit.SessionHandlerTestBase;

@@ -1,9 +1,9 @@
 package io.fieldline.transport.mqtt.testkit;
 
 import io.fieldline.common.Device;
-import io.fieldline.common.PayloadParser;
 import io.fieldline.common.SessionTakeover;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.transport.common.payload.PayloadParser;
 import io.fieldline.transport.mqtt.MqttServer;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.micrometer.core.instrument.Counter;

@@ -2,12 +2,12 @@ package io.fieldline.transport.mqtt.testkit;
 
 import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.PayloadParser;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.transport.common.firmware.FirmwareConfig;
+import io.fieldline.transport.common.firmware.FirmwareDelivery;
+import io.fieldline.transport.common.firmware.FirmwareMetrics;
+import io.fieldline.transport.common.payload.PayloadParser;
 import io.fieldline.transport.mqtt.DeviceServices;
-import io.fieldline.transport.mqtt.FirmwareConfig;
-import io.fieldline.transport.mqtt.FirmwareDelivery;
-import io.fieldline.transport.mqtt.FirmwareMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.session.PreAuthLimits;

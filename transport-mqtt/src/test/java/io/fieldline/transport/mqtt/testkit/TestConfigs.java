@@ -1,7 +1,7 @@
 package io.fieldline.transport.mqtt.testkit;
 
 import com.typesafe.config.ConfigFactory;
-import io.fieldline.transport.mqtt.FirmwareConfig;
+import io.fieldline.transport.common.firmware.FirmwareConfig;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 
 /** Transport configs for tests: HOCON overrides on top of the module's reference.conf. */
