@@ -44,7 +44,7 @@ class CassandraConfigTest {
     assertThat(c.passwordHashing())
         .isEqualTo(new CassandraConfig.PasswordHashingConfig(10, 2, 500));
     assertThat(c.reads())
-        .isEqualTo(new CassandraConfig.ReadsConfig(8, 64, 4, Duration.ofSeconds(5), 4));
+        .isEqualTo(new CassandraConfig.ReadsConfig(8, 64, 16, Duration.ofSeconds(5), 4));
   }
 
   @Test
