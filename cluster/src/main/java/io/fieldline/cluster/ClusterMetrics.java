@@ -313,23 +313,25 @@ public final class ClusterMetrics {
   }
 
   /**
-   * A message was handed to a peer stream; pair with {@link #forwardStored} or {@link
+   * A message was handed to a peer stream; it ends with {@link #forwardStored} or {@link
    * #forwardFailed}.
    */
   public void forwardStarted() {
     forwarded.increment();
-    forwardedInflight.incrementAndGet();
+  }
+
+  /** A forwarded message became ({@code +1}) or stopped being ({@code -1}) unanswered. */
+  public void forwardInflight(int delta) {
+    forwardedInflight.addAndGet(delta);
   }
 
   /** A forwarded message was given up, or answered with a rejection. */
   public void forwardFailed(FailureReason reason) {
-    forwardedInflight.decrementAndGet();
     failures.get(reason).increment();
   }
 
   /** A forwarded message was stored by its owner. */
   public void forwardStored(long startNanos) {
-    forwardedInflight.decrementAndGet();
     forwardLatency.record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
   }
 
