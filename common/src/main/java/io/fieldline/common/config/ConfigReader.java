@@ -145,7 +145,7 @@ public final class ConfigReader {
     try {
       return parser.apply(text);
     } catch (IllegalArgumentException e) {
-      fail(key, e.getMessage());
+      fail(key, String.valueOf(e.getMessage()));
       return placeholder;
     }
   }
@@ -207,7 +207,7 @@ public final class ConfigReader {
     try {
       return getter.apply(key);
     } catch (ConfigException e) {
-      fail(key, e.getMessage());
+      fail(key, String.valueOf(e.getMessage()));
       return placeholder;
     }
   }
