@@ -10,6 +10,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -79,7 +80,7 @@ public final class ActorMetrics {
   boolean complete(CompletableFuture<Ack> ack, Ack outcome) {
     boolean completed = ack.complete(outcome);
     if (completed && outcome instanceof Ack.Rejected rejection) {
-      rejected.get(rejection.reason()).increment();
+      Objects.requireNonNull(rejected.get(rejection.reason())).increment(); // every reason has one
     }
     return completed;
   }

@@ -173,8 +173,9 @@ public final class LocalDeviceGateway implements DeviceGateway, AutoCloseable {
    */
   public CompletionStage<Void> shutdown() {
     CompletableFuture<Void> done = new CompletableFuture<>();
-    if (!shutdown.compareAndSet(null, done)) {
-      return shutdown.get();
+    CompletableFuture<Void> first = shutdown.compareAndExchange(null, done);
+    if (first != null) {
+      return first;
     }
     accepting = false;
     LOG.info("[actors] shutting down, {} writes in flight", metrics.inflightWrites());

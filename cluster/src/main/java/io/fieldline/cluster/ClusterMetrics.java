@@ -11,6 +11,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -291,6 +292,11 @@ public final class ClusterMetrics {
     return counters;
   }
 
+  // Every enum constant has its counter (registered in the constructor).
+  private static <E extends Enum<E>> Counter of(Map<E, Counter> counters, E key) {
+    return Objects.requireNonNull(counters.get(key));
+  }
+
   private <M extends Meter> M add(M meter) {
     meters.add(meter);
     return meter;
@@ -313,29 +319,31 @@ public final class ClusterMetrics {
   }
 
   /**
-   * A message was handed to a peer stream; pair with {@link #forwardStored} or {@link
+   * A message was handed to a peer stream; it ends with {@link #forwardStored} or {@link
    * #forwardFailed}.
    */
   public void forwardStarted() {
     forwarded.increment();
-    forwardedInflight.incrementAndGet();
+  }
+
+  /** A forwarded message became ({@code +1}) or stopped being ({@code -1}) unanswered. */
+  public void forwardInflight(int delta) {
+    forwardedInflight.addAndGet(delta);
   }
 
   /** A forwarded message was given up, or answered with a rejection. */
   public void forwardFailed(FailureReason reason) {
-    forwardedInflight.decrementAndGet();
-    failures.get(reason).increment();
+    of(failures, reason).increment();
   }
 
   /** A forwarded message was stored by its owner. */
   public void forwardStored(long startNanos) {
-    forwardedInflight.decrementAndGet();
     forwardLatency.record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
   }
 
   /** A message that could not even be handed to a stream (not counted as forwarded). */
   public void forwardRefused(FailureReason reason) {
-    failures.get(reason).increment();
+    of(failures, reason).increment();
   }
 
   public void received() {
@@ -343,33 +351,33 @@ public final class ClusterMetrics {
   }
 
   public void takeover(TakeoverOutcome outcome) {
-    takeovers.get(outcome).increment();
+    of(takeovers, outcome).increment();
   }
 
   public void revocation(RevocationOutcome outcome) {
-    revocations.get(outcome).increment();
+    of(revocations, outcome).increment();
   }
 
   public double revocations(RevocationOutcome outcome) {
-    return revocations.get(outcome).count();
+    return of(revocations, outcome).count();
   }
 
   /** A device event sent to one peer ended. */
   public void eventSent(EventSendOutcome outcome) {
-    eventsSent.get(outcome).increment();
+    of(eventsSent, outcome).increment();
   }
 
   public void eventReceived(EventReceiveOutcome outcome) {
-    eventsReceived.get(outcome).increment();
+    of(eventsReceived, outcome).increment();
   }
 
   /** An RPC progress report sent to the caller's node ended. */
   public void progressSent(EventSendOutcome outcome) {
-    progressSent.get(outcome).increment();
+    of(progressSent, outcome).increment();
   }
 
   public void progressReceived(ProgressReceiveOutcome outcome) {
-    progressReceived.get(outcome).increment();
+    of(progressReceived, outcome).increment();
   }
 
   /** An event or progress report went on a stream to a peer ({@code +1}) or ended ({@code -1}). */
@@ -387,19 +395,19 @@ public final class ClusterMetrics {
   }
 
   public double eventsSent(EventSendOutcome outcome) {
-    return eventsSent.get(outcome).count();
+    return of(eventsSent, outcome).count();
   }
 
   public double eventsReceived(EventReceiveOutcome outcome) {
-    return eventsReceived.get(outcome).count();
+    return of(eventsReceived, outcome).count();
   }
 
   public double progressReportsSent(EventSendOutcome outcome) {
-    return progressSent.get(outcome).count();
+    return of(progressSent, outcome).count();
   }
 
   public double progressReportsReceived(ProgressReceiveOutcome outcome) {
-    return progressReceived.get(outcome).count();
+    return of(progressReceived, outcome).count();
   }
 
   public int eventsInflight() {
@@ -419,11 +427,11 @@ public final class ClusterMetrics {
   }
 
   public double forwardFailures(FailureReason reason) {
-    return failures.get(reason).count();
+    return of(failures, reason).count();
   }
 
   public double takeovers(TakeoverOutcome outcome) {
-    return takeovers.get(outcome).count();
+    return of(takeovers, outcome).count();
   }
 
   /** Removes every meter (a stopped node must not keep reporting). */

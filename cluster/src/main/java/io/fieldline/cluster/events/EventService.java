@@ -106,7 +106,7 @@ final class EventService extends DeviceEventsGrpc.DeviceEventsImplBase {
       event = EventCodec.event(message, callbacks);
     } catch (IllegalArgumentException e) {
       metrics.eventReceived(EventReceiveOutcome.MALFORMED);
-      warnings.warn("malformed event ignored: {}", e.getMessage());
+      warnings.warn("malformed event ignored: {}", String.valueOf(e.getMessage()));
       return 0;
     }
     int taken = local.deliver(event);
@@ -120,7 +120,7 @@ final class EventService extends DeviceEventsGrpc.DeviceEventsImplBase {
       found = calls.progress(report);
     } catch (IllegalArgumentException e) {
       metrics.progressReceived(ProgressReceiveOutcome.MALFORMED);
-      warnings.warn("malformed RPC progress ignored: {}", e.getMessage());
+      warnings.warn("malformed RPC progress ignored: {}", String.valueOf(e.getMessage()));
       return 0;
     }
     if (found) {

@@ -21,8 +21,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
- * Forwards device messages to their owner: one {@link PeerStream} per peer node, created on first
- * use, closed when the peer leaves the ring or re-registers at another address. Thread-safe.
+ * Forwards device messages to their owner: one {@link ForwardStream} per peer node, created on
+ * first use, closed when the peer leaves the ring or re-registers at another address. Thread-safe.
  */
 public final class Forwarder implements AutoCloseable {
 
@@ -33,7 +33,7 @@ public final class Forwarder implements AutoCloseable {
   private final ScheduledExecutorService timer;
   private final ClusterMetrics metrics;
   private final PressureGauge pressure;
-  private final Map<String, PeerStream> streams = new ConcurrentHashMap<>();
+  private final Map<String, ForwardStream> streams = new ConcurrentHashMap<>();
   private volatile boolean accepting = true;
 
   /**
@@ -66,7 +66,7 @@ public final class Forwarder implements AutoCloseable {
       return CompletableFuture.completedFuture(
           Ack.rejected(Ack.Reason.UNAVAILABLE, "node " + selfId + " is shutting down"));
     }
-    PeerStream stream =
+    ForwardStream stream =
         streams.compute(
             owner.nodeId(),
             (id, existing) -> {
@@ -76,7 +76,7 @@ public final class Forwarder implements AutoCloseable {
               if (existing != null) {
                 existing.close();
               }
-              return new PeerStream(
+              return new ForwardStream(
                   selfId,
                   owner,
                   DeviceForwardingGrpc.newStub(channels.channel(owner)),
@@ -94,7 +94,7 @@ public final class Forwarder implements AutoCloseable {
     Set<String> keep = new HashSet<>(nodeIds);
     for (String id : Set.copyOf(streams.keySet())) {
       if (!keep.contains(id)) {
-        PeerStream removed = streams.remove(id);
+        ForwardStream removed = streams.remove(id);
         if (removed != null) {
           removed.close();
         }
@@ -104,7 +104,7 @@ public final class Forwarder implements AutoCloseable {
 
   /** Messages in flight to {@code nodeId} (tests, diagnostics). */
   public int inflight(String nodeId) {
-    PeerStream stream = streams.get(nodeId);
+    ForwardStream stream = streams.get(nodeId);
     return stream == null ? 0 : stream.inflight();
   }
 
@@ -115,7 +115,7 @@ public final class Forwarder implements AutoCloseable {
   public CompletionStage<Void> shutdown() {
     accepting = false;
     List<CompletableFuture<Ack>> inFlight = new ArrayList<>();
-    for (PeerStream stream : streams.values()) {
+    for (ForwardStream stream : streams.values()) {
       inFlight.addAll(stream.inFlight());
     }
     return CompletableFuture.allOf(inFlight.toArray(CompletableFuture<?>[]::new));
@@ -125,7 +125,7 @@ public final class Forwarder implements AutoCloseable {
   @Override
   public void close() {
     accepting = false;
-    for (PeerStream stream : streams.values()) {
+    for (ForwardStream stream : streams.values()) {
       stream.close();
     }
     streams.clear();

@@ -1,7 +1,7 @@
 /**
  * Forwarding device messages to their owner node over one gRPC bidirectional stream per peer: the
  * sending end ({@link io.fieldline.cluster.forward.Forwarder}, {@link
- * io.fieldline.cluster.forward.PeerStream}) and the owner's end ({@link
+ * io.fieldline.cluster.forward.ForwardStream}) and the owner's end ({@link
  * io.fieldline.cluster.forward.ForwardingService}), with {@link
  * io.fieldline.cluster.forward.MessageCodec} between the domain records and the wire.
  *

@@ -1,6 +1,8 @@
 /**
  * gRPC channels to the other nodes, one per peer, created on first use and closed when the peer
- * leaves the ring and the membership.
+ * leaves the ring and the membership; and {@link io.fieldline.cluster.peer.PeerStream}, the one
+ * client of the cluster's bidirectional streams to a peer ({@code forward} and {@code events} each
+ * keep one per peer on it).
  *
  * <p>Under the cluster's flow: {@code forward}, {@code takeover}, {@code revocation} and {@code
  * events} reach peers through it, and log their failures to reach them through its {@link

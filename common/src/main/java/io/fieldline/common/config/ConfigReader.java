@@ -145,7 +145,7 @@ public final class ConfigReader {
     try {
       return parser.apply(text);
     } catch (IllegalArgumentException e) {
-      fail(key, e.getMessage());
+      fail(key, String.valueOf(e.getMessage()));
       return placeholder;
     }
   }
@@ -179,9 +179,21 @@ public final class ConfigReader {
    * @throws IllegalArgumentException listing every problem, one per line, with its full path
    */
   public <T> T validated(T config) {
-    if (!errors.isEmpty()) {
+    return validated(config, List.of());
+  }
+
+  /**
+   * Returns {@code config} if neither this reader nor {@code others} (readers of other blocks the
+   * module checks, such as the driver's) reported anything.
+   *
+   * @throws IllegalArgumentException listing every problem of all of them, one per line
+   */
+  public <T> T validated(T config, List<ConfigReader> others) {
+    List<String> all = new ArrayList<>(errors);
+    others.forEach(other -> all.addAll(other.errors));
+    if (!all.isEmpty()) {
       throw new IllegalArgumentException(
-          "invalid " + path + " configuration:\n  " + String.join("\n  ", errors));
+          "invalid " + path + " configuration:\n  " + String.join("\n  ", all));
     }
     return config;
   }
@@ -195,7 +207,7 @@ public final class ConfigReader {
     try {
       return getter.apply(key);
     } catch (ConfigException e) {
-      fail(key, e.getMessage());
+      fail(key, String.valueOf(e.getMessage()));
       return placeholder;
     }
   }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ConfigReaderTest {
@@ -111,5 +112,18 @@ class ConfigReaderTest {
     ConfigReader r = ConfigReader.of(config("name = \" admin \""), "x.y");
 
     assertThat(r.validated(r.nonBlankString("name"))).isEqualTo(" admin ");
+  }
+
+  @Test
+  void should_list_the_problems_of_every_block_when_another_block_is_checked_too() {
+    Config root = ConfigFactory.parseString("x.y { port = -1 }, z { class = Other }").resolve();
+    ConfigReader own = ConfigReader.of(root, "x.y");
+    ConfigReader other = ConfigReader.of(root, "z");
+    int port = own.integer("port", 0, 65535);
+    other.check(other.string("class").equals("Same"), "class", "must stay Same");
+
+    assertThatThrownBy(() -> own.validated(port, List.of(other)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContainingAll("x.y.port", "z.class: must stay Same");
   }
 }

@@ -57,6 +57,10 @@ public record CassandraConfig(
   /** The configuration path of this block. */
   public static final String PATH = "fieldline.cassandra";
 
+  private static final String DRIVER_PATH = "datastax-java-driver";
+  private static final String THROTTLER_CLASS = "advanced.throttler.class";
+  private static final String PASS_THROUGH = "PassThroughRequestThrottler";
+
   /** Cassandra's longest TTL (20 years). */
   public static final int MAX_TTL_SECONDS = 630_720_000;
 
@@ -197,6 +201,17 @@ public record CassandraConfig(
             r.integer("reads.max-per-user", 1),
             r.positiveDuration("reads.max-wait"),
             r.integer("reads.statements-per-query", 1, 64));
+    // docs/storage.md section 4: the limiters above are the session's throttler; a driver
+    // throttler would be a second queue, behind them and unwatched.
+    ConfigReader driver = ConfigReader.of(root, DRIVER_PATH);
+    String throttler = driver.string(THROTTLER_CLASS);
+    driver.check(
+        throttler.equals(PASS_THROUGH) || throttler.endsWith("." + PASS_THROUGH),
+        THROTTLER_CLASS,
+        "must stay "
+            + PASS_THROUGH
+            + ": fieldline.cassandra.max-inflight, max-queued and reads bound the requests to"
+            + " Cassandra");
     return r.validated(
         new CassandraConfig(
             contactPoints,
@@ -217,7 +232,8 @@ public record CassandraConfig(
             partitionsCache,
             new DeviceCacheConfig(cacheTtl, negativeTtl, cacheSize, cachePreload),
             new PasswordHashingConfig(hashCost, hashThreads, hashQueued),
-            reads));
+            reads),
+        List.of(driver));
   }
 
   /**

@@ -195,6 +195,40 @@ class CassandraConfigTest {
         .isEqualTo(Duration.ofSeconds(10));
     assertThat(driver.getString("basic.load-balancing-policy.local-datacenter"))
         .isEqualTo("datacenter1");
+    assertThat(driver.getString("advanced.throttler.class"))
+        .isEqualTo("PassThroughRequestThrottler");
+    assertThat(driver.getStringList("advanced.metrics.session.enabled"))
+        .noneMatch(metric -> metric.startsWith("throttling."));
+  }
+
+  @Test
+  void should_refuse_the_config_when_a_driver_throttler_is_configured() {
+    Config throttled =
+        config(
+            "datastax-java-driver.advanced.throttler {\n"
+                + " class = ConcurrencyLimitingRequestThrottler\n"
+                + " max-concurrent-requests = 100\n"
+                + " max-queue-size = 1000\n"
+                + "}\n"
+                + "fieldline.cassandra.max-queued = -1");
+
+    assertThatThrownBy(() -> CassandraConfig.from(throttled))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContainingAll(
+            "datastax-java-driver.advanced.throttler.class: must stay PassThroughRequestThrottler",
+            "fieldline.cassandra.max-queued");
+  }
+
+  @Test
+  void should_accept_the_pass_through_throttler_when_named_in_full() {
+    CassandraConfig c =
+        CassandraConfig.from(
+            config(
+                "datastax-java-driver.advanced.throttler.class ="
+                    + " com.datastax.oss.driver.internal.core.session.throttling"
+                    + ".PassThroughRequestThrottler"));
+
+    assertThat(c.maxInflight()).isEqualTo(1024);
   }
 
   @Test

@@ -105,7 +105,7 @@ public final class EmbeddedCassandra implements AutoCloseable {
           return;
         } catch (PortClashException e) {
           if (attempt >= attempts) {
-            throw new EmbeddedCassandraException(e.getMessage());
+            throw new EmbeddedCassandraException(String.valueOf(e.getMessage()));
           }
           LOG.info("[cassandra] a chosen port was taken meanwhile; choosing new ports");
         }

@@ -8,6 +8,7 @@ import java.util.ArrayDeque;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -188,7 +189,7 @@ public final class ReadLimiter {
 
   /** Reads refused so far for {@code reason}. */
   public long refused(Refusal reason) {
-    return refused.get(reason).get();
+    return Objects.requireNonNull(refused.get(reason)).get();
   }
 
   // Under the lock: the refusal for a new read, or null after counting it for its user.
@@ -208,7 +209,7 @@ public final class ReadLimiter {
   }
 
   private StoreException refuse(Refusal reason) {
-    refused.get(reason).incrementAndGet();
+    Objects.requireNonNull(refused.get(reason)).incrementAndGet(); // one per reason
     ReadRefusedException error =
         switch (reason) {
           case USER_LIMIT ->

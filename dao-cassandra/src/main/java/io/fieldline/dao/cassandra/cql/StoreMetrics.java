@@ -10,6 +10,7 @@ import io.micrometer.core.instrument.Timer;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -185,12 +186,12 @@ public final class StoreMetrics {
 
   /** The latency timer of {@code op}. */
   public Timer latency(Op op) {
-    return latency.get(op);
+    return Objects.requireNonNull(latency.get(op)); // one per op
   }
 
   /** Counts one failed write. */
   public void failed(StoreException.Kind kind) {
-    failures.get(kind).increment();
+    Objects.requireNonNull(failures.get(kind)).increment(); // one per kind
   }
 
   /** Counts values written successfully. */

@@ -64,9 +64,10 @@ final class CredentialWrites {
 
   private CompletionStage<CredentialColumns> basicColumns(
       DeviceCredentials.MqttBasic basic, @Nullable CredentialColumns current) {
-    if (basic.hasPassword()) {
+    String password = basic.password();
+    if (password != null && basic.hasPassword()) {
       return passwords
-          .hash(basic.password())
+          .hash(password)
           .thenApply(hash -> CredentialColumns.basic(basic.clientId(), basic.userName(), hash));
     }
     String kept = basic.password() == null && current != null ? current.basicPasswordHash() : null;

@@ -9,6 +9,7 @@ import io.fieldline.dao.cassandra.registry.DeviceTable.DeviceRow;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -96,7 +97,10 @@ final class DeviceCreation {
                         finishing.submit(
                             () ->
                                 claimed(
-                                    draft, fresh.get(draft.name()), reserved.get(draft.name())))))
+                                    draft,
+                                    Objects.requireNonNull(fresh.get(draft.name())),
+                                    // reserveAll answers an owner for every name it was given
+                                    Objects.requireNonNull(reserved.get(draft.name()))))))
         .toList();
   }
 
