@@ -17,6 +17,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -129,7 +130,8 @@ public final class LiveData implements DeviceEventListener {
       if (ownWatches.merge(device, 1, Integer::sum) == 1) {
         announced.put(device, announce(device, true));
       }
-      ready = announced.get(device);
+      // put above when this is the device's first watch, kept until its last one closes
+      ready = Objects.requireNonNull(announced.get(device));
     }
     return new Watch() {
       private boolean closed;

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * The fleet's OTA meters: uploads by outcome and their bytes, firmware assignments. Names are
@@ -97,17 +98,17 @@ public final class OtaMetrics {
 
   /** One upload ended with {@code outcome}, having stored {@code bytes}. */
   public void upload(UploadOutcome outcome, long bytes) {
-    uploads.get(outcome).increment();
+    Objects.requireNonNull(uploads.get(outcome)).increment(); // one counter per outcome
     if (outcome == UploadOutcome.STORED) {
       uploadBytes.increment(bytes);
     }
   }
 
   void assignment(Change change) {
-    assignments.get(change).increment();
+    Objects.requireNonNull(assignments.get(change)).increment(); // one per change
   }
 
   void sync(Sync outcome) {
-    syncs.get(outcome).increment();
+    Objects.requireNonNull(syncs.get(outcome)).increment(); // one per outcome
   }
 }

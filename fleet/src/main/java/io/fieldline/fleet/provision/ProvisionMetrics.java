@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -92,7 +93,7 @@ public final class ProvisionMetrics {
   }
 
   void answered(ProvisionStatus status) {
-    requests.get(status).increment();
+    Objects.requireNonNull(requests.get(status)).increment(); // one counter per status
   }
 
   void created() {
@@ -104,8 +105,8 @@ public final class ProvisionMetrics {
    * detail} must hold nothing secret; its arguments are client text (escaped by the caller).
    */
   void refused(Refusal reason, String source, String detail) {
-    refused.get(reason).increment();
-    AtomicLong next = nextLog.get(reason);
+    Objects.requireNonNull(refused.get(reason)).increment(); // one per reason
+    AtomicLong next = Objects.requireNonNull(nextLog.get(reason));
     long now = System.nanoTime();
     long allowed = next.get();
     if ((allowed != Long.MIN_VALUE && now - allowed < 0)

@@ -132,7 +132,10 @@ public final class Provisioning implements DeviceProvisioning {
       request = ProvisionRequest.parse(payload);
     } catch (IllegalArgumentException e) {
       return refuse(
-          Refusal.MALFORMED, from, e.getMessage(), "Failed to provision device: " + e.getMessage());
+          Refusal.MALFORMED,
+          from,
+          String.valueOf(e.getMessage()),
+          "Failed to provision device: " + String.valueOf(e.getMessage()));
     }
     if (!request.hasKeyAndSecret()) {
       return notFound(source, from, "no provision key or secret");
@@ -186,8 +189,8 @@ public final class Provisioning implements DeviceProvisioning {
       return refuse(
           Refusal.BAD_CREDENTIALS,
           from,
-          e.getMessage(),
-          "Failed to provision device: " + e.getMessage());
+          String.valueOf(e.getMessage()),
+          "Failed to provision device: " + String.valueOf(e.getMessage()));
     }
     DeviceCredentials credential =
         asked.orElseGet(() -> new DeviceCredentials.AccessToken(generated()));
@@ -220,15 +223,17 @@ public final class Provisioning implements DeviceProvisioning {
                           return refuse(
                               Refusal.CONFLICT,
                               from,
-                              conflict.getMessage(),
-                              "Failed to provision device: " + conflict.getMessage());
+                              String.valueOf(conflict.getMessage()),
+                              "Failed to provision device: "
+                                  + String.valueOf(conflict.getMessage()));
                         }
                         if (cause instanceof IllegalArgumentException invalid) {
                           return refuse(
                               Refusal.BAD_CREDENTIALS,
                               from,
-                              invalid.getMessage(),
-                              "Failed to provision device: " + invalid.getMessage());
+                              String.valueOf(invalid.getMessage()),
+                              "Failed to provision device: "
+                                  + String.valueOf(invalid.getMessage()));
                         }
                         return CompletableFuture.<ProvisionResponse>failedFuture(cause);
                       })
@@ -259,7 +264,7 @@ public final class Provisioning implements DeviceProvisioning {
                               ? refuse(
                                   Refusal.CONFLICT,
                                   from,
-                                  cause.getMessage(),
+                                  String.valueOf(cause.getMessage()),
                                   ProvisionResponse.FAILED)
                               : CompletableFuture.<ProvisionResponse>failedFuture(
                                   cause != null
