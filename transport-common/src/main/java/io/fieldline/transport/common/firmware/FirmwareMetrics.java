@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * The meters of firmware downloads, over MQTT and HTTP alike: chunks served and their bytes, and
@@ -81,11 +82,12 @@ public final class FirmwareMetrics {
 
   /** A chunk of {@code size} bytes was handed to the device's connection. */
   public void served(Protocol protocol, long size) {
-    chunks.get(protocol).increment();
-    bytes.get(protocol).increment(size);
+    // every map holds a counter for every constant, registered in the constructor
+    Objects.requireNonNull(chunks.get(protocol)).increment();
+    Objects.requireNonNull(bytes.get(protocol)).increment(size);
   }
 
   public void refused(Protocol protocol, Refusal refusal) {
-    refused.get(protocol).get(refusal).increment();
+    Objects.requireNonNull(Objects.requireNonNull(refused.get(protocol)).get(refusal)).increment();
   }
 }
