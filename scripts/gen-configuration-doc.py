@@ -13,8 +13,10 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULES = [
     ("server", "Server: data directory, HTTP, admin login, embedded Cassandra, payload parsing, shutdown"),
-    ("transport-common", "Device transports, shared (firmware downloads over MQTT and HTTP)"),
+    ("fleet", "Fleet services: server-side RPC, provisioning, OTA packages"),
+    ("transport-common", "Device transports, shared (device bounds, firmware downloads over MQTT and HTTP)"),
     ("transport-mqtt", "MQTT transport"),
+    ("transport-http", "HTTP device transport (ThingsBoard's HTTP device API)"),
     ("actors", "Device actors"),
     ("dao-cassandra", "Cassandra storage"),
     ("cluster", "Cluster (ZooKeeper membership, ring, gRPC forwarding; see [cluster.md](cluster.md))"),

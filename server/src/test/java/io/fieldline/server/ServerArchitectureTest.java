@@ -11,6 +11,7 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.server.rest.RestApi;
+import io.fieldline.transport.http.HttpErrors;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import org.junit.jupiter.api.Test;
 
@@ -18,9 +19,9 @@ import org.junit.jupiter.api.Test;
  * The boundaries between modules that the Maven graph cannot hold, checked on the whole server's
  * classes (every module is on this module's classpath): the REST API reads through the ports in
  * {@code common} only; nothing outside {@code dao-cassandra} reaches past its entry point; other
- * modules use only the root package of the actors, the transport (plus its {@code SessionRegistry})
- * and the cluster; no module uses another module's {@code internal} packages. Plain tests calling
- * {@code check}: {@code @ArchTest} fields are not run by Surefire 3.5.3.
+ * modules use only the root package of the actors, the transports (plus the MQTT transport's {@code
+ * SessionRegistry}) and the cluster; no module uses another module's {@code internal} packages.
+ * Plain tests calling {@code check}: {@code @ArchTest} fields are not run by Surefire 3.5.3.
  */
 class ServerArchitectureTest {
 
@@ -56,7 +57,9 @@ class ServerArchitectureTest {
                 .and(
                     DescribedPredicate.not(
                         JavaClass.Predicates.resideInAPackage(
-                            "io.fieldline.transport.common.payload.."))))
+                            "io.fieldline.transport.common.payload..")))
+                // ThingsBoard's error answers, the same for REST and the HTTP device API.
+                .and(DescribedPredicate.not(JavaClass.Predicates.belongToAnyOf(HttpErrors.class))))
         .check(CLASSES);
   }
 
@@ -72,10 +75,13 @@ class ServerArchitectureTest {
   }
 
   @Test
-  void should_use_only_the_root_package_when_using_the_actors_the_transport_or_the_cluster() {
+  void should_use_only_the_root_package_when_using_the_actors_the_transports_or_the_cluster() {
     for (String module :
         new String[] {
-          "io.fieldline.actors", "io.fieldline.transport.mqtt", "io.fieldline.cluster"
+          "io.fieldline.actors",
+          "io.fieldline.transport.mqtt",
+          "io.fieldline.transport.http",
+          "io.fieldline.cluster"
         }) {
       noClasses()
           .that()
@@ -100,6 +106,7 @@ class ServerArchitectureTest {
           "io.fieldline.dao.cassandra",
           "io.fieldline.actors",
           "io.fieldline.transport.mqtt",
+          "io.fieldline.transport.http",
           "io.fieldline.cluster",
           "io.fieldline.cassandra.embedded"
         }) {

@@ -5,8 +5,8 @@ import io.fieldline.common.config.ConfigReader;
 import java.time.Duration;
 
 /**
- * The server's OTA settings, read once from {@code fieldline.ota} (documented in the server's
- * {@code reference.conf}). The chunk bounds of downloads are the device transports' ({@code
+ * The OTA settings, read once from {@code fieldline.ota} (documented in this module's {@code
+ * reference.conf}). The chunk bounds of downloads are the device transports' ({@code
  * fieldline.mqtt.firmware}).
  *
  * @param maxPackageBytes largest package file accepted by an upload; larger answers 413

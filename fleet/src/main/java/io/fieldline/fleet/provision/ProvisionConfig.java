@@ -5,7 +5,7 @@ import io.fieldline.common.config.ConfigReader;
 import java.time.Duration;
 
 /**
- * Provisioning settings ({@code fieldline.provision}, documented in the server's reference.conf).
+ * Provisioning settings ({@code fieldline.provision}, documented in this module's reference.conf).
  *
  * @param maxRequestBytes largest request payload; a larger one is answered FAILURE unread
  * @param perAddressRate requests per second one source address may send (a token bucket)

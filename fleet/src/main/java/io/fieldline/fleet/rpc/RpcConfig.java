@@ -5,7 +5,7 @@ import io.fieldline.common.config.ConfigReader;
 import java.time.Duration;
 
 /**
- * Server-side RPC settings ({@code fieldline.rpc}, documented in the server's reference.conf).
+ * Server-side RPC settings ({@code fieldline.rpc}, documented in this module's reference.conf).
  *
  * @param defaultTimeout a request's {@code timeout} when the caller gives none
  * @param maxTimeout the longest wait of a lightweight call ({@code timeout}, and how far ahead its

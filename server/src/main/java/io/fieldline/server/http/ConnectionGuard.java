@@ -1,6 +1,7 @@
 package io.fieldline.server.http;
 
 import io.fieldline.server.http.HttpListenerMetrics.Reason;
+import io.fieldline.transport.http.ClientConnection;
 import java.util.Locale;
 import java.util.function.Consumer;
 import org.apache.pekko.NotUsed;
@@ -123,7 +124,7 @@ final class ConnectionGuard
               }
               inFlight++;
               lastAsksToClose = asksToClose(request);
-              HttpRequest attributed = request.addAttribute(ClientConnection.KEY, connection);
+              HttpRequest attributed = connection.attachTo(request);
               if (!request.entity().isStrict()) {
                 attributed = attributed.withEntity(paced(request.entity()));
               }

@@ -1,5 +1,6 @@
 package io.fieldline.server.http;
 
+import io.fieldline.common.log.LogThrottle;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;

@@ -11,7 +11,7 @@ import io.fieldline.common.ReadRefusedException;
 import io.fieldline.common.StoreException;
 import io.fieldline.fleet.rpc.RpcRejectedException;
 import io.fieldline.server.http.BodyTooSlowException;
-import io.fieldline.server.http.LogThrottle;
+import io.fieldline.transport.http.HttpErrors;
 import java.io.IOException;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -20,7 +20,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
-import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.model.headers.RawHeader;
@@ -31,17 +30,12 @@ import org.apache.pekko.http.scaladsl.model.EntityStreamException;
 import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
 import org.apache.pekko.http.scaladsl.model.IllegalRequestException;
 import org.apache.pekko.stream.StreamTcpException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * JSON responses, the one mapping from exceptions to HTTP statuses, and the way every route
  * completes with a stage. Stateless.
  */
 public final class HttpJson {
-
-  private static final Logger LOG = LoggerFactory.getLogger(HttpJson.class);
-  private static final LogThrottle UNEXPECTED = new LogThrottle();
 
   private HttpJson() {}
 
@@ -64,9 +58,9 @@ public final class HttpJson {
     }
   }
 
-  /** A ThingsBoard error body with {@code status}. */
+  /** A ThingsBoard error body with {@code status} (the device API's, {@link HttpErrors#error}). */
   public static HttpResponse error(int status, String message) {
-    return json(status, JsonViews.error(status, message));
+    return HttpErrors.error(status, message);
   }
 
   /**
@@ -163,55 +157,19 @@ public final class HttpJson {
     return unexpectedError(cause);
   }
 
-  /**
-   * The message of {@code error} if Fieldline's own code wrote it for the client (thrown from an
-   * {@code io.fieldline} class, not a subclass of the JDK's such as {@link NumberFormatException}),
-   * else {@code fallback}: no text of a library or the JDK (exception names, parser positions,
-   * driver details) reaches an answer.
-   */
+  /** See {@link HttpErrors#clientMessage}. */
   public static String clientMessage(Throwable error, String fallback) {
-    String message = error.getMessage();
-    StackTraceElement[] trace = error.getStackTrace();
-    boolean ours =
-        message != null
-            && !message.isBlank()
-            && trace.length > 0
-            && trace[0].getClassName().startsWith("io.fieldline.")
-            && (error.getClass().getName().startsWith("io.fieldline.")
-                || error.getClass() == IllegalArgumentException.class
-                || error.getClass() == IllegalStateException.class
-                || error.getClass() == java.util.NoSuchElementException.class);
-    return ours ? message : fallback;
+    return HttpErrors.clientMessage(error, fallback);
   }
 
-  /** 500, logged at ERROR with its stack trace at most once per 10 s (a bug, not the client's). */
-  public static HttpResponse unexpectedError(Throwable cause) {
-    long skipped = UNEXPECTED.admit();
-    if (skipped >= 0) {
-      LOG.error("[http] unexpected error ({} similar lines left out before)", skipped, cause);
-    }
-    return error(500, "internal error");
+  /** See {@link HttpErrors#unexpectedError}. */
+  static HttpResponse unexpectedError(Throwable cause) {
+    return HttpErrors.unexpectedError(cause);
   }
 
-  /**
-   * The message of a Pekko rejection's default answer without its detail: the first line ("The
-   * query parameter 'x' was malformed"), which names what was wrong; the lines after it carry the
-   * text of the exception behind it, which stays out of answers.
-   */
+  /** See {@link HttpErrors#rejectionMessage}. */
   public static String rejectionMessage(HttpResponse response) {
-    String text =
-        response.entity() instanceof HttpEntity.Strict strict
-            ? strict.getData().utf8String()
-            : response.status().reason();
-    int newline = text.indexOf('\n');
-    String first = (newline < 0 ? text : text.substring(0, newline)).strip();
-    if (first.endsWith(":")) {
-      first = first.substring(0, first.length() - 1);
-    }
-    if (first.isEmpty()) {
-      return response.status().reason();
-    }
-    return first.length() > 200 ? first.substring(0, 200) + "..." : first;
+    return HttpErrors.rejectionMessage(response);
   }
 
   /**

@@ -22,9 +22,6 @@ import org.jspecify.annotations.Nullable;
 /** ThingsBoard-shaped JSON for the REST API's responses. Stateless. */
 final class JsonViews {
 
-  /** ThingsBoard's {@code errorCode} for a 400 ({@code BAD_REQUEST_PARAMS}). */
-  static final int BAD_REQUEST_PARAMS = 31;
-
   static final ObjectMapper MAPPER = new ObjectMapper();
 
   private JsonViews() {}
@@ -163,32 +160,6 @@ final class JsonViews {
       node.put("lastUpdateTs", entry.lastUpdateTs());
     }
     return array;
-  }
-
-  /**
-   * ThingsBoard's error body: {@code {"status":..,"message":..,"errorCode":..,"timestamp":..}},
-   * with the {@code errorCode} ThingsBoard gives that status.
-   */
-  static ObjectNode error(int status, String message) {
-    ObjectNode node = MAPPER.createObjectNode();
-    node.put("status", status);
-    node.put("message", message);
-    node.put("errorCode", errorCode(status));
-    node.put("timestamp", System.currentTimeMillis());
-    return node;
-  }
-
-  // ThingsBoard's ThingsboardErrorCode numbers. It answers a taken device name with 400
-  // BAD_REQUEST_PARAMS; Fieldline answers 409 and keeps that code.
-  private static int errorCode(int status) {
-    return switch (status) {
-      case 400, 409, 413 -> BAD_REQUEST_PARAMS;
-      case 401 -> 10; // AUTHENTICATION
-      case 403 -> 20; // PERMISSION_DENIED
-      case 404 -> 32; // ITEM_NOT_FOUND
-      case 429 -> 33; // TOO_MANY_REQUESTS
-      default -> 2; // GENERAL
-    };
   }
 
   private static void putValue(ObjectNode node, String field, KvEntry kv, boolean strict) {

@@ -1,5 +1,6 @@
 package io.fieldline.server.rest;
 
+import io.fieldline.common.log.LogThrottle;
 import io.fieldline.common.ota.ChecksumAlgorithm;
 import io.fieldline.common.ota.OtaPackageConflictException;
 import io.fieldline.common.ota.OtaPackageData;
@@ -10,7 +11,6 @@ import io.fieldline.common.ota.RunningChecksum;
 import io.fieldline.fleet.ota.OtaConfig;
 import io.fieldline.fleet.ota.OtaMetrics;
 import io.fieldline.fleet.ota.OtaMetrics.UploadOutcome;
-import io.fieldline.server.http.LogThrottle;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.EnumMap;

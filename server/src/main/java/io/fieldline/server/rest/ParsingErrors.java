@@ -1,6 +1,6 @@
 package io.fieldline.server.rest;
 
-import io.fieldline.server.http.LogThrottle;
+import io.fieldline.common.log.LogThrottle;
 import org.apache.pekko.event.LoggingAdapter;
 import org.apache.pekko.http.ParsingErrorHandler;
 import org.apache.pekko.http.javadsl.model.HttpResponse;

@@ -1,6 +1,6 @@
 package io.fieldline.server.rest;
 
-import io.fieldline.server.http.LogThrottle;
+import io.fieldline.common.log.LogThrottle;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;

@@ -2,12 +2,14 @@ package io.fieldline.transport.mqtt;
 
 import com.typesafe.config.Config;
 import io.fieldline.common.config.ConfigReader;
+import io.fieldline.transport.common.bounds.DeviceBoundsConfig;
 import io.fieldline.transport.common.payload.InvalidPayloadPolicy;
 import java.time.Duration;
 
 /**
  * The MQTT transport's settings, read once from {@code fieldline.mqtt} (see this module's {@code
- * reference.conf} for each key's meaning and environment variable).
+ * reference.conf} for each key's meaning and environment variable; the bounds the HTTP device API
+ * shares, {@link DeviceBoundsConfig}, are documented in transport-common's).
  *
  * @param host address to bind
  * @param port TCP port; 0 picks a free port (tests)
@@ -192,8 +194,10 @@ public record MqttTransportConfig(
     String host = r.string("host");
     int port = r.integer("port", 0, 65535);
     int workerThreads = r.integer("worker-threads", 0);
-    // MQTT's remaining length field tops out at 268,435,455 bytes.
-    int maxPacketSize = (int) r.bytes("max-packet-size", 64, 268_435_455);
+    // The bounds the HTTP device API shares, read with this reader so that their errors are
+    // listed with the rest.
+    DeviceBoundsConfig bounds = DeviceBoundsConfig.read(r);
+    int maxPacketSize = bounds.maxPacketSize();
     // MQTT 3.1.1 §3.1.3.1: servers must accept client ids of 1..23 characters.
     int maxClientIdLength = r.integer("max-client-id-length", 23);
     int maxConnections = r.integer("max-connections", 1);
@@ -204,7 +208,7 @@ public record MqttTransportConfig(
     int failedAuthBurst = r.integer("per-address-failed-auth-burst", 0);
     Duration failedAuthRefill = r.positiveDuration("per-address-failed-auth-refill");
     int tableSize = r.integer("per-address-table-size", 1);
-    int maxInflight = r.integer("max-inflight", 1, 65535);
+    int maxInflight = bounds.maxInflight();
     int inflightLowWater = r.integer("inflight-low-water", 0, 65535);
     r.check(
         inflightLowWater < maxInflight,
@@ -220,10 +224,10 @@ public record MqttTransportConfig(
         "must be below outbound-high-water, got " + outboundLowWater,
         "outbound-high-water");
     Duration outboundStallTimeout = r.positiveDuration("outbound-stall-timeout");
-    int clientRpcRate = r.integer("client-rpc-rate", 0, 1_000_000);
-    int clientRpcBurst = r.integer("client-rpc-burst", 1);
-    int attributeRequestRate = r.integer("attribute-request-rate", 0, 1_000_000);
-    int attributeRequestBurst = r.integer("attribute-request-burst", 1, 65535);
+    int clientRpcRate = bounds.clientRpcRate();
+    int clientRpcBurst = bounds.clientRpcBurst();
+    int attributeRequestRate = bounds.attributeRequestRate();
+    int attributeRequestBurst = bounds.attributeRequestBurst();
     int maxQueuedBeforeConnack = r.integer("max-queued-before-connack", 0);
     int maxReadSize = (int) r.bytes("max-read-size", 64, 1 << 20);
     Duration sessionExpiry = r.nonNegativeDuration("session-expiry");
@@ -235,7 +239,7 @@ public record MqttTransportConfig(
         "must be between 1 second and 65535 seconds, got " + maxKeepAlive);
     // Each alias pins up to 1 KiB per connection (TopicAliases): bounded here, not by the client.
     int topicAliasMaximum = r.integer("topic-alias-maximum", 0, 1024);
-    InvalidPayloadPolicy invalidPayload = r.oneOf("invalid-payload", InvalidPayloadPolicy.class);
+    InvalidPayloadPolicy invalidPayload = bounds.invalidPayload();
     Downlink downlink =
         new Downlink(
             r.integer("downlink.max-queued", 1, 65535),
@@ -243,7 +247,7 @@ public record MqttTransportConfig(
             // MQTT packet ids are 16 bits: at most 65535 unacknowledged.
             r.integer("downlink.max-inflight", 1, 65535),
             r.positiveDuration("downlink.retransmit-interval"),
-            r.integer("downlink.max-pending-rpc", 1, 1_000_000));
+            bounds.maxPendingRpc());
     Tls tls =
         new Tls(
             r.integer("tls.port", 0, 65535),
