@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -186,7 +187,8 @@ final class DeviceApiMetrics {
   }
 
   void request(Resource resource) {
-    requests.get(resource).increment();
+    // every EnumMap here holds a meter for every constant, registered in the constructor
+    Objects.requireNonNull(requests.get(resource)).increment();
   }
 
   /**
@@ -194,8 +196,8 @@ final class DeviceApiMetrics {
    * rest. {@code who} names the device or the peer, never the token.
    */
   void refused(Refusal refusal, String who, String detail) {
-    rejected.get(refusal).increment();
-    long skipped = refusalLog.get(refusal).admit();
+    Objects.requireNonNull(rejected.get(refusal)).increment();
+    long skipped = Objects.requireNonNull(refusalLog.get(refusal)).admit();
     if (skipped < 0) {
       return;
     }
@@ -278,7 +280,7 @@ final class DeviceApiMetrics {
   }
 
   void pollEnded(PollOutcome outcome) {
-    pollEnded.get(outcome).increment();
+    Objects.requireNonNull(pollEnded.get(outcome)).increment();
   }
 
   void rpcAnnounced() {
@@ -286,7 +288,7 @@ final class DeviceApiMetrics {
   }
 
   void rpc(RpcOutcome outcome) {
-    rpc.get(outcome).increment();
+    Objects.requireNonNull(rpc.get(outcome)).increment();
   }
 
   private static String tag(Enum<?> value) {

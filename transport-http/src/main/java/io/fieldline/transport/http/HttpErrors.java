@@ -83,7 +83,7 @@ public final class HttpErrors {
                 || error.getClass() == IllegalArgumentException.class
                 || error.getClass() == IllegalStateException.class
                 || error.getClass() == java.util.NoSuchElementException.class);
-    return ours ? message : fallback;
+    return ours && message != null ? message : fallback;
   }
 
   /** 500, logged at ERROR with its stack trace at most once per 10 s (a bug, not the client's). */

@@ -91,7 +91,7 @@ final class Uploads {
               ? new DeviceMessage.PostTelemetry(id, now, parser.parseTelemetry(body, now))
               : new DeviceMessage.PostAttributes(id, now, parser.parseAttributes(body));
     } catch (PayloadFormatException e) {
-      return invalid(id, kind, body, now, e.getMessage());
+      return invalid(id, kind, body, now, String.valueOf(e.getMessage()));
     }
     if (!budgets.startWrite(id)) {
       String why = "too many uploads of this device being stored at once";
