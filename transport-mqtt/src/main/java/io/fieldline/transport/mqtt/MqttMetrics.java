@@ -13,7 +13,6 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -175,12 +174,11 @@ public final class MqttMetrics {
         .register(registry);
     connects =
         perConstant(
-            ConnectResult.class,
-            result ->
-                Counter.builder("fieldline.mqtt.connects")
-                    .tag("result", result.name().toLowerCase(Locale.ROOT))
-                    .description("CONNECT packets by outcome")
-                    .register(registry));
+            registry,
+            "fieldline.mqtt.connects",
+            "result",
+            "CONNECT packets by outcome",
+            ConnectResult.class);
     for (int qos = 0; qos < 3; qos++) {
       publishReceived[qos] =
           Counter.builder("fieldline.mqtt.publish.received")
@@ -223,12 +221,11 @@ public final class MqttMetrics {
             .register(registry);
     pauses =
         perConstant(
-            PauseCause.class,
-            cause ->
-                Counter.builder("fieldline.mqtt.backpressure.pauses")
-                    .tag("cause", cause.name().toLowerCase(Locale.ROOT))
-                    .description("Times reading a socket was paused by backpressure")
-                    .register(registry));
+            registry,
+            "fieldline.mqtt.backpressure.pauses",
+            "cause",
+            "Times reading a socket was paused by backpressure",
+            PauseCause.class);
     ackLatency =
         Timer.builder("fieldline.mqtt.ack.latency")
             .description("Time from receiving a QoS 1/2 PUBLISH to sending its PUBACK/PUBREC")
@@ -256,13 +253,11 @@ public final class MqttMetrics {
             AttributeRequestOutcome.class);
     gatewayMessages =
         perConstant(
-            GatewayTopic.class,
-            topic ->
-                Counter.builder("fieldline.mqtt.gateway.messages")
-                    .tag("topic", topic.name().toLowerCase(Locale.ROOT))
-                    .description(
-                        "PUBLISHes of gateways to v1/gateway/* topics, refused ones included")
-                    .register(registry));
+            registry,
+            "fieldline.mqtt.gateway.messages",
+            "topic",
+            "PUBLISHes of gateways to v1/gateway/* topics, refused ones included",
+            GatewayTopic.class);
     for (GatewayTopic topic : GatewayTopic.values()) {
       String tag = topic.name().toLowerCase(Locale.ROOT);
       if (topic == GatewayTopic.TELEMETRY || topic == GatewayTopic.ATTRIBUTES) {
@@ -278,12 +273,11 @@ public final class MqttMetrics {
     }
     gatewayRefusals =
         perConstant(
-            GatewayRefusal.class,
-            reason ->
-                Counter.builder("fieldline.mqtt.gateway.refused")
-                    .tag("reason", reason.name().toLowerCase(Locale.ROOT))
-                    .description("Gateway PUBLISHes refused whole, by reason")
-                    .register(registry));
+            registry,
+            "fieldline.mqtt.gateway.refused",
+            "reason",
+            "Gateway PUBLISHes refused whole, by reason",
+            GatewayRefusal.class);
     gatewayChildrenCreated =
         // Not "...children.created": Prometheus reserves the _created suffix of counters.
         Counter.builder("fieldline.mqtt.gateway.child.creations")
@@ -311,22 +305,21 @@ public final class MqttMetrics {
   // One counter per value of an outcome enum, tagged outcome=<value in lower case>.
   private static <E extends Enum<E>> Counter[] byOutcome(
       MeterRegistry registry, String name, String description, Class<E> outcomes) {
-    return perConstant(
-        outcomes,
-        outcome ->
-            Counter.builder(name)
-                .tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
-                .description(description)
-                .register(registry));
+    return perConstant(registry, name, "outcome", description, outcomes);
   }
 
-  // One counter per constant of an enum, at the constant's ordinal.
+  // One counter per constant of an enum, at the constant's ordinal, tagged
+  // <tag>=<constant in lower case>.
   private static <E extends Enum<E>> Counter[] perConstant(
-      Class<E> type, Function<E, Counter> counter) {
+      MeterRegistry registry, String name, String tag, String description, Class<E> type) {
     E[] constants = type.getEnumConstants();
     Counter[] counters = new Counter[constants.length];
     for (E constant : constants) {
-      counters[constant.ordinal()] = counter.apply(constant);
+      counters[constant.ordinal()] =
+          Counter.builder(name)
+              .tag(tag, constant.name().toLowerCase(Locale.ROOT))
+              .description(description)
+              .register(registry);
     }
     return counters;
   }
