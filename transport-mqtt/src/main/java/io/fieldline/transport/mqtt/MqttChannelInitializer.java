@@ -5,13 +5,11 @@ import io.fieldline.transport.mqtt.pipeline.PipelineNames;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.PreAuthLimits;
 import io.fieldline.transport.mqtt.session.PreAuthLimits.Admission;
-import io.fieldline.transport.mqtt.session.RateLimitedLog;
+import io.fieldline.transport.mqtt.session.RateLimitedLogs;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.tls.TlsContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.socket.SocketChannel;
-import java.util.EnumMap;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -30,13 +28,8 @@ import org.slf4j.LoggerFactory;
 final class MqttChannelInitializer extends ChannelInitializer<SocketChannel> {
 
   private static final Logger LOG = LoggerFactory.getLogger(MqttChannelInitializer.class);
-  private static final Map<Admission, RateLimitedLog> REFUSED = new EnumMap<>(Admission.class);
-
-  static {
-    for (Admission admission : Admission.values()) {
-      REFUSED.put(admission, new RateLimitedLog(LOG, 10, TimeUnit.SECONDS));
-    }
-  }
+  private static final RateLimitedLogs<Admission> REFUSED =
+      new RateLimitedLogs<>(Admission.class, LOG, 10, TimeUnit.SECONDS);
 
   private final SessionContext context;
   private final Set<MqttSessionHandler> sessions;

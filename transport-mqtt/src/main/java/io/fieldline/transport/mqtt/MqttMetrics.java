@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -142,7 +143,8 @@ public final class MqttMetrics {
 
   private final MeterRegistry registry;
   private final AtomicInteger connections = new AtomicInteger();
-  private final Map<ConnectResult, Counter> connects = new EnumMap<>(ConnectResult.class);
+  // Counters per enum constant: arrays indexed by ordinal, filled for every constant (no miss).
+  private final Counter[] connects;
   private final Counter[] publishReceived = new Counter[3];
   private final Counter pubackSent;
   private final Counter pubrecSent;
@@ -151,14 +153,14 @@ public final class MqttMetrics {
   private final Counter deadLetters;
   private final Counter writeFailures;
   private final Counter qos2Forgotten;
-  private final Map<PauseCause, Counter> pauses = new EnumMap<>(PauseCause.class);
+  private final Counter[] pauses;
   private final Timer ackLatency;
-  private final Map<DownlinkOutcome, Counter> downlink;
-  private final Map<RpcOutcome, Counter> rpc;
-  private final Map<AttributeRequestOutcome, Counter> attributeRequests;
-  private final Map<GatewayTopic, Counter> gatewayMessages;
+  private final Counter[] downlink;
+  private final Counter[] rpc;
+  private final Counter[] attributeRequests;
+  private final Counter[] gatewayMessages;
   private final Map<GatewayTopic, Counter> gatewayPoints = new EnumMap<>(GatewayTopic.class);
-  private final Map<GatewayRefusal, Counter> gatewayRefusals = new EnumMap<>(GatewayRefusal.class);
+  private final Counter[] gatewayRefusals;
   private final Counter gatewayChildrenCreated;
   private final Counter gatewayTimestampsReused;
   private final AtomicLong gatewayChildren = new AtomicLong();
@@ -170,14 +172,13 @@ public final class MqttMetrics {
     Gauge.builder("fieldline.mqtt.connections", connections, AtomicInteger::get)
         .description("Open MQTT connections")
         .register(registry);
-    for (ConnectResult result : ConnectResult.values()) {
-      connects.put(
-          result,
-          Counter.builder("fieldline.mqtt.connects")
-              .tag("result", result.name().toLowerCase(Locale.ROOT))
-              .description("CONNECT packets by outcome")
-              .register(registry));
-    }
+    connects =
+        perConstant(
+            registry,
+            "fieldline.mqtt.connects",
+            "result",
+            "CONNECT packets by outcome",
+            ConnectResult.class);
     for (int qos = 0; qos < 3; qos++) {
       publishReceived[qos] =
           Counter.builder("fieldline.mqtt.publish.received")
@@ -200,7 +201,8 @@ public final class MqttMetrics {
     }
     // Invalid payloads are rejected inputs too, whether dead-lettered or closed: one
     // rejected{reason=payload} for both policies (docs/mqtt-api.md), deadletters tells them apart.
-    invalidPayloads = rejected.get(CloseReason.PAYLOAD);
+    // PAYLOAD is a rejected() reason: its counter was registered just above.
+    invalidPayloads = Objects.requireNonNull(rejected.get(CloseReason.PAYLOAD));
     deadLetters =
         Counter.builder("fieldline.mqtt.deadletters")
             .description(
@@ -217,14 +219,13 @@ public final class MqttMetrics {
                 "QoS 2 packet ids forgotten before their PUBREL: the session held"
                     + " max-awaiting-release")
             .register(registry);
-    for (PauseCause cause : PauseCause.values()) {
-      pauses.put(
-          cause,
-          Counter.builder("fieldline.mqtt.backpressure.pauses")
-              .tag("cause", cause.name().toLowerCase(Locale.ROOT))
-              .description("Times reading a socket was paused by backpressure")
-              .register(registry));
-    }
+    pauses =
+        perConstant(
+            registry,
+            "fieldline.mqtt.backpressure.pauses",
+            "cause",
+            "Times reading a socket was paused by backpressure",
+            PauseCause.class);
     ackLatency =
         Timer.builder("fieldline.mqtt.ack.latency")
             .description("Time from receiving a QoS 1/2 PUBLISH to sending its PUBACK/PUBREC")
@@ -250,15 +251,15 @@ public final class MqttMetrics {
             "fieldline.mqtt.attribute.requests",
             "Attribute requests of devices, by outcome",
             AttributeRequestOutcome.class);
-    gatewayMessages = new EnumMap<>(GatewayTopic.class);
+    gatewayMessages =
+        perConstant(
+            registry,
+            "fieldline.mqtt.gateway.messages",
+            "topic",
+            "PUBLISHes of gateways to v1/gateway/* topics, refused ones included",
+            GatewayTopic.class);
     for (GatewayTopic topic : GatewayTopic.values()) {
       String tag = topic.name().toLowerCase(Locale.ROOT);
-      gatewayMessages.put(
-          topic,
-          Counter.builder("fieldline.mqtt.gateway.messages")
-              .tag("topic", tag)
-              .description("PUBLISHes of gateways to v1/gateway/* topics, refused ones included")
-              .register(registry));
       if (topic == GatewayTopic.TELEMETRY || topic == GatewayTopic.ATTRIBUTES) {
         gatewayPoints.put(
             topic,
@@ -270,14 +271,13 @@ public final class MqttMetrics {
                 .register(registry));
       }
     }
-    for (GatewayRefusal reason : GatewayRefusal.values()) {
-      gatewayRefusals.put(
-          reason,
-          Counter.builder("fieldline.mqtt.gateway.refused")
-              .tag("reason", reason.name().toLowerCase(Locale.ROOT))
-              .description("Gateway PUBLISHes refused whole, by reason")
-              .register(registry));
-    }
+    gatewayRefusals =
+        perConstant(
+            registry,
+            "fieldline.mqtt.gateway.refused",
+            "reason",
+            "Gateway PUBLISHes refused whole, by reason",
+            GatewayRefusal.class);
     gatewayChildrenCreated =
         // Not "...children.created": Prometheus reserves the _created suffix of counters.
         Counter.builder("fieldline.mqtt.gateway.child.creations")
@@ -303,16 +303,23 @@ public final class MqttMetrics {
   }
 
   // One counter per value of an outcome enum, tagged outcome=<value in lower case>.
-  private static <E extends Enum<E>> Map<E, Counter> byOutcome(
+  private static <E extends Enum<E>> Counter[] byOutcome(
       MeterRegistry registry, String name, String description, Class<E> outcomes) {
-    Map<E, Counter> counters = new EnumMap<>(outcomes);
-    for (E outcome : outcomes.getEnumConstants()) {
-      counters.put(
-          outcome,
+    return perConstant(registry, name, "outcome", description, outcomes);
+  }
+
+  // One counter per constant of an enum, at the constant's ordinal, tagged
+  // <tag>=<constant in lower case>.
+  private static <E extends Enum<E>> Counter[] perConstant(
+      MeterRegistry registry, String name, String tag, String description, Class<E> type) {
+    E[] constants = type.getEnumConstants();
+    Counter[] counters = new Counter[constants.length];
+    for (E constant : constants) {
+      counters[constant.ordinal()] =
           Counter.builder(name)
-              .tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
+              .tag(tag, constant.name().toLowerCase(Locale.ROOT))
               .description(description)
-              .register(registry));
+              .register(registry);
     }
     return counters;
   }
@@ -344,7 +351,7 @@ public final class MqttMetrics {
   }
 
   public void connect(ConnectResult result) {
-    connects.get(result).increment();
+    connects[result.ordinal()].increment();
   }
 
   public void publishReceived(int qos) {
@@ -370,7 +377,8 @@ public final class MqttMetrics {
 
   /** A PUBLISH to a topic outside the device API, kept as a dead letter and acknowledged. */
   public void unknownTopicDeadLettered() {
-    rejected.get(CloseReason.TOPIC).increment();
+    // TOPIC is a rejected() reason: the constructor registered its counter.
+    Objects.requireNonNull(rejected.get(CloseReason.TOPIC)).increment();
     deadLetters.increment();
   }
 
@@ -383,24 +391,24 @@ public final class MqttMetrics {
   }
 
   public void paused(PauseCause cause) {
-    pauses.get(cause).increment();
+    pauses[cause.ordinal()].increment();
   }
 
   public void downlink(DownlinkOutcome outcome) {
-    downlink.get(outcome).increment();
+    downlink[outcome.ordinal()].increment();
   }
 
   public void rpc(RpcOutcome outcome) {
-    rpc.get(outcome).increment();
+    rpc[outcome.ordinal()].increment();
   }
 
   public void attributeRequest(AttributeRequestOutcome outcome) {
-    attributeRequests.get(outcome).increment();
+    attributeRequests[outcome.ordinal()].increment();
   }
 
   /** A gateway PUBLISH to {@code topic} (counted before it is parsed). */
   public void gatewayMessage(GatewayTopic topic) {
-    gatewayMessages.get(topic).increment();
+    gatewayMessages[topic.ordinal()].increment();
   }
 
   /** {@code points} values of a gateway message to {@code topic} were stored. */
@@ -416,7 +424,7 @@ public final class MqttMetrics {
    * the dead-letter table (and acknowledged) rather than closing the connection.
    */
   public void gatewayRefused(GatewayRefusal reason, boolean deadLettered) {
-    gatewayRefusals.get(reason).increment();
+    gatewayRefusals[reason.ordinal()].increment();
     if (deadLettered) {
       deadLetters.increment();
     }

@@ -220,7 +220,9 @@ public final class MqttSessionHandler extends ChannelInboundHandlerAdapter
               "packet larger than {} bytes",
               context.config().maxPacketSize());
     } else if (!handshake().onDecoderFailure(cause)) {
-      connection().reject(CloseReason.MALFORMED, "malformed packet: {}", cause.getMessage());
+      connection()
+          .reject(
+              CloseReason.MALFORMED, "malformed packet: {}", String.valueOf(cause.getMessage()));
     }
   }
 

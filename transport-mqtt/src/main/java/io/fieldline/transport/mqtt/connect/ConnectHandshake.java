@@ -14,6 +14,7 @@ import io.fieldline.transport.mqtt.session.MqttStrings;
 import io.fieldline.transport.mqtt.session.Negotiated;
 import io.fieldline.transport.mqtt.session.Pause;
 import io.fieldline.transport.mqtt.session.RateLimitedLog;
+import io.fieldline.transport.mqtt.session.RateLimitedLogs;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.fieldline.transport.mqtt.session.SessionState;
@@ -26,8 +27,6 @@ import io.netty.handler.codec.mqtt.MqttReasonCodeAndPropertiesVariableHeader;
 import io.netty.handler.codec.mqtt.MqttVersion;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
-import java.util.EnumMap;
-import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -69,16 +68,10 @@ public final class ConnectHandshake {
   }
 
   private static final Logger LOG = LoggerFactory.getLogger(ConnectHandshake.class);
-  private static final Map<ConnectRefusal, RateLimitedLog> REFUSALS =
-      new EnumMap<>(ConnectRefusal.class);
+  private static final RateLimitedLogs<ConnectRefusal> REFUSALS =
+      new RateLimitedLogs<>(ConnectRefusal.class, LOG, 10, TimeUnit.SECONDS);
   private static final RateLimitedLog LOOKUP_FAILURES =
       new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
-
-  static {
-    for (ConnectRefusal refusal : ConnectRefusal.values()) {
-      REFUSALS.put(refusal, new RateLimitedLog(LOG, 10, TimeUnit.SECONDS));
-    }
-  }
 
   private final SessionContext context;
   private final Connection connection;

@@ -176,7 +176,8 @@ public final class GatewayPublishes {
     try {
       byChild = parser.parseTelemetry(payload, receivedAt, bounds.maxDevicesPerMessage());
     } catch (TooManyDevicesException e) {
-      throw new GatewayRefusedException(GatewayRefusal.TOO_MANY_DEVICES, e.getMessage());
+      throw new GatewayRefusedException(
+          GatewayRefusal.TOO_MANY_DEVICES, String.valueOf(e.getMessage()));
     }
     return store(
         byChild,
@@ -198,7 +199,8 @@ public final class GatewayPublishes {
     try {
       byChild = parser.parseAttributes(payload, bounds.maxDevicesPerMessage());
     } catch (TooManyDevicesException e) {
-      throw new GatewayRefusedException(GatewayRefusal.TOO_MANY_DEVICES, e.getMessage());
+      throw new GatewayRefusedException(
+          GatewayRefusal.TOO_MANY_DEVICES, String.valueOf(e.getMessage()));
     }
     return store(
         byChild,
@@ -255,7 +257,13 @@ public final class GatewayPublishes {
       Map<String, List<V>> byChild,
       GatewayTopic topic,
       BiFunction<DeviceId, List<V>, DeviceMessage> message) {
-    List<String> names = new ArrayList<>(byChild.keySet());
+    // Names and values side by side, in payload order: each child's values are at its index.
+    List<String> names = new ArrayList<>(byChild.size());
+    List<List<V>> values = new ArrayList<>(byChild.size());
+    for (Map.Entry<String, List<V>> child : byChild.entrySet()) {
+      names.add(child.getKey());
+      values.add(child.getValue());
+    }
     children.checkRoom(names);
     List<CompletableFuture<Device>> resolving = new ArrayList<>(names.size());
     for (String name : names) {
@@ -264,7 +272,7 @@ public final class GatewayPublishes {
     CompletableFuture<Void> resolved =
         CompletableFuture.allOf(resolving.toArray(new CompletableFuture<?>[0]));
     Function<Object, CompletionStage<Ack>> submit =
-        ready -> submitAll(names, resolving, byChild, topic, message);
+        ready -> submitAll(resolving, values, topic, message);
     CompletableFuture<CompletionStage<Ack>> submission;
     if (submitted.isDone() && resolved.isDone() && !resolved.isCompletedExceptionally()) {
       submission = CompletableFuture.completedFuture(submit.apply(null));
@@ -276,17 +284,16 @@ public final class GatewayPublishes {
     return submission.thenCompose(Function.identity());
   }
 
-  // On the event loop, every child resolved.
+  // On the event loop, every child resolved; childValues.get(i) is the values of resolving.get(i).
   private <V> CompletionStage<Ack> submitAll(
-      List<String> names,
       List<CompletableFuture<Device>> resolving,
-      Map<String, List<V>> byChild,
+      List<List<V>> childValues,
       GatewayTopic topic,
       BiFunction<DeviceId, List<V>, DeviceMessage> message) {
-    List<CompletableFuture<Ack>> writes = new ArrayList<>(names.size());
+    List<CompletableFuture<Ack>> writes = new ArrayList<>(childValues.size());
     int points = 0;
-    for (int i = 0; i < names.size(); i++) {
-      List<V> values = byChild.get(names.get(i));
+    for (int i = 0; i < childValues.size(); i++) {
+      List<V> values = childValues.get(i);
       if (values.isEmpty()) {
         continue; // the child exists now; nothing to write
       }

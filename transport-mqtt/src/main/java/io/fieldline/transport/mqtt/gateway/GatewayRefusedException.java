@@ -16,14 +16,22 @@ public final class GatewayRefusedException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
   private final GatewayRefusal reason;
+  private final String message;
 
   public GatewayRefusedException(GatewayRefusal reason, String message) {
     super(message);
     this.reason = Objects.requireNonNull(reason, "reason");
+    this.message = Objects.requireNonNull(message, "message");
   }
 
   /** Which bound was exceeded. */
   public GatewayRefusal reason() {
     return reason;
+  }
+
+  /** What was refused and why, never null: it is logged and kept with the dead letter. */
+  @Override
+  public String getMessage() {
+    return message;
   }
 }

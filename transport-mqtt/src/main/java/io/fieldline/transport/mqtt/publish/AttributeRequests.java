@@ -17,6 +17,7 @@ import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionState;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -89,7 +90,9 @@ final class AttributeRequests implements AttributeReads {
     try {
       request = AttributeRequest.parse(payload);
     } catch (IllegalArgumentException e) {
-      answer(topic, DownlinkPayloads.error(e.getMessage()), AttributeRequestOutcome.INVALID);
+      // parse always says what is wrong; the fallback only satisfies the type.
+      String error = Objects.requireNonNullElse(e.getMessage(), "invalid attribute request");
+      answer(topic, DownlinkPayloads.error(error), AttributeRequestOutcome.INVALID);
       return;
     }
     Set<String> all = Set.of();

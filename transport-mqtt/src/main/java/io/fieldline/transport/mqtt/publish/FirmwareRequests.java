@@ -13,13 +13,12 @@ import io.fieldline.transport.mqtt.downlink.DownlinkTopics;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.LogSafe;
 import io.fieldline.transport.mqtt.session.Pause;
-import io.fieldline.transport.mqtt.session.RateLimitedLog;
+import io.fieldline.transport.mqtt.session.RateLimitedLogs;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionState;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.EnumMap;
-import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -60,13 +59,8 @@ import org.slf4j.LoggerFactory;
 final class FirmwareRequests {
 
   private static final Logger LOG = LoggerFactory.getLogger(FirmwareRequests.class);
-  private static final Map<Refusal, RateLimitedLog> REFUSALS = new EnumMap<>(Refusal.class);
-
-  static {
-    for (Refusal refusal : Refusal.values()) {
-      REFUSALS.put(refusal, new RateLimitedLog(LOG, 10, TimeUnit.SECONDS));
-    }
-  }
+  private static final RateLimitedLogs<Refusal> REFUSALS =
+      new RateLimitedLogs<>(Refusal.class, LOG, 10, TimeUnit.SECONDS);
 
   private final Connection connection;
   private final Device device;
@@ -112,7 +106,9 @@ final class FirmwareRequests {
     try {
       request = ChunkRequest.parse(path, payload);
     } catch (IllegalArgumentException e) {
-      refuse(Refusal.BAD_REQUEST, e.getMessage());
+      // parse always says what is wrong; the fallback only satisfies the type.
+      refuse(
+          Refusal.BAD_REQUEST, Objects.requireNonNullElse(e.getMessage(), "invalid chunk request"));
       return;
     }
     int size = sizeOf(request);

@@ -21,6 +21,7 @@ import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.LogSafe;
 import io.fieldline.transport.mqtt.session.Pause;
 import io.fieldline.transport.mqtt.session.RateLimitedLog;
+import io.fieldline.transport.mqtt.session.RateLimitedLogs;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionState;
 import io.netty.buffer.ByteBufUtil;
@@ -28,8 +29,6 @@ import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.mqtt.MqttMessageBuilders;
 import io.netty.handler.codec.mqtt.MqttQoS;
 import java.time.Duration;
-import java.util.EnumMap;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -72,14 +71,8 @@ final class PublishRouter {
       new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
   private static final RateLimitedLog RPC_WARNINGS = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
   // One budget per reason: a flood of one refusal must not hide the others.
-  private static final Map<GatewayRefusal, RateLimitedLog> REFUSAL_WARNINGS =
-      new EnumMap<>(GatewayRefusal.class);
-
-  static {
-    for (GatewayRefusal reason : GatewayRefusal.values()) {
-      REFUSAL_WARNINGS.put(reason, new RateLimitedLog(LOG, 10, TimeUnit.SECONDS));
-    }
-  }
+  private static final RateLimitedLogs<GatewayRefusal> REFUSAL_WARNINGS =
+      new RateLimitedLogs<>(GatewayRefusal.class, LOG, 10, TimeUnit.SECONDS);
 
   private static final String UNKNOWN_TOPIC = "unknown topic: not part of the device API";
   private static final String NOT_A_GATEWAY =
@@ -336,20 +329,18 @@ final class PublishRouter {
 
   private @Nullable CompletionStage<Ack> invalidPayload(
       String topicName, byte[] payload, long now, PayloadFormatException e) {
+    // Its constructors take a message: never null.
+    String reason = String.valueOf(e.getMessage());
     if (context.config().invalidPayload() == InvalidPayloadPolicy.CLOSE) {
-      connection.reject(
-          CloseReason.PAYLOAD, "invalid payload on {}: {}", topicName, e.getMessage());
+      connection.reject(CloseReason.PAYLOAD, "invalid payload on {}: {}", topicName, reason);
       return null;
     }
     PAYLOAD_WARNINGS.warn(
-        "{} invalid payload on {} dead-lettered: {}",
-        connection.logPrefix(),
-        topicName,
-        e.getMessage());
+        "{} invalid payload on {} dead-lettered: {}", connection.logPrefix(), topicName, reason);
     context.metrics().deadLettered();
     return context
         .deadLetters()
-        .write(new DeadLetter(device.id(), now, topicName, e.getMessage(), payload))
+        .write(new DeadLetter(device.id(), now, topicName, reason, payload))
         .thenApply(stored -> Ack.stored());
   }
 }

@@ -6,9 +6,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.mqtt.MqttMessageBuilders;
 import io.netty.util.ReferenceCountUtil;
 import java.time.Duration;
-import java.util.EnumMap;
 import java.util.EnumSet;
-import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -39,14 +37,8 @@ public final class Connection implements SessionRegistry.Member {
 
   private static final Logger LOG = LoggerFactory.getLogger(Connection.class);
   // One budget per kind of bad input: a flood of one kind must not hide the others.
-  private static final Map<CloseReason, RateLimitedLog> REJECTIONS =
-      new EnumMap<>(CloseReason.class);
-
-  static {
-    for (CloseReason reason : CloseReason.values()) {
-      REJECTIONS.put(reason, new RateLimitedLog(LOG, 10, TimeUnit.SECONDS));
-    }
-  }
+  private static final RateLimitedLogs<CloseReason> REJECTIONS =
+      new RateLimitedLogs<>(CloseReason.class, LOG, 10, TimeUnit.SECONDS);
 
   /** How far the connection got. */
   public enum State {

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The state of one device's MQTT session, shared by its successive connections: what a
@@ -25,7 +26,8 @@ public final class SessionState {
   private final Set<Integer> awaitingRelease = Collections.synchronizedSet(new LinkedHashSet<>());
   private final DownlinkState downlink;
   // Created on a gateway's first message; lives as long as the session (its retransmissions).
-  private final AtomicReference<GatewayTimestamps> gatewayTimestamps = new AtomicReference<>();
+  private final AtomicReference<@Nullable GatewayTimestamps> gatewayTimestamps =
+      new AtomicReference<>();
   // Long.MAX_VALUE while a connection holds the session; set when it closes.
   private volatile long expiresAtNanos = Long.MAX_VALUE;
 
@@ -50,8 +52,10 @@ public final class SessionState {
     if (existing != null) {
       return existing;
     }
-    gatewayTimestamps.compareAndSet(null, new GatewayTimestamps(max));
-    return gatewayTimestamps.get();
+    // Set once and never reset: the first to set it wins a race, the others get the winner's.
+    GatewayTimestamps created = new GatewayTimestamps(max);
+    GatewayTimestamps winner = gatewayTimestamps.compareAndExchange(null, created);
+    return winner != null ? winner : created;
   }
 
   /** QoS 2 packet ids answered with PUBREC and not yet released (MQTT 3.1.1 §4.3.3). */

@@ -28,7 +28,6 @@ import java.security.cert.X509Certificate;
 import java.security.spec.PKCS8EncodedKeySpec;
 import java.util.Base64;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReference;
 import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -75,7 +74,8 @@ public final class TlsContext {
   private final Path key;
   private final boolean requestClientCert;
   private final SslProvider provider;
-  private final AtomicReference<Loaded> current = new AtomicReference<>();
+  // Replaced whole by a reload; read by every new connection.
+  private volatile Loaded current;
 
   /**
    * Loads the pair once.
@@ -93,7 +93,7 @@ public final class TlsContext {
     this.requestClientCert = requestClientCert;
     this.provider = provider;
     try {
-      current.set(load());
+      current = load();
     } catch (IOException e) {
       throw new IllegalArgumentException(
           "cannot use TLS certificate " + cert + " with key " + key + ": " + e.getMessage(), e);
@@ -128,23 +128,23 @@ public final class TlsContext {
 
   /** A handler for one new connection, from the pair in use now. */
   public SslHandler newHandler(ByteBufAllocator allocator) {
-    return current.get().context().newHandler(allocator);
+    return current.context().newHandler(allocator);
   }
 
   /** The certificate chain served now, the server's own certificate first. */
   List<X509Certificate> certificateChain() {
-    return current.get().chain();
+    return current.chain();
   }
 
   /** Re-reads the pair if either file changed since it was loaded; see the class comment. */
   public void reloadIfChanged() {
-    Loaded loaded = current.get();
+    Loaded loaded = current;
     try {
       if (Files.getLastModifiedTime(cert).equals(loaded.certTime())
           && Files.getLastModifiedTime(key).equals(loaded.keyTime())) {
         return;
       }
-      current.set(load());
+      current = load();
       LOG.info("[mqtt] TLS certificate {} reloaded", cert);
     } catch (IOException | RuntimeException e) {
       LOG.error(
