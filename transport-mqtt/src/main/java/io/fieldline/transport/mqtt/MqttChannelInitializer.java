@@ -1,11 +1,11 @@
 package io.fieldline.transport.mqtt;
 
+import io.fieldline.common.log.LogThrottle;
 import io.fieldline.transport.mqtt.pipeline.MqttPipeline;
 import io.fieldline.transport.mqtt.pipeline.PipelineNames;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.PreAuthLimits;
 import io.fieldline.transport.mqtt.session.PreAuthLimits.Admission;
-import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.tls.TlsContext;
 import io.netty.channel.ChannelInitializer;
@@ -13,7 +13,6 @@ import io.netty.channel.socket.SocketChannel;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,11 +29,11 @@ import org.slf4j.LoggerFactory;
 final class MqttChannelInitializer extends ChannelInitializer<SocketChannel> {
 
   private static final Logger LOG = LoggerFactory.getLogger(MqttChannelInitializer.class);
-  private static final Map<Admission, RateLimitedLog> REFUSED = new EnumMap<>(Admission.class);
+  private static final Map<Admission, LogThrottle> REFUSED = new EnumMap<>(Admission.class);
 
   static {
     for (Admission admission : Admission.values()) {
-      REFUSED.put(admission, new RateLimitedLog(LOG, 10, TimeUnit.SECONDS));
+      REFUSED.put(admission, new LogThrottle());
     }
   }
 
@@ -63,6 +62,7 @@ final class MqttChannelInitializer extends ChannelInitializer<SocketChannel> {
       REFUSED
           .get(admission)
           .warn(
+              LOG,
               "[mqtt|-|{}] connection refused ({}): {} open, {} unauthenticated",
               channel.remoteAddress(),
               refused.tag(),

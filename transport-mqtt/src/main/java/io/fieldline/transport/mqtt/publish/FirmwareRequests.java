@@ -1,6 +1,7 @@
 package io.fieldline.transport.mqtt.publish;
 
 import io.fieldline.common.Device;
+import io.fieldline.common.log.LogThrottle;
 import io.fieldline.common.ota.OtaPackageInfo;
 import io.fieldline.common.ota.OtaPackageType;
 import io.fieldline.transport.common.firmware.FirmwareConfig;
@@ -13,7 +14,6 @@ import io.fieldline.transport.mqtt.downlink.DownlinkTopics;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.LogSafe;
 import io.fieldline.transport.mqtt.session.Pause;
-import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionState;
 import java.nio.charset.StandardCharsets;
@@ -23,7 +23,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,11 +59,11 @@ import org.slf4j.LoggerFactory;
 final class FirmwareRequests {
 
   private static final Logger LOG = LoggerFactory.getLogger(FirmwareRequests.class);
-  private static final Map<Refusal, RateLimitedLog> REFUSALS = new EnumMap<>(Refusal.class);
+  private static final Map<Refusal, LogThrottle> REFUSALS = new EnumMap<>(Refusal.class);
 
   static {
     for (Refusal refusal : Refusal.values()) {
-      REFUSALS.put(refusal, new RateLimitedLog(LOG, 10, TimeUnit.SECONDS));
+      REFUSALS.put(refusal, new LogThrottle());
     }
   }
 
@@ -229,6 +228,7 @@ final class FirmwareRequests {
       REFUSALS
           .get(Refusal.QUEUE_FULL)
           .warn(
+              LOG,
               "{} firmware chunk {} of request {} dropped: the session's downlink is full",
               connection.logPrefix(),
               request.chunk(),
@@ -246,6 +246,7 @@ final class FirmwareRequests {
     REFUSALS
         .get(refusal)
         .warn(
+            LOG,
             "{} firmware request refused ({}): {} {}",
             connection.logPrefix(),
             refusal,

@@ -6,6 +6,7 @@ import io.fieldline.common.Device;
 import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.GatewayLink;
 import io.fieldline.common.PayloadFormatException;
+import io.fieldline.common.log.LogThrottle;
 import io.fieldline.transport.common.pacing.RequestPacer;
 import io.fieldline.transport.common.payload.InvalidPayloadPolicy;
 import io.fieldline.transport.common.rpc.ClientRpcAnswers;
@@ -20,7 +21,6 @@ import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.LogSafe;
 import io.fieldline.transport.mqtt.session.Pause;
-import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionState;
 import io.netty.buffer.ByteBufUtil;
@@ -33,7 +33,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,18 +65,16 @@ import org.slf4j.LoggerFactory;
 final class PublishRouter {
 
   private static final Logger LOG = LoggerFactory.getLogger(PublishRouter.class);
-  private static final RateLimitedLog PAYLOAD_WARNINGS =
-      new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
-  private static final RateLimitedLog TOPIC_WARNINGS =
-      new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
-  private static final RateLimitedLog RPC_WARNINGS = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final LogThrottle PAYLOAD_WARNINGS = new LogThrottle();
+  private static final LogThrottle TOPIC_WARNINGS = new LogThrottle();
+  private static final LogThrottle RPC_WARNINGS = new LogThrottle();
   // One budget per reason: a flood of one refusal must not hide the others.
-  private static final Map<GatewayRefusal, RateLimitedLog> REFUSAL_WARNINGS =
+  private static final Map<GatewayRefusal, LogThrottle> REFUSAL_WARNINGS =
       new EnumMap<>(GatewayRefusal.class);
 
   static {
     for (GatewayRefusal reason : GatewayRefusal.values()) {
-      REFUSAL_WARNINGS.put(reason, new RateLimitedLog(LOG, 10, TimeUnit.SECONDS));
+      REFUSAL_WARNINGS.put(reason, new LogThrottle());
     }
   }
 
@@ -280,6 +277,7 @@ final class PublishRouter {
     REFUSAL_WARNINGS
         .get(e.reason())
         .warn(
+            LOG,
             "{} gateway message on {} refused and dead-lettered: {}",
             connection.logPrefix(),
             topicName,
@@ -298,6 +296,7 @@ final class PublishRouter {
     long size = 8L + ByteBufUtil.utf8Bytes(responseTopic) + response.length;
     if (!connection.negotiated().clientAccepts(size)) {
       RPC_WARNINGS.warn(
+          LOG,
           "{} client-side RPC answer of {} bytes not sent: above the client's maximum packet size",
           connection.logPrefix(),
           size);
@@ -324,6 +323,7 @@ final class PublishRouter {
   private CompletionStage<Ack> unknownTopic(
       String topicName, byte[] payload, long now, String reason) {
     TOPIC_WARNINGS.warn(
+        LOG,
         "{} PUBLISH to unknown topic '{}' dead-lettered",
         connection.logPrefix(),
         LogSafe.text(topicName));
@@ -342,6 +342,7 @@ final class PublishRouter {
       return null;
     }
     PAYLOAD_WARNINGS.warn(
+        LOG,
         "{} invalid payload on {} dead-lettered: {}",
         connection.logPrefix(),
         topicName,

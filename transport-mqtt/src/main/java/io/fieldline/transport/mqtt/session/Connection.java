@@ -1,5 +1,6 @@
 package io.fieldline.transport.mqtt.session;
 
+import io.fieldline.common.log.LogThrottle;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics.PauseCause;
 import io.netty.channel.ChannelHandlerContext;
@@ -39,12 +40,11 @@ public final class Connection implements SessionRegistry.Member {
 
   private static final Logger LOG = LoggerFactory.getLogger(Connection.class);
   // One budget per kind of bad input: a flood of one kind must not hide the others.
-  private static final Map<CloseReason, RateLimitedLog> REJECTIONS =
-      new EnumMap<>(CloseReason.class);
+  private static final Map<CloseReason, LogThrottle> REJECTIONS = new EnumMap<>(CloseReason.class);
 
   static {
     for (CloseReason reason : CloseReason.values()) {
-      REJECTIONS.put(reason, new RateLimitedLog(LOG, 10, TimeUnit.SECONDS));
+      REJECTIONS.put(reason, new LogThrottle());
     }
   }
 
@@ -295,7 +295,7 @@ public final class Connection implements SessionRegistry.Member {
     for (int i = 0; i < args.length; i++) {
       all[i + 2] = args[i] instanceof String text ? LogSafe.text(text) : args[i];
     }
-    REJECTIONS.get(reason).warn("{} closing ({}): " + format, all);
+    REJECTIONS.get(reason).warn(LOG, "{} closing ({}): " + format, all);
     close(reason);
   }
 
