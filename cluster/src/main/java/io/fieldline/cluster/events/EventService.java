@@ -8,9 +8,9 @@ import io.fieldline.cluster.internal.proto.Event;
 import io.fieldline.cluster.internal.proto.EventEnvelope;
 import io.fieldline.cluster.internal.proto.EventReceipt;
 import io.fieldline.cluster.internal.proto.RpcProgress;
-import io.fieldline.cluster.peer.RateLimitedWarn;
 import io.fieldline.common.events.DeviceEvent;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.common.log.LogThrottle;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import org.slf4j.Logger;
@@ -42,7 +42,9 @@ final class EventService extends DeviceEventsGrpc.DeviceEventsImplBase {
   private final RpcCalls calls;
   private final EventCodec.RemoteCallbacks callbacks;
   private final ClusterMetrics metrics;
-  private final RateLimitedWarn warnings;
+  private final LogThrottle warnings = new LogThrottle();
+  // Put before every throttled line; node ids are validated to a safe alphabet (no {}).
+  private final String warnPrefix;
 
   /**
    * @param local this node's listeners
@@ -60,7 +62,7 @@ final class EventService extends DeviceEventsGrpc.DeviceEventsImplBase {
     this.calls = calls;
     this.callbacks = callbacks;
     this.metrics = metrics;
-    this.warnings = new RateLimitedWarn(LOG, "[events|" + selfId + "] ");
+    this.warnPrefix = "[events|" + selfId + "] ";
   }
 
   @Override
@@ -74,7 +76,8 @@ final class EventService extends DeviceEventsGrpc.DeviceEventsImplBase {
               case PROGRESS -> progress(envelope.getProgress());
               case BODY_NOT_SET -> {
                 metrics.eventReceived(EventReceiveOutcome.MALFORMED);
-                warnings.warn("message {} without a body: ignored", envelope.getSeq());
+                warnings.warnElseDebug(
+                    LOG, warnPrefix + "message {} without a body: ignored", envelope.getSeq());
                 yield 0;
               }
             };
@@ -106,7 +109,8 @@ final class EventService extends DeviceEventsGrpc.DeviceEventsImplBase {
       event = EventCodec.event(message, callbacks);
     } catch (IllegalArgumentException e) {
       metrics.eventReceived(EventReceiveOutcome.MALFORMED);
-      warnings.warn("malformed event ignored: {}", String.valueOf(e.getMessage()));
+      warnings.warnElseDebug(
+          LOG, warnPrefix + "malformed event ignored: {}", String.valueOf(e.getMessage()));
       return 0;
     }
     int taken = local.deliver(event);
@@ -120,7 +124,8 @@ final class EventService extends DeviceEventsGrpc.DeviceEventsImplBase {
       found = calls.progress(report);
     } catch (IllegalArgumentException e) {
       metrics.progressReceived(ProgressReceiveOutcome.MALFORMED);
-      warnings.warn("malformed RPC progress ignored: {}", String.valueOf(e.getMessage()));
+      warnings.warnElseDebug(
+          LOG, warnPrefix + "malformed RPC progress ignored: {}", String.valueOf(e.getMessage()));
       return 0;
     }
     if (found) {

@@ -8,12 +8,12 @@ import io.fieldline.cluster.internal.proto.DeviceEventsGrpc;
 import io.fieldline.cluster.internal.proto.Event;
 import io.fieldline.cluster.internal.proto.RpcProgress;
 import io.fieldline.cluster.peer.PeerChannels;
-import io.fieldline.cluster.peer.RateLimitedWarn;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.events.DeviceEvent;
 import io.fieldline.common.events.DeviceEventListener;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.common.log.LogThrottle;
 import io.fieldline.common.rpc.ToDeviceRpc;
 import io.grpc.BindableService;
 import java.time.Duration;
@@ -68,7 +68,9 @@ public final class GrpcDeviceEvents implements DeviceEvents, AutoCloseable {
   private final ScheduledExecutorService timer;
   private final ClusterMetrics metrics;
   private final RpcCalls calls;
-  private final RateLimitedWarn warnings;
+  private final LogThrottle warnings = new LogThrottle();
+  // Put before every throttled line; node ids are validated to a safe alphabet (no {}).
+  private final String warnPrefix;
   private final Map<String, EventStream> streams = new ConcurrentHashMap<>();
   private volatile boolean open = true;
 
@@ -100,7 +102,7 @@ public final class GrpcDeviceEvents implements DeviceEvents, AutoCloseable {
     this.timer = timer;
     this.metrics = metrics;
     this.calls = new RpcCalls(selfId, maxPendingCalls, timeout, timer, metrics);
-    this.warnings = new RateLimitedWarn(LOG, "[events|" + selfId + "] ");
+    this.warnPrefix = "[events|" + selfId + "] ";
   }
 
   @Override
@@ -128,8 +130,10 @@ public final class GrpcDeviceEvents implements DeviceEvents, AutoCloseable {
       if (registered.isPresent()) {
         callId = registered.getAsLong();
       } else {
-        warnings.warn(
-            "RPC {} of device {} offered here only: {} callers already wait for other nodes",
+        warnings.warnElseDebug(
+            LOG,
+            warnPrefix
+                + "RPC {} of device {} offered here only: {} callers already wait for other nodes",
             requested.rpc().id(),
             event.deviceId(),
             calls.pending());
@@ -180,8 +184,9 @@ public final class GrpcDeviceEvents implements DeviceEvents, AutoCloseable {
   private Receipt sent(DeviceEvent event, Member peer, Receipt receipt) {
     metrics.eventSent(receipt.outcome());
     if (receipt.outcome() != EventSendOutcome.ANSWERED) {
-      warnings.warn(
-          "{} of device {} not handed to {} ({}): counted as no listener there",
+      warnings.warnElseDebug(
+          LOG,
+          warnPrefix + "{} of device {} not handed to {} ({}): counted as no listener there",
           event.getClass().getSimpleName(),
           event.deviceId(),
           peer.nodeId(),
@@ -208,8 +213,9 @@ public final class GrpcDeviceEvents implements DeviceEvents, AutoCloseable {
     Member origin = open ? members.get().get(originNodeId) : null;
     if (origin == null) {
       metrics.progressSent(EventSendOutcome.DROPPED);
-      warnings.warn(
-          "progress of RPC call {} dropped: its caller's node {} is not a member",
+      warnings.warnElseDebug(
+          LOG,
+          warnPrefix + "progress of RPC call {} dropped: its caller's node {} is not a member",
           report.getCallId(),
           originNodeId);
       return;
@@ -219,8 +225,11 @@ public final class GrpcDeviceEvents implements DeviceEvents, AutoCloseable {
             receipt -> {
               metrics.progressSent(receipt.outcome());
               if (receipt.outcome() != EventSendOutcome.ANSWERED) {
-                warnings.warn(
-                    "progress of RPC call {} not reported to {} ({}): its caller will time out",
+                warnings.warnElseDebug(
+                    LOG,
+                    warnPrefix
+                        + "progress of RPC call {} not reported to {} ({}): its caller will time"
+                        + " out",
                     report.getCallId(),
                     originNodeId,
                     receipt.outcome());

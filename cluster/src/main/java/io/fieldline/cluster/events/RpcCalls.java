@@ -3,8 +3,8 @@ package io.fieldline.cluster.events;
 import io.fieldline.cluster.ClusterMetrics;
 import io.fieldline.cluster.forward.MessageCodec;
 import io.fieldline.cluster.internal.proto.RpcProgress;
-import io.fieldline.cluster.peer.RateLimitedWarn;
 import io.fieldline.common.events.DeviceEvent;
+import io.fieldline.common.log.LogThrottle;
 import io.fieldline.common.rpc.RpcCallback;
 import io.fieldline.common.rpc.ToDeviceRpc;
 import java.time.Duration;
@@ -65,7 +65,9 @@ final class RpcCalls {
   private final Map<Long, Call> calls = new ConcurrentHashMap<>();
   private final AtomicInteger size = new AtomicInteger();
   private final AtomicLong nextId = new AtomicLong(ThreadLocalRandom.current().nextLong());
-  private final RateLimitedWarn warnings;
+  private final LogThrottle warnings = new LogThrottle();
+  // Put before every throttled line; node ids are validated to a safe alphabet (no {}).
+  private final String warnPrefix;
 
   /**
    * @param max most entries ({@code max-pending-rpc-calls})
@@ -78,7 +80,7 @@ final class RpcCalls {
       Duration margin,
       ScheduledExecutorService timer,
       ClusterMetrics metrics) {
-    this.warnings = new RateLimitedWarn(LOG, "[events|" + selfId + "] ");
+    this.warnPrefix = "[events|" + selfId + "] ";
     this.max = max;
     this.margin = margin;
     this.timer = timer;
@@ -147,7 +149,8 @@ final class RpcCalls {
       step(call, report);
     } catch (RuntimeException e) {
       // The caller's bug; the report did arrive, and the stream must go on.
-      warnings.warn("RPC {} callback failed: {}", call.rpc.id(), e.toString());
+      warnings.warnElseDebug(
+          LOG, warnPrefix + "RPC {} callback failed: {}", call.rpc.id(), e.toString());
     }
     return true;
   }

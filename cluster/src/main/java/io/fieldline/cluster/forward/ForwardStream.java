@@ -11,10 +11,10 @@ import io.fieldline.cluster.peer.PeerStream.Bounds;
 import io.fieldline.cluster.peer.PeerStream.Failure;
 import io.fieldline.cluster.peer.PeerStream.Flow;
 import io.fieldline.cluster.peer.PeerStream.Refusal;
-import io.fieldline.cluster.peer.RateLimitedWarn;
 import io.fieldline.common.Ack;
 import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.PressureGauge;
+import io.fieldline.common.log.LogThrottle;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,7 +57,9 @@ final class ForwardStream implements PeerStream.Listener<ForwardReply, ForwardSt
   private final Duration timeout;
   private final int maxInflight;
   private final ClusterMetrics metrics;
-  private final RateLimitedWarn warnings;
+  private final LogThrottle warnings = new LogThrottle();
+  // Put before every throttled line; node ids are validated to a safe alphabet (no {}).
+  private final String warnPrefix;
   private final PeerStream<ForwardRequest, ForwardReply, Forwarded> stream;
 
   ForwardStream(
@@ -74,7 +76,7 @@ final class ForwardStream implements PeerStream.Listener<ForwardReply, ForwardSt
     this.maxInflight = maxInflight;
     this.metrics = metrics;
     this.logPrefix = "[forward|" + selfId + "->" + peer.nodeId() + "]";
-    this.warnings = new RateLimitedWarn(LOG, logPrefix + " ");
+    this.warnPrefix = logPrefix + " ";
     this.stream =
         new PeerStream<>(
             logPrefix,
@@ -177,8 +179,9 @@ final class ForwardStream implements PeerStream.Listener<ForwardReply, ForwardSt
   @Override
   public void broken(String why, int unanswered, int resent) {
     if (unanswered > 0) {
-      warnings.warn(
-          "{}; {} message(s) not acknowledged, devices will retransmit",
+      warnings.warnElseDebug(
+          LOG,
+          warnPrefix + "{}; {} message(s) not acknowledged, devices will retransmit",
           brokenDetail(why),
           unanswered);
     } else {

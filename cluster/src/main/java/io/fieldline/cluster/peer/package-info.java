@@ -5,8 +5,9 @@
  * keep one per peer on it).
  *
  * <p>Under the cluster's flow: {@code forward}, {@code takeover}, {@code revocation} and {@code
- * events} reach peers through it, and log their failures to reach them through its {@link
- * io.fieldline.cluster.peer.RateLimitedWarn}. Internal to the cluster module.
+ * events} reach peers through it, and log their failures to reach them through {@code
+ * common.log.LogThrottle} (one WARN per 10 s per budget, the rest at DEBUG). Internal to the
+ * cluster module.
  */
 @NullMarked
 package io.fieldline.cluster.peer;

@@ -8,9 +8,9 @@ import io.fieldline.cluster.internal.proto.CredentialsRevocationGrpc;
 import io.fieldline.cluster.internal.proto.RevokeCredentialsReply;
 import io.fieldline.cluster.internal.proto.RevokeCredentialsRequest;
 import io.fieldline.cluster.peer.PeerChannels;
-import io.fieldline.cluster.peer.RateLimitedWarn;
 import io.fieldline.common.CredentialsRevocation;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.log.LogThrottle;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
@@ -52,7 +52,9 @@ public final class GrpcCredentialsRevocation implements CredentialsRevocation {
   private final int maxPending;
   private final ClusterMetrics metrics;
   private final AtomicInteger pending = new AtomicInteger();
-  private final RateLimitedWarn warnings;
+  private final LogThrottle warnings = new LogThrottle();
+  // Put before every throttled line; node ids are validated to a safe alphabet (no {}).
+  private final String warnPrefix;
 
   /**
    * @param members the current members (this node among them or not)
@@ -75,7 +77,7 @@ public final class GrpcCredentialsRevocation implements CredentialsRevocation {
     this.timeout = timeout;
     this.maxPending = maxPending;
     this.metrics = metrics;
-    this.warnings = new RateLimitedWarn(LOG, "[revocation|" + selfId + "] ");
+    this.warnPrefix = "[revocation|" + selfId + "] ";
   }
 
   @Override
@@ -137,7 +139,7 @@ public final class GrpcCredentialsRevocation implements CredentialsRevocation {
   }
 
   private void warn(String format, Object... args) {
-    warnings.warn(format, args);
+    warnings.warnElseDebug(LOG, warnPrefix + format, args);
   }
 
   private final class Outcome implements StreamObserver<RevokeCredentialsReply> {

@@ -8,9 +8,9 @@ import io.fieldline.cluster.internal.proto.CloseSessionReply;
 import io.fieldline.cluster.internal.proto.CloseSessionRequest;
 import io.fieldline.cluster.internal.proto.SessionTakeoverGrpc;
 import io.fieldline.cluster.peer.PeerChannels;
-import io.fieldline.cluster.peer.RateLimitedWarn;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.SessionTakeover;
+import io.fieldline.common.log.LogThrottle;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.time.Clock;
@@ -44,7 +44,9 @@ public final class GrpcSessionTakeover implements SessionTakeover {
   private final ClusterMetrics metrics;
   private final Clock clock;
   private final AtomicInteger pending = new AtomicInteger();
-  private final RateLimitedWarn warnings;
+  private final LogThrottle warnings = new LogThrottle();
+  // Put before every throttled line; node ids are validated to a safe alphabet (no {}).
+  private final String warnPrefix;
 
   /**
    * @param members the current members (this node among them or not)
@@ -66,7 +68,7 @@ public final class GrpcSessionTakeover implements SessionTakeover {
     this.timeout = timeout;
     this.maxPending = maxPending;
     this.metrics = metrics;
-    this.warnings = new RateLimitedWarn(LOG, "[takeover|" + selfId + "] ");
+    this.warnPrefix = "[takeover|" + selfId + "] ";
     this.clock = clock;
   }
 
@@ -112,7 +114,7 @@ public final class GrpcSessionTakeover implements SessionTakeover {
   }
 
   private void warn(String format, Object... args) {
-    warnings.warn(format, args);
+    warnings.warnElseDebug(LOG, warnPrefix + format, args);
   }
 
   private final class Outcome implements StreamObserver<CloseSessionReply> {

@@ -1,6 +1,6 @@
 /**
  * Logging helpers every module shares: {@link io.fieldline.common.log.LogThrottle}, the one
- * rate-limited log budget for lines a misbehaving client or fleet could repeat without end.
+ * rate-limited log budget for lines a misbehaving client, fleet or peer could repeat without end.
  */
 @NullMarked
 package io.fieldline.common.log;

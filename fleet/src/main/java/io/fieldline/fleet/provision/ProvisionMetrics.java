@@ -1,5 +1,6 @@
 package io.fieldline.fleet.provision;
 
+import io.fieldline.common.log.LogThrottles;
 import io.fieldline.common.provision.ProvisionStatus;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -8,8 +9,6 @@ import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,7 +30,6 @@ public final class ProvisionMetrics {
   public static final String ADDRESSES_TRACKED = "fieldline.provision.addresses.tracked";
 
   private static final Logger LOG = LoggerFactory.getLogger(ProvisionMetrics.class);
-  private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   /** Why a request was refused; the {@code reason} tag. */
   public enum Refusal {
@@ -61,7 +59,7 @@ public final class ProvisionMetrics {
 
   private final Map<ProvisionStatus, Counter> requests = new EnumMap<>(ProvisionStatus.class);
   private final Map<Refusal, Counter> refused = new EnumMap<>(Refusal.class);
-  private final Map<Refusal, AtomicLong> nextLog = new EnumMap<>(Refusal.class);
+  private final LogThrottles<Refusal> logs = new LogThrottles<>(Refusal.class);
   private final Counter created;
 
   ProvisionMetrics(MeterRegistry registry, ProvisionThrottle throttle) {
@@ -80,7 +78,6 @@ public final class ProvisionMetrics {
               .description("Provisioning requests refused, by reason")
               .tag("reason", reason.name().toLowerCase(Locale.ROOT))
               .register(registry));
-      nextLog.put(reason, new AtomicLong(Long.MIN_VALUE));
     }
     created =
         Counter.builder(CREATIONS)
@@ -106,11 +103,7 @@ public final class ProvisionMetrics {
    */
   void refused(Refusal reason, String source, String detail) {
     Objects.requireNonNull(refused.get(reason)).increment(); // one per reason
-    AtomicLong next = Objects.requireNonNull(nextLog.get(reason));
-    long now = System.nanoTime();
-    long allowed = next.get();
-    if ((allowed != Long.MIN_VALUE && now - allowed < 0)
-        || !next.compareAndSet(allowed, now + LOG_INTERVAL_NANOS)) {
+    if (logs.get(reason).admit() < 0) { // one per reason
       return;
     }
     String tag = reason.name().toLowerCase(Locale.ROOT);

@@ -1,8 +1,11 @@
 package io.fieldline.fleet.provision;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import io.fieldline.common.ratelimit.BoundedTables;
+import io.fieldline.common.ratelimit.Rate;
+import io.fieldline.common.ratelimit.TokenBuckets;
+import io.github.bucket4j.Bucket;
 import java.net.InetAddress;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -21,9 +24,10 @@ import org.jspecify.annotations.Nullable;
  * </ul>
  *
  * A request is checked against all three before anything is looked up; a refused one takes no
- * token. The per-address table keeps at most {@code max-tracked-addresses} addresses, the least
- * recently seen forgotten first (its budgets start full again). Requests whose address is unknown
- * share one entry.
+ * token. The buckets are Bucket4j's and the per-address table is Caffeine's ({@code
+ * common.ratelimit}): it keeps an address while its bucket is not full or its failure window is
+ * open, at most {@code max-tracked-addresses} of them (when full, Caffeine forgets one: its budgets
+ * start full again). Requests whose address is unknown share one entry.
  *
  * <p>Thread-safe: every caller (MQTT event loops, HTTP dispatchers) goes through one instance; each
  * method is one short critical section.
@@ -43,74 +47,61 @@ final class ProvisionThrottle {
 
   private final ProvisionConfig config;
   private final LongSupplier nanoClock;
-  private final double perAddressPerNano;
-  private final double totalPerNano;
+  private final Rate perAddress;
   private final long windowNanos;
-  // Access-ordered: the least recently seen address is evicted first. Guarded by this.
-  private final LinkedHashMap<String, Budget> addresses;
-  private double totalTokens;
-  private long totalStamp;
+  // One entry per address while it is not idle (budget full, no failure window open). Changed
+  // only inside compute, under this throttle's lock (the buckets are not thread-safe themselves).
+  private final Cache<String, Budget> addresses;
+  private final Bucket total;
 
   ProvisionThrottle(ProvisionConfig config, LongSupplier nanoClock) {
     this.config = config;
     this.nanoClock = nanoClock;
-    this.perAddressPerNano = config.perAddressRate() / 1e9;
-    this.totalPerNano = config.totalRate() / 1e9;
+    this.perAddress = Rate.perSecond(config.perAddressRate(), config.perAddressBurst());
     this.windowNanos = config.failureWindow().toNanos();
-    this.totalTokens = config.totalBurst();
-    this.totalStamp = nanoClock.getAsLong();
-    int max = config.maxTrackedAddresses();
+    this.total =
+        TokenBuckets.confined(Rate.perSecond(config.totalRate(), config.totalBurst()), nanoClock);
     this.addresses =
-        new LinkedHashMap<>(64, 0.75f, true) {
-          private static final long serialVersionUID = 1L;
-
-          @Override
-          protected boolean removeEldestEntry(Map.Entry<String, Budget> eldest) {
-            return size() > max;
-          }
-        };
+        BoundedTables.idleAfter(config.maxTrackedAddresses(), nanoClock, Budget::idleInNanos);
   }
 
   /** Whether a request from {@code source} may be answered now; an admitted one takes a token. */
   synchronized Admission admit(@Nullable InetAddress source) {
     long now = nanoClock.getAsLong();
-    Budget budget = addresses.computeIfAbsent(key(source), k -> new Budget(now));
-    if (budget.lockedOut(now)) {
-      return Admission.LOCKED_OUT;
-    }
-    double own =
-        Math.min(
-            config.perAddressBurst(), budget.tokens + (now - budget.stamp) * perAddressPerNano);
-    budget.stamp = now;
-    budget.tokens = own;
-    if (own < 1) {
-      return Admission.ADDRESS_RATE;
-    }
-    double total = Math.min(config.totalBurst(), totalTokens + (now - totalStamp) * totalPerNano);
-    totalStamp = now;
-    totalTokens = total;
-    if (total < 1) {
-      return Admission.TOTAL_RATE;
-    }
-    budget.tokens = own - 1;
-    totalTokens = total - 1;
-    return Admission.ADMITTED;
+    Admission[] admission = {Admission.ADMITTED};
+    addresses
+        .asMap()
+        .compute(
+            key(source),
+            (k, budget) -> {
+              Budget b = budget == null ? new Budget() : budget;
+              admission[0] = b.admit(now);
+              return b;
+            });
+    return admission[0];
   }
 
   /** A request from {@code source} was answered NOT_FOUND. */
   synchronized void failed(@Nullable InetAddress source) {
     long now = nanoClock.getAsLong();
-    Budget budget = addresses.computeIfAbsent(key(source), k -> new Budget(now));
-    if (budget.failures == 0 || now - budget.windowStart >= windowNanos) {
-      budget.failures = 0;
-      budget.windowStart = now;
-    }
-    budget.failures++;
+    addresses
+        .asMap()
+        .compute(
+            key(source),
+            (k, budget) -> {
+              Budget b = budget == null ? new Budget() : budget;
+              if (b.failures == 0 || now - b.windowStart >= windowNanos) {
+                b.failures = 0;
+                b.windowStart = now;
+              }
+              b.failures++;
+              return b;
+            });
   }
 
   /** Addresses remembered now (for the gauge). */
   synchronized int tracked() {
-    return addresses.size();
+    return BoundedTables.size(addresses);
   }
 
   private static String key(@Nullable InetAddress source) {
@@ -119,13 +110,22 @@ final class ProvisionThrottle {
 
   /** One address's budgets. Guarded by the throttle. */
   private final class Budget {
-    double tokens = config.perAddressBurst();
-    long stamp;
+    final Bucket tokens = TokenBuckets.confined(perAddress, nanoClock);
     int failures;
     long windowStart;
 
-    Budget(long now) {
-      stamp = now;
+    Admission admit(long now) {
+      if (lockedOut(now)) {
+        return Admission.LOCKED_OUT;
+      }
+      if (TokenBuckets.nanosUntilOne(tokens) > 0) {
+        return Admission.ADDRESS_RATE;
+      }
+      if (!total.tryConsume(1)) {
+        return Admission.TOTAL_RATE;
+      }
+      tokens.tryConsume(1);
+      return Admission.ADMITTED;
     }
 
     boolean lockedOut(long now) {
@@ -133,6 +133,12 @@ final class ProvisionThrottle {
         failures = 0;
       }
       return failures >= config.maxFailuresPerAddress();
+    }
+
+    /** How long until forgetting this address would change nothing. */
+    long idleInNanos() {
+      long window = failures == 0 ? 0 : windowStart + windowNanos - nanoClock.getAsLong();
+      return Math.max(window, TokenBuckets.nanosUntilFull(tokens, perAddress));
     }
   }
 }

@@ -1,6 +1,7 @@
 package io.fieldline.server.http;
 
 import io.fieldline.common.log.LogThrottle;
+import io.fieldline.common.log.LogThrottles;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -52,7 +53,7 @@ final class HttpListenerMetrics {
   }
 
   private final Map<Reason, Counter> rejected = new EnumMap<>(Reason.class);
-  private final Map<Reason, LogThrottle> logs = new EnumMap<>(Reason.class);
+  private final LogThrottles<Reason> logs = new LogThrottles<>(Reason.class);
 
   HttpListenerMetrics(MeterRegistry registry, Supplier<Number> open) {
     for (Reason reason : Reason.values()) {
@@ -62,7 +63,6 @@ final class HttpListenerMetrics {
               .description("HTTP connections refused or closed by a listener bound")
               .tag("reason", reason.name().toLowerCase(Locale.ROOT))
               .register(registry));
-      logs.put(reason, new LogThrottle());
     }
     FunctionCounter.builder(LOG_LINES, LogThrottle.class, unused -> LogThrottle.logged())
         .description("Client-triggered log lines of the HTTP APIs, written or left out")

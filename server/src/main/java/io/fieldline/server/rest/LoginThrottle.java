@@ -1,47 +1,46 @@
 package io.fieldline.server.rest;
 
+import io.fieldline.common.ratelimit.FailureWindows;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.LongSupplier;
 
 /**
  * Counts failed logins per user name and per source address in a fixed window that starts at the
  * first failure; once either count reaches its maximum, logins for that name or from that address
- * are refused until the window ends. Each of the two tables keeps at most {@code maxTracked}
- * entries (least recently seen forgotten first), so a flood of names or addresses cannot grow the
- * heap; keys are truncated to {@link #MAX_KEY_LENGTH} characters.
+ * are refused until the window ends. Two {@link FailureWindows} ({@code common.ratelimit}, bounded
+ * Caffeine tables): each keeps at most {@code maxTracked} entries, each only until its window ends,
+ * so a flood of names or addresses cannot grow the heap; keys are truncated to {@link
+ * #MAX_KEY_LENGTH} characters.
  *
- * <p>Thread-safe: called from Pekko dispatcher threads; every method is a short critical section.
+ * <p>Thread-safe: called from Pekko dispatcher threads.
  */
 final class LoginThrottle {
 
   static final int MAX_KEY_LENGTH = 128;
 
-  private final Table users;
-  private final Table addresses;
-  private final long windowNanos;
-  private final LongSupplier nanoTime;
+  private final FailureWindows<String> users;
+  private final FailureWindows<String> addresses;
 
   LoginThrottle(RestConfig config, LongSupplier nanoTime) {
-    this.windowNanos = config.loginWindow().toNanos();
-    this.nanoTime = nanoTime;
-    this.users = new Table(config.loginMaxFailuresPerUser(), config.loginMaxTracked());
-    this.addresses = new Table(config.loginMaxFailuresPerAddress(), config.loginMaxTracked());
+    Duration window = config.loginWindow();
+    this.users =
+        new FailureWindows<>(
+            config.loginMaxFailuresPerUser(), window, config.loginMaxTracked(), nanoTime);
+    this.addresses =
+        new FailureWindows<>(
+            config.loginMaxFailuresPerAddress(), window, config.loginMaxTracked(), nanoTime);
   }
 
   /** How long the caller must wait, if {@code user} or {@code address} is locked out now. */
   Optional<Duration> retryAfter(String user, String address) {
-    long now = nanoTime.getAsLong();
-    long wait = Math.max(users.lockedFor(key(user), now), addresses.lockedFor(key(address), now));
+    long wait = Math.max(users.lockedFor(key(user)), addresses.lockedFor(key(address)));
     return wait > 0 ? Optional.of(Duration.ofNanos(wait)) : Optional.empty();
   }
 
   void failed(String user, String address) {
-    long now = nanoTime.getAsLong();
-    users.failed(key(user), now);
-    addresses.failed(key(address), now);
+    users.failed(key(user));
+    addresses.failed(key(address));
   }
 
   /** A successful login clears its user name's count (not its address's). */
@@ -51,59 +50,10 @@ final class LoginThrottle {
 
   /** Names plus addresses remembered now (for the gauge). */
   int tracked() {
-    return users.size() + addresses.size();
+    return users.tracked() + addresses.tracked();
   }
 
   private static String key(String value) {
     return value.length() <= MAX_KEY_LENGTH ? value : value.substring(0, MAX_KEY_LENGTH);
-  }
-
-  private final class Table {
-    private final int maxFailures;
-    private final Map<String, long[]> entries; // key -> {failures, windowStartNanos}
-
-    Table(int maxFailures, int maxTracked) {
-      this.maxFailures = maxFailures;
-      this.entries =
-          new LinkedHashMap<>(16, 0.75f, true) {
-            private static final long serialVersionUID = 1L;
-
-            @Override
-            protected boolean removeEldestEntry(Map.Entry<String, long[]> eldest) {
-              return size() > maxTracked;
-            }
-          };
-    }
-
-    synchronized long lockedFor(String key, long now) {
-      long[] entry = current(key, now);
-      return entry != null && entry[0] >= maxFailures ? windowNanos - (now - entry[1]) : 0;
-    }
-
-    synchronized void failed(String key, long now) {
-      long[] entry = current(key, now);
-      if (entry == null) {
-        entries.put(key, new long[] {1, now});
-      } else {
-        entry[0]++;
-      }
-    }
-
-    synchronized void clear(String key) {
-      entries.remove(key);
-    }
-
-    synchronized int size() {
-      return entries.size();
-    }
-
-    private long[] current(String key, long now) {
-      long[] entry = entries.get(key);
-      if (entry != null && now - entry[1] >= windowNanos) {
-        entries.remove(key);
-        return null;
-      }
-      return entry;
-    }
   }
 }

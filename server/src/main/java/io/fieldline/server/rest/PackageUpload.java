@@ -1,6 +1,6 @@
 package io.fieldline.server.rest;
 
-import io.fieldline.common.log.LogThrottle;
+import io.fieldline.common.log.LogThrottles;
 import io.fieldline.common.ota.ChecksumAlgorithm;
 import io.fieldline.common.ota.OtaPackageConflictException;
 import io.fieldline.common.ota.OtaPackageData;
@@ -13,8 +13,6 @@ import io.fieldline.fleet.ota.OtaMetrics;
 import io.fieldline.fleet.ota.OtaMetrics.UploadOutcome;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
-import java.util.EnumMap;
-import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -56,15 +54,12 @@ final class PackageUpload {
   private final OtaPackageStore store;
   private final OtaConfig config;
   private final OtaMetrics metrics;
-  private final Map<UploadOutcome, LogThrottle> refusedLogs = new EnumMap<>(UploadOutcome.class);
+  private final LogThrottles<UploadOutcome> refusedLogs = new LogThrottles<>(UploadOutcome.class);
 
   PackageUpload(OtaPackageStore store, OtaConfig config, OtaMetrics metrics) {
     this.store = store;
     this.config = config;
     this.metrics = metrics;
-    for (UploadOutcome outcome : UploadOutcome.values()) {
-      refusedLogs.put(outcome, new LogThrottle());
-    }
   }
 
   /** The file is larger than {@code fieldline.ota.max-package-size}. */

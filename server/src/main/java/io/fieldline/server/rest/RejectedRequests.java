@@ -1,6 +1,6 @@
 package io.fieldline.server.rest;
 
-import io.fieldline.common.log.LogThrottle;
+import io.fieldline.common.log.LogThrottles;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
@@ -52,7 +52,7 @@ final class RejectedRequests {
   }
 
   private final Map<Reason, Counter> counters = new EnumMap<>(Reason.class);
-  private final Map<Reason, LogThrottle> logs = new EnumMap<>(Reason.class);
+  private final LogThrottles<Reason> logs = new LogThrottles<>(Reason.class);
 
   RejectedRequests(MeterRegistry registry) {
     for (Reason reason : Reason.values()) {
@@ -62,7 +62,6 @@ final class RejectedRequests {
               .description("REST requests answered with a client error (4xx)")
               .tag("reason", reason.name().toLowerCase(Locale.ROOT))
               .register(registry));
-      logs.put(reason, new LogThrottle());
     }
   }
 

@@ -1,14 +1,13 @@
 package io.fieldline.server.ws;
 
+import io.fieldline.common.log.LogThrottle;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 
 /**
@@ -19,15 +18,13 @@ import org.slf4j.Logger;
  */
 final class WsMetrics {
 
-  private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
-
   private final MeterRegistry registry;
   private final AtomicInteger sessions = new AtomicInteger();
   private final AtomicInteger subscriptions = new AtomicInteger();
   private final Counter updates;
   private final Map<WsSession.CloseReason, Counter> closed =
       new EnumMap<>(WsSession.CloseReason.class);
-  private final Map<String, Throttle> logBudgets = new ConcurrentHashMap<>();
+  private final Map<String, LogThrottle> logBudgets = new ConcurrentHashMap<>();
 
   WsMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -88,7 +85,7 @@ final class WsMetrics {
    * 10 s ago; {@code kind} is one of a fixed set of names (a close or refusal reason).
    */
   void log(Logger log, boolean warn, String kind, String format, Object... args) {
-    long skipped = logBudgets.computeIfAbsent(kind, k -> new Throttle()).admit();
+    long skipped = logBudgets.computeIfAbsent(kind, k -> new LogThrottle()).admit();
     if (skipped < 0) {
       return;
     }
@@ -103,23 +100,6 @@ final class WsMetrics {
       log.warn(format, args);
     } else {
       log.info(format, args);
-    }
-  }
-
-  /** One log budget: a line at most every 10 seconds, counting the lines left out. */
-  private static final class Throttle {
-    private final AtomicLong next = new AtomicLong(System.nanoTime());
-    private final AtomicLong suppressed = new AtomicLong();
-
-    /** The lines left out since the last one, or -1 if this one is left out too. */
-    long admit() {
-      long now = System.nanoTime();
-      long due = next.get();
-      if (now - due < 0 || !next.compareAndSet(due, now + LOG_INTERVAL_NANOS)) {
-        suppressed.incrementAndGet();
-        return -1;
-      }
-      return suppressed.getAndSet(0);
     }
   }
 }

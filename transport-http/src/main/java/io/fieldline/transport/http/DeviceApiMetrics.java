@@ -1,6 +1,7 @@
 package io.fieldline.transport.http;
 
 import io.fieldline.common.log.LogThrottle;
+import io.fieldline.common.log.LogThrottles;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -114,7 +115,7 @@ final class DeviceApiMetrics {
 
   private final Map<Resource, Counter> requests = new EnumMap<>(Resource.class);
   private final Map<Refusal, Counter> rejected = new EnumMap<>(Refusal.class);
-  private final Map<Refusal, LogThrottle> refusalLog = new EnumMap<>(Refusal.class);
+  private final LogThrottles<Refusal> refusalLog = new LogThrottles<>(Refusal.class);
   private final Map<PollOutcome, Counter> pollEnded = new EnumMap<>(PollOutcome.class);
   private final Map<RpcOutcome, Counter> rpc = new EnumMap<>(RpcOutcome.class);
   private final Counter writeFailed;
@@ -142,7 +143,6 @@ final class DeviceApiMetrics {
               .description("HTTP device API requests refused with a client error (4xx)")
               .tag("reason", tag(refusal))
               .register(registry));
-      refusalLog.put(refusal, new LogThrottle());
     }
     for (PollOutcome outcome : PollOutcome.values()) {
       pollEnded.put(
@@ -197,7 +197,7 @@ final class DeviceApiMetrics {
    */
   void refused(Refusal refusal, String who, String detail) {
     Objects.requireNonNull(rejected.get(refusal)).increment();
-    long skipped = Objects.requireNonNull(refusalLog.get(refusal)).admit();
+    long skipped = refusalLog.get(refusal).admit();
     if (skipped < 0) {
       return;
     }

@@ -1,10 +1,11 @@
 package io.fieldline.transport.http;
 
+import io.fieldline.common.ratelimit.KeyedBuckets;
+import io.fieldline.common.ratelimit.Rate;
 import java.net.InetAddress;
 import java.time.Duration;
-import java.util.Iterator;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Per source address, a budget of requests with an unknown access token: {@code burst} in a row,
@@ -13,28 +14,21 @@ import java.util.function.LongSupplier;
  * registry reads (a guessed token is never in the registry's cache). The HTTP counterpart of the
  * MQTT transport's per-address failed-authentication budget.
  *
- * <p>Counted as the generic cell rate algorithm counts (in whole nanoseconds, so waits are exact):
- * each failure moves the address's "full again at" time one {@code refill} ahead; the address has a
- * failure left while that time is less than {@code burst} refills ahead.
+ * <p>A token bucket per address ({@code common.ratelimit}, Bucket4j, exact in nanoseconds): each
+ * failure takes a token, even when none is left (failures that raced past the check still count);
+ * the address may have a token looked up while it holds one.
  *
  * <p>The table holds at most {@code maxAddresses} addresses, each only while its budget is not
- * full: {@link #sweep} forgets those refilled since; an address that finds the table full first
- * sweeps it, then takes the place of another (whose budget starts full again if it comes back).
+ * full: an address is forgotten once it refilled, or when the table is full and Caffeine picks it
+ * (its budget starts full again if it comes back).
  *
- * <p>Thread-safe: each entry is read and changed only inside the map's {@code compute} for its
+ * <p>Thread-safe: each entry is read and changed only inside the table's {@code compute} for its
  * address.
  */
 final class FailedAuthBudgets {
 
-  /** When an address's budget is full again (nano clock). Replaced, never changed in place. */
-  private record FullAt(long nanos) {}
-
-  private final ConcurrentHashMap<InetAddress, FullAt> addresses = new ConcurrentHashMap<>();
-  private final int burst;
-  private final long refillNanos;
-  private final long toleranceNanos;
-  private final int maxAddresses;
-  private final LongSupplier nanoClock;
+  // Null when there is no limit (a burst of 0).
+  private final @Nullable KeyedBuckets<InetAddress> addresses;
 
   /**
    * @param burst failures an address may have in a row; 0 = no limit
@@ -43,58 +37,32 @@ final class FailedAuthBudgets {
    * @param nanoClock as {@link System#nanoTime()}
    */
   FailedAuthBudgets(int burst, Duration refill, int maxAddresses, LongSupplier nanoClock) {
-    this.burst = burst;
-    this.refillNanos = refill.toNanos();
-    this.toleranceNanos = refillNanos * Math.max(0, burst - 1);
-    this.maxAddresses = maxAddresses;
-    this.nanoClock = nanoClock;
+    this.addresses =
+        burst == 0 ? null : new KeyedBuckets<>(new Rate(burst, refill), maxAddresses, nanoClock);
   }
 
   /** Zero when {@code address} may have a token looked up, else how long until it may. */
   Duration wait(InetAddress address) {
-    FullAt full = burst == 0 ? null : addresses.get(address);
-    if (full == null) {
-      return Duration.ZERO;
-    }
-    long ahead = full.nanos() - nanoClock.getAsLong() - toleranceNanos;
-    return ahead > 0 ? Duration.ofNanos(ahead) : Duration.ZERO;
+    long wait = addresses == null ? 0 : addresses.nanosUntilToken(address);
+    return wait > 0 ? Duration.ofNanos(wait) : Duration.ZERO;
   }
 
   /** A request from {@code address} carried an unknown token: one failure from its budget. */
   void failed(InetAddress address) {
-    if (burst == 0) {
-      return;
+    if (addresses != null) {
+      addresses.take(address);
     }
-    long now = nanoClock.getAsLong();
-    if (!addresses.containsKey(address) && addresses.size() >= maxAddresses) {
-      makeRoom();
-    }
-    addresses.compute(
-        address,
-        (key, full) -> {
-          long from = full == null || full.nanos() - now < 0 ? now : full.nanos();
-          return new FullAt(from + refillNanos);
-        });
   }
 
   /** Forgets the addresses whose budget refilled; called now and then. */
   void sweep() {
-    long now = nanoClock.getAsLong();
-    for (InetAddress address : addresses.keySet()) {
-      addresses.computeIfPresent(address, (key, full) -> full.nanos() - now <= 0 ? null : full);
+    if (addresses != null) {
+      addresses.sweep();
     }
   }
 
   /** Addresses remembered now. */
   int tracked() {
-    return addresses.size();
-  }
-
-  private void makeRoom() {
-    sweep();
-    Iterator<InetAddress> any = addresses.keySet().iterator();
-    while (addresses.size() >= maxAddresses && any.hasNext()) {
-      addresses.remove(any.next());
-    }
+    return addresses == null ? 0 : addresses.tracked();
   }
 }

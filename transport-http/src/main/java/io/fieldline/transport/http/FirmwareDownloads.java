@@ -2,6 +2,7 @@ package io.fieldline.transport.http;
 
 import io.fieldline.common.Device;
 import io.fieldline.common.StoreException;
+import io.fieldline.common.log.LogThrottle;
 import io.fieldline.common.ota.FirmwareSource;
 import io.fieldline.common.ota.OtaPackageData;
 import io.fieldline.common.ota.OtaPackageInfo;
@@ -16,8 +17,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.http.javadsl.model.ContentType;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
@@ -50,9 +49,8 @@ import org.slf4j.LoggerFactory;
 final class FirmwareDownloads {
 
   private static final Logger LOG = LoggerFactory.getLogger(FirmwareDownloads.class);
-  private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
-  // When the next read-failure line may be logged: at most one per 10 s.
-  private static final AtomicLong NEXT_FAILURE_LOG = new AtomicLong(System.nanoTime());
+  // Read-failure lines: at most one per 10 s.
+  private static final LogThrottle FAILURE_LOG = new LogThrottle();
 
   private final FirmwareSource source;
   private final FirmwareConfig bounds;
@@ -198,9 +196,7 @@ final class FirmwareDownloads {
       return HttpErrors.error(400, message);
     }
     firmwareMetrics.refused(Protocol.HTTP, FirmwareMetrics.Refusal.READ_FAILED);
-    long now = System.nanoTime();
-    long next = NEXT_FAILURE_LOG.get();
-    if (now - next >= 0 && NEXT_FAILURE_LOG.compareAndSet(next, now + LOG_INTERVAL_NANOS)) {
+    if (FAILURE_LOG.admit() >= 0) {
       LOG.warn("[http-device] firmware download answered 503: {}", String.valueOf(cause));
     }
     return HttpErrors.error(

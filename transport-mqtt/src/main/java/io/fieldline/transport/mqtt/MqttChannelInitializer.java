@@ -1,17 +1,16 @@
 package io.fieldline.transport.mqtt;
 
+import io.fieldline.common.log.LogThrottles;
 import io.fieldline.transport.mqtt.pipeline.MqttPipeline;
 import io.fieldline.transport.mqtt.pipeline.PipelineNames;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.PreAuthLimits;
 import io.fieldline.transport.mqtt.session.PreAuthLimits.Admission;
-import io.fieldline.transport.mqtt.session.RateLimitedLogs;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.tls.TlsContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.socket.SocketChannel;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,8 +27,7 @@ import org.slf4j.LoggerFactory;
 final class MqttChannelInitializer extends ChannelInitializer<SocketChannel> {
 
   private static final Logger LOG = LoggerFactory.getLogger(MqttChannelInitializer.class);
-  private static final RateLimitedLogs<Admission> REFUSED =
-      new RateLimitedLogs<>(Admission.class, LOG, 10, TimeUnit.SECONDS);
+  private static final LogThrottles<Admission> REFUSED = new LogThrottles<>(Admission.class);
 
   private final SessionContext context;
   private final Set<MqttSessionHandler> sessions;
@@ -56,6 +54,7 @@ final class MqttChannelInitializer extends ChannelInitializer<SocketChannel> {
       REFUSED
           .get(admission)
           .warn(
+              LOG,
               "[mqtt|-|{}] connection refused ({}): {} open, {} unauthenticated",
               channel.remoteAddress(),
               refused.tag(),

@@ -1,13 +1,12 @@
 package io.fieldline.transport.mqtt;
 
+import io.fieldline.common.log.LogThrottle;
 import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.LogSafe;
-import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.ssl.NotSslRecordException;
-import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,7 +20,7 @@ import org.slf4j.LoggerFactory;
 final class TlsFailureHandler extends ChannelInboundHandlerAdapter {
 
   private static final Logger LOG = LoggerFactory.getLogger(TlsFailureHandler.class);
-  private static final RateLimitedLog FAILURES = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final LogThrottle FAILURES = new LogThrottle();
 
   private final MqttMetrics metrics;
 
@@ -40,7 +39,8 @@ final class TlsFailureHandler extends ChannelInboundHandlerAdapter {
           tls instanceof NotSslRecordException
               ? "not TLS (clear text or other bytes)"
               : tls.getClass().getSimpleName() + ": " + LogSafe.text(tls.getMessage());
-      FAILURES.warn("[mqtt|-|{}] TLS failed, closing: {}", ctx.channel().remoteAddress(), what);
+      FAILURES.warn(
+          LOG, "[mqtt|-|{}] TLS failed, closing: {}", ctx.channel().remoteAddress(), what);
       ctx.close();
       return;
     }

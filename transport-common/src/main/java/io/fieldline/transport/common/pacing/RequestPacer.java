@@ -1,11 +1,16 @@
 package io.fieldline.transport.common.pacing;
 
+import io.fieldline.common.ratelimit.Rate;
+import io.fieldline.common.ratelimit.TokenBuckets;
+import io.github.bucket4j.Bucket;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Paces one client's requests to a rate with a burst, as the generic cell rate algorithm does: each
- * request moves a theoretical arrival time one interval ahead; {@code burst} requests at once fit.
- * The one implementation of the per-device rate budgets of both device transports, used two ways:
+ * Paces one client's requests to a rate with a burst: a token bucket ({@code common.ratelimit},
+ * Bucket4j) of {@code burst} tokens, one regained every {@code 1 s / perSecond}, as the generic
+ * cell rate algorithm counts. The one implementation of the per-device rate budgets of both device
+ * transports, used two ways:
  *
  * <ul>
  *   <li>{@link #delayAfter} (MQTT): every request is counted, and the one that takes the last of
@@ -17,14 +22,16 @@ import java.time.Duration;
  *       to be slowed down.
  * </ul>
  *
- * <p>Not thread-safe: confined to the connection's event loop (MQTT), or touched only inside the
- * {@code compute} of its device's entry (HTTP).
+ * <p>Time is the caller's: each call passes the request's arrival on the nano clock, which the
+ * bucket reads through its time meter. Not thread-safe: confined to the connection's event loop
+ * (MQTT), or touched only inside the {@code compute} of its device's entry (HTTP).
  */
 public final class RequestPacer {
 
-  private final long intervalNanos;
-  private final long toleranceNanos;
-  private long theoreticalArrival;
+  private final long burst;
+  // Null when there is no pacing (a rate of 0).
+  private final @Nullable Bucket bucket;
+  private long now;
 
   /**
    * @param perSecond requests per second; 0 = no pacing
@@ -32,9 +39,13 @@ public final class RequestPacer {
    * @param nowNanos the current time of the clock later calls use (nanoseconds)
    */
   public RequestPacer(int perSecond, int burst, long nowNanos) {
-    this.intervalNanos = perSecond == 0 ? 0 : 1_000_000_000L / perSecond;
-    this.toleranceNanos = intervalNanos * (burst - 1);
-    this.theoreticalArrival = nowNanos;
+    this.burst = burst;
+    this.now = nowNanos;
+    this.bucket =
+        perSecond == 0
+            ? null
+            : TokenBuckets.confined(
+                new Rate(burst, Duration.ofNanos(1_000_000_000L / perSecond)), () -> now);
   }
 
   /**
@@ -42,12 +53,13 @@ public final class RequestPacer {
    * (zero while within rate and burst).
    */
   public Duration delayAfter(long nowNanos) {
-    if (intervalNanos == 0) {
+    if (bucket == null) {
       return Duration.ZERO;
     }
-    theoreticalArrival = Math.max(theoreticalArrival, nowNanos) + intervalNanos;
-    long ahead = theoreticalArrival - nowNanos - toleranceNanos;
-    return ahead > 0 ? Duration.ofNanos(ahead) : Duration.ZERO;
+    now = nowNanos;
+    bucket.consumeIgnoringRateLimits(1);
+    long wait = TokenBuckets.nanosUntilOne(bucket);
+    return wait > 0 ? Duration.ofNanos(wait) : Duration.ZERO;
   }
 
   /**
@@ -56,20 +68,20 @@ public final class RequestPacer {
    * @return zero when it was taken (and counted), else how long until one would be (not counted)
    */
   public Duration admit(long nowNanos) {
-    if (intervalNanos == 0) {
+    if (bucket == null) {
       return Duration.ZERO;
     }
-    long arrival = theoreticalArrival - nowNanos < 0 ? nowNanos : theoreticalArrival;
-    long ahead = arrival - nowNanos - toleranceNanos;
-    if (ahead > 0) {
-      return Duration.ofNanos(ahead);
-    }
-    theoreticalArrival = arrival + intervalNanos;
-    return Duration.ZERO;
+    now = nowNanos;
+    long wait = bucket.tryConsumeAndReturnRemaining(1).getNanosToWaitForRefill();
+    return wait > 0 ? Duration.ofNanos(wait) : Duration.ZERO;
   }
 
   /** True when the budget is full again at {@code nowNanos}: forgetting it would change nothing. */
   public boolean idle(long nowNanos) {
-    return theoreticalArrival - nowNanos <= 0;
+    if (bucket == null) {
+      return true;
+    }
+    now = nowNanos;
+    return bucket.getAvailableTokens() >= burst;
   }
 }

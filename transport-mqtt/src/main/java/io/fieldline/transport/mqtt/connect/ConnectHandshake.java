@@ -2,6 +2,8 @@ package io.fieldline.transport.mqtt.connect;
 
 import io.fieldline.common.Device;
 import io.fieldline.common.SessionTakeover;
+import io.fieldline.common.log.LogThrottle;
+import io.fieldline.common.log.LogThrottles;
 import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.transport.mqtt.MqttMetrics.ConnectResult;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
@@ -13,8 +15,6 @@ import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.MqttStrings;
 import io.fieldline.transport.mqtt.session.Negotiated;
 import io.fieldline.transport.mqtt.session.Pause;
-import io.fieldline.transport.mqtt.session.RateLimitedLog;
-import io.fieldline.transport.mqtt.session.RateLimitedLogs;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.fieldline.transport.mqtt.session.SessionState;
@@ -31,7 +31,6 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -68,10 +67,9 @@ public final class ConnectHandshake {
   }
 
   private static final Logger LOG = LoggerFactory.getLogger(ConnectHandshake.class);
-  private static final RateLimitedLogs<ConnectRefusal> REFUSALS =
-      new RateLimitedLogs<>(ConnectRefusal.class, LOG, 10, TimeUnit.SECONDS);
-  private static final RateLimitedLog LOOKUP_FAILURES =
-      new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final LogThrottles<ConnectRefusal> REFUSALS =
+      new LogThrottles<>(ConnectRefusal.class);
+  private static final LogThrottle LOOKUP_FAILURES = new LogThrottle();
 
   private final SessionContext context;
   private final Connection connection;
@@ -299,7 +297,7 @@ public final class ConnectHandshake {
     }
     if (error != null || found == null) {
       LOOKUP_FAILURES.warn(
-          "{} credential lookup failed: {}", connection.logPrefix(), String.valueOf(error));
+          LOG, "{} credential lookup failed: {}", connection.logPrefix(), String.valueOf(error));
       refuse(ConnectRefusal.SERVER_UNAVAILABLE);
       return;
     }
@@ -382,6 +380,7 @@ public final class ConnectHandshake {
     REFUSALS
         .get(refusal)
         .info(
+            LOG,
             "{} CONNECT refused: {} ({})",
             connection.logPrefix(),
             refusal.describe(),

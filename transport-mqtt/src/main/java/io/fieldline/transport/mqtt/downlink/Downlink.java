@@ -5,13 +5,13 @@ import io.fieldline.common.DeviceId;
 import io.fieldline.common.GatewayLink;
 import io.fieldline.common.events.DeviceEvent.RpcSubscribed;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.log.LogThrottle;
 import io.fieldline.transport.mqtt.MqttMetrics.DownlinkOutcome;
 import io.fieldline.transport.mqtt.MqttMetrics.RpcOutcome;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.DownlinkMessage;
 import io.fieldline.transport.mqtt.session.DownlinkState;
-import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.RpcDelivery;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionState;
@@ -20,7 +20,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,8 +44,7 @@ import org.slf4j.LoggerFactory;
 public final class Downlink implements DownlinkState.Holder {
 
   private static final Logger LOG = LoggerFactory.getLogger(Downlink.class);
-  private static final RateLimitedLog ANNOUNCE_FAILURES =
-      new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final LogThrottle ANNOUNCE_FAILURES = new LogThrottle();
 
   private final SessionContext context;
   private final Connection connection;
@@ -159,7 +157,7 @@ public final class Downlink implements DownlinkState.Holder {
         .exceptionally(
             error -> {
               ANNOUNCE_FAILURES.warn(
-                  "{} RPC subscription not announced: {}", connection.logPrefix(), error);
+                  LOG, "{} RPC subscription not announced: {}", connection.logPrefix(), error);
               return 0;
             });
   }

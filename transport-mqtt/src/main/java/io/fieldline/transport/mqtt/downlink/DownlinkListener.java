@@ -6,16 +6,15 @@ import io.fieldline.common.events.DeviceEvent.AttributesDeleted;
 import io.fieldline.common.events.DeviceEvent.AttributesUpdated;
 import io.fieldline.common.events.DeviceEvent.RpcRequested;
 import io.fieldline.common.events.DeviceEventListener;
+import io.fieldline.common.log.LogThrottle;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics.DownlinkOutcome;
 import io.fieldline.transport.mqtt.MqttMetrics.RpcOutcome;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
 import io.fieldline.transport.mqtt.session.DownlinkMessage;
 import io.fieldline.transport.mqtt.session.DownlinkState;
-import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.RpcDelivery;
 import io.fieldline.transport.mqtt.session.SessionState;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,7 +40,7 @@ import org.slf4j.LoggerFactory;
 final class DownlinkListener implements DeviceEventListener {
 
   private static final Logger LOG = LoggerFactory.getLogger(DownlinkListener.class);
-  private static final RateLimitedLog FULL = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final LogThrottle FULL = new LogThrottle();
 
   private final Downlink downlink;
   private final SessionState session;
@@ -159,6 +158,7 @@ final class DownlinkListener implements DeviceEventListener {
   private void tooLarge(DownlinkMessage message, String what) {
     metrics.downlink(DownlinkOutcome.TOO_LARGE);
     FULL.warn(
+        LOG,
         "{} {}: {} bytes, above the session's max-queued-bytes",
         logPrefix,
         what,
@@ -168,6 +168,9 @@ final class DownlinkListener implements DeviceEventListener {
   private void full(String what) {
     metrics.downlink(DownlinkOutcome.QUEUE_FULL);
     FULL.warn(
-        "{} {}: the session holds as many messages or pending requests as it may", logPrefix, what);
+        LOG,
+        "{} {}: the session holds as many messages or pending requests as it may",
+        logPrefix,
+        what);
   }
 }

@@ -1,5 +1,6 @@
 package io.fieldline.transport.mqtt.downlink;
 
+import io.fieldline.common.log.LogThrottle;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics.DownlinkOutcome;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
@@ -7,7 +8,6 @@ import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.DownlinkMessage;
 import io.fieldline.transport.mqtt.session.DownlinkState;
 import io.fieldline.transport.mqtt.session.Negotiated;
-import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.RpcDelivery;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
@@ -55,7 +55,7 @@ import org.slf4j.LoggerFactory;
 public final class Outbound {
 
   private static final Logger LOG = LoggerFactory.getLogger(Outbound.class);
-  private static final RateLimitedLog TOO_LARGE = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final LogThrottle TOO_LARGE = new LogThrottle();
 
   private final Connection connection;
   private final ChannelHandlerContext ctx;
@@ -184,6 +184,7 @@ public final class Outbound {
     long size = packetSize(message.topic(), message.payload().length, message.qos());
     if (!negotiated.clientAccepts(size)) {
       TOO_LARGE.warn(
+          LOG,
           "{} message of {} bytes on {} not sent: above the client's maximum packet size",
           connection.logPrefix(),
           size,

@@ -1,13 +1,13 @@
 package io.fieldline.transport.mqtt.downlink;
 
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.log.LogThrottle;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics.RpcOutcome;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.DownlinkMessage;
 import io.fieldline.transport.mqtt.session.DownlinkState;
 import io.fieldline.transport.mqtt.session.LogSafe;
-import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.RpcDelivery;
 import io.netty.channel.ChannelHandlerContext;
 import java.nio.charset.StandardCharsets;
@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
 public final class ServerRpcs {
 
   private static final Logger LOG = LoggerFactory.getLogger(ServerRpcs.class);
-  private static final RateLimitedLog UNKNOWN = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final LogThrottle UNKNOWN = new LogThrottle();
   private static final int FIRST_ERROR_REASON = 0x80;
 
   private final Connection connection;
@@ -113,6 +113,7 @@ public final class ServerRpcs {
   private void unknown(String where) {
     metrics.rpc(RpcOutcome.UNKNOWN_RESPONSE);
     UNKNOWN.warn(
+        LOG,
         "{} answer on {} matches no pending request of that device: ignored",
         connection.logPrefix(),
         where);

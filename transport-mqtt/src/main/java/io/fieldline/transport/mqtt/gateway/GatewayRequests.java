@@ -2,6 +2,7 @@ package io.fieldline.transport.mqtt.gateway;
 
 import io.fieldline.common.Ack;
 import io.fieldline.common.Device;
+import io.fieldline.common.log.LogThrottle;
 import io.fieldline.transport.mqtt.MqttMetrics.AttributeRequestOutcome;
 import io.fieldline.transport.mqtt.downlink.AttributeReads;
 import io.fieldline.transport.mqtt.downlink.AttributeReads.Values;
@@ -9,12 +10,10 @@ import io.fieldline.transport.mqtt.downlink.Downlink;
 import io.fieldline.transport.mqtt.downlink.DownlinkPayloads;
 import io.fieldline.transport.mqtt.downlink.DownlinkTopics;
 import io.fieldline.transport.mqtt.session.Connection;
-import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionState;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,7 +40,7 @@ import org.slf4j.LoggerFactory;
 final class GatewayRequests {
 
   private static final Logger LOG = LoggerFactory.getLogger(GatewayRequests.class);
-  private static final RateLimitedLog READ_FAILURES = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final LogThrottle READ_FAILURES = new LogThrottle();
 
   /** The type of a child first named by a request (ThingsBoard's default). */
   private static final String DEFAULT_TYPE = "default";
@@ -122,6 +121,7 @@ final class GatewayRequests {
     byte[] payload;
     if (error != null || values == null) {
       READ_FAILURES.warn(
+          LOG,
           "{} attribute request for a child not answered with values: {}",
           connection.logPrefix(),
           String.valueOf(error));

@@ -4,6 +4,7 @@ import io.fieldline.common.AttributeKvEntry;
 import io.fieldline.common.AttributeScope;
 import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.log.LogThrottle;
 import io.fieldline.transport.common.pacing.RequestPacer;
 import io.fieldline.transport.mqtt.MqttMetrics.AttributeRequestOutcome;
 import io.fieldline.transport.mqtt.downlink.AttributeReads;
@@ -12,7 +13,6 @@ import io.fieldline.transport.mqtt.downlink.DownlinkPayloads;
 import io.fieldline.transport.mqtt.downlink.DownlinkTopics;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.Pause;
-import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionState;
 import java.time.Duration;
@@ -22,7 +22,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,7 +47,7 @@ import org.slf4j.LoggerFactory;
 final class AttributeRequests implements AttributeReads {
 
   private static final Logger LOG = LoggerFactory.getLogger(AttributeRequests.class);
-  private static final RateLimitedLog READ_FAILURES = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final LogThrottle READ_FAILURES = new LogThrottle();
   private static final CompletableFuture<List<AttributeKvEntry>> NONE =
       CompletableFuture.completedFuture(List.of());
 
@@ -172,6 +171,7 @@ final class AttributeRequests implements AttributeReads {
     }
     if (error != null || values == null) {
       READ_FAILURES.warn(
+          LOG,
           "{} attribute request not answered with values: {}",
           connection.logPrefix(),
           String.valueOf(error));

@@ -1,6 +1,7 @@
 package io.fieldline.transport.mqtt.publish;
 
 import io.fieldline.common.Device;
+import io.fieldline.common.log.LogThrottles;
 import io.fieldline.common.ota.OtaPackageInfo;
 import io.fieldline.common.ota.OtaPackageType;
 import io.fieldline.transport.common.firmware.FirmwareConfig;
@@ -13,7 +14,6 @@ import io.fieldline.transport.mqtt.downlink.DownlinkTopics;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.LogSafe;
 import io.fieldline.transport.mqtt.session.Pause;
-import io.fieldline.transport.mqtt.session.RateLimitedLogs;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionState;
 import java.nio.charset.StandardCharsets;
@@ -22,7 +22,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,8 +58,7 @@ import org.slf4j.LoggerFactory;
 final class FirmwareRequests {
 
   private static final Logger LOG = LoggerFactory.getLogger(FirmwareRequests.class);
-  private static final RateLimitedLogs<Refusal> REFUSALS =
-      new RateLimitedLogs<>(Refusal.class, LOG, 10, TimeUnit.SECONDS);
+  private static final LogThrottles<Refusal> REFUSALS = new LogThrottles<>(Refusal.class);
 
   private final Connection connection;
   private final Device device;
@@ -225,6 +223,7 @@ final class FirmwareRequests {
       REFUSALS
           .get(Refusal.QUEUE_FULL)
           .warn(
+              LOG,
               "{} firmware chunk {} of request {} dropped: the session's downlink is full",
               connection.logPrefix(),
               request.chunk(),
@@ -242,6 +241,7 @@ final class FirmwareRequests {
     REFUSALS
         .get(refusal)
         .warn(
+            LOG,
             "{} firmware request refused ({}): {} {}",
             connection.logPrefix(),
             refusal,

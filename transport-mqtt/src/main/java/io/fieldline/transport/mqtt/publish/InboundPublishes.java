@@ -2,6 +2,7 @@ package io.fieldline.transport.mqtt.publish;
 
 import io.fieldline.common.Ack;
 import io.fieldline.common.Device;
+import io.fieldline.common.log.LogThrottle;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.AckType;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.Slot;
@@ -11,7 +12,6 @@ import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.MqttStrings;
 import io.fieldline.transport.mqtt.session.Negotiated;
 import io.fieldline.transport.mqtt.session.Pause;
-import io.fieldline.transport.mqtt.session.RateLimitedLog;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionState;
 import io.netty.buffer.ByteBufUtil;
@@ -29,7 +29,6 @@ import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,9 +50,8 @@ import org.slf4j.LoggerFactory;
 public final class InboundPublishes implements OrderedAckWindow.Sink {
 
   private static final Logger LOG = LoggerFactory.getLogger(InboundPublishes.class);
-  private static final RateLimitedLog WRITE_WARNINGS =
-      new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
-  private static final RateLimitedLog QOS2_WARNINGS = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final LogThrottle WRITE_WARNINGS = new LogThrottle();
+  private static final LogThrottle QOS2_WARNINGS = new LogThrottle();
   // MQTT 5 §3.7.2.1: PUBCOMP for a PUBREL whose packet id is not awaiting release.
   private static final byte PACKET_IDENTIFIER_NOT_FOUND = (byte) 0x92;
 
@@ -203,6 +201,7 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
       // Stop taking new work: this connection will close once earlier PUBLISHes are answered.
       connection.pause(Pause.FAILING);
       WRITE_WARNINGS.warn(
+          LOG,
           "{} message {} not stored, no PUBACK: {}",
           connection.logPrefix(),
           slot.packetId(),
@@ -235,6 +234,7 @@ public final class InboundPublishes implements OrderedAckWindow.Sink {
       if (forgotten >= 0) {
         context.metrics().qos2Forgotten();
         QOS2_WARNINGS.warn(
+            LOG,
             "{} more than {} QoS 2 ids awaiting PUBREL: forgot id {}",
             connection.logPrefix(),
             context.config().maxAwaitingRelease(),

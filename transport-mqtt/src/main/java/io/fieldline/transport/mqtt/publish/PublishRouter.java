@@ -6,6 +6,8 @@ import io.fieldline.common.Device;
 import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.GatewayLink;
 import io.fieldline.common.PayloadFormatException;
+import io.fieldline.common.log.LogThrottle;
+import io.fieldline.common.log.LogThrottles;
 import io.fieldline.transport.common.pacing.RequestPacer;
 import io.fieldline.transport.common.payload.InvalidPayloadPolicy;
 import io.fieldline.transport.common.rpc.ClientRpcAnswers;
@@ -20,8 +22,6 @@ import io.fieldline.transport.mqtt.session.CloseReason;
 import io.fieldline.transport.mqtt.session.Connection;
 import io.fieldline.transport.mqtt.session.LogSafe;
 import io.fieldline.transport.mqtt.session.Pause;
-import io.fieldline.transport.mqtt.session.RateLimitedLog;
-import io.fieldline.transport.mqtt.session.RateLimitedLogs;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionState;
 import io.netty.buffer.ByteBufUtil;
@@ -32,7 +32,6 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,14 +64,12 @@ import org.slf4j.LoggerFactory;
 final class PublishRouter {
 
   private static final Logger LOG = LoggerFactory.getLogger(PublishRouter.class);
-  private static final RateLimitedLog PAYLOAD_WARNINGS =
-      new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
-  private static final RateLimitedLog TOPIC_WARNINGS =
-      new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
-  private static final RateLimitedLog RPC_WARNINGS = new RateLimitedLog(LOG, 10, TimeUnit.SECONDS);
+  private static final LogThrottle PAYLOAD_WARNINGS = new LogThrottle();
+  private static final LogThrottle TOPIC_WARNINGS = new LogThrottle();
+  private static final LogThrottle RPC_WARNINGS = new LogThrottle();
   // One budget per reason: a flood of one refusal must not hide the others.
-  private static final RateLimitedLogs<GatewayRefusal> REFUSAL_WARNINGS =
-      new RateLimitedLogs<>(GatewayRefusal.class, LOG, 10, TimeUnit.SECONDS);
+  private static final LogThrottles<GatewayRefusal> REFUSAL_WARNINGS =
+      new LogThrottles<>(GatewayRefusal.class);
 
   private static final String UNKNOWN_TOPIC = "unknown topic: not part of the device API";
   private static final String NOT_A_GATEWAY =
@@ -273,6 +270,7 @@ final class PublishRouter {
     REFUSAL_WARNINGS
         .get(e.reason())
         .warn(
+            LOG,
             "{} gateway message on {} refused and dead-lettered: {}",
             connection.logPrefix(),
             topicName,
@@ -291,6 +289,7 @@ final class PublishRouter {
     long size = 8L + ByteBufUtil.utf8Bytes(responseTopic) + response.length;
     if (!connection.negotiated().clientAccepts(size)) {
       RPC_WARNINGS.warn(
+          LOG,
           "{} client-side RPC answer of {} bytes not sent: above the client's maximum packet size",
           connection.logPrefix(),
           size);
@@ -317,6 +316,7 @@ final class PublishRouter {
   private CompletionStage<Ack> unknownTopic(
       String topicName, byte[] payload, long now, String reason) {
     TOPIC_WARNINGS.warn(
+        LOG,
         "{} PUBLISH to unknown topic '{}' dead-lettered",
         connection.logPrefix(),
         LogSafe.text(topicName));
@@ -336,7 +336,11 @@ final class PublishRouter {
       return null;
     }
     PAYLOAD_WARNINGS.warn(
-        "{} invalid payload on {} dead-lettered: {}", connection.logPrefix(), topicName, reason);
+        LOG,
+        "{} invalid payload on {} dead-lettered: {}",
+        connection.logPrefix(),
+        topicName,
+        reason);
     context.metrics().deadLettered();
     return context
         .deadLetters()

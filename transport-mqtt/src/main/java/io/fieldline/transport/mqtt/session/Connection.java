@@ -1,5 +1,6 @@
 package io.fieldline.transport.mqtt.session;
 
+import io.fieldline.common.log.LogThrottles;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics.PauseCause;
 import io.netty.channel.ChannelHandlerContext;
@@ -37,8 +38,7 @@ public final class Connection implements SessionRegistry.Member {
 
   private static final Logger LOG = LoggerFactory.getLogger(Connection.class);
   // One budget per kind of bad input: a flood of one kind must not hide the others.
-  private static final RateLimitedLogs<CloseReason> REJECTIONS =
-      new RateLimitedLogs<>(CloseReason.class, LOG, 10, TimeUnit.SECONDS);
+  private static final LogThrottles<CloseReason> REJECTIONS = new LogThrottles<>(CloseReason.class);
 
   /** How far the connection got. */
   public enum State {
@@ -287,7 +287,7 @@ public final class Connection implements SessionRegistry.Member {
     for (int i = 0; i < args.length; i++) {
       all[i + 2] = args[i] instanceof String text ? LogSafe.text(text) : args[i];
     }
-    REJECTIONS.get(reason).warn("{} closing ({}): " + format, all);
+    REJECTIONS.get(reason).warn(LOG, "{} closing ({}): " + format, all);
     close(reason);
   }
 

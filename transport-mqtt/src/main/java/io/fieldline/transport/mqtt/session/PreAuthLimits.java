@@ -1,13 +1,16 @@
 package io.fieldline.transport.mqtt.session;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import io.fieldline.common.ratelimit.BoundedTables;
+import io.fieldline.common.ratelimit.Rate;
+import io.fieldline.common.ratelimit.TokenBuckets;
 import io.fieldline.transport.mqtt.MqttTransportConfig;
+import io.github.bucket4j.Bucket;
 import io.netty.channel.Channel;
 import io.netty.util.AttributeKey;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
@@ -28,8 +31,10 @@ import org.jspecify.annotations.Nullable;
  *       with none left, CONNECT is refused without looking the token up.
  * </ul>
  *
- * <p>The per-address table holds at most {@code per-address-table-size} addresses; the least
- * recently seen is forgotten first (its budgets start full again if it comes back).
+ * <p>Both per-address budgets are token buckets and the per-address table a bounded Caffeine table
+ * ({@code common.ratelimit}): it holds an address while one of its budgets is not full, at most
+ * {@code per-address-table-size} of them (when full, Caffeine forgets one: its budgets start full
+ * again if it comes back).
  *
  * <p>Thread-safe: every event loop admits and releases through the same instance.
  */
@@ -66,16 +71,15 @@ public final class PreAuthLimits {
 
   private final int maxConnections;
   private final int maxUnauthenticated;
-  private final double connectionRatePerNano;
-  private final int connectionBurst;
-  private final int failedAuthBurst;
-  private final double failedAuthPerNano;
-  private final int tableSize;
+  // Null when that budget is off (a rate or burst of 0).
+  private final @Nullable Rate connectionRate;
+  private final @Nullable Rate failedAuthRate;
   private final LongSupplier nanoClock;
   private final AtomicInteger open = new AtomicInteger();
   private final AtomicInteger unauthenticated = new AtomicInteger();
-  // Access-ordered: the least recently seen address is evicted first. Guarded by itself.
-  private final LinkedHashMap<InetAddress, Budgets> addresses;
+  // An address is held while one of its budgets is not full. Its buckets are changed only inside
+  // the table's compute for that address.
+  private final Cache<InetAddress, Budgets> addresses;
 
   public PreAuthLimits(MqttTransportConfig config) {
     this(config, System::nanoTime);
@@ -85,19 +89,17 @@ public final class PreAuthLimits {
   public PreAuthLimits(MqttTransportConfig config, LongSupplier nanoClock) {
     this.maxConnections = config.maxConnections();
     this.maxUnauthenticated = config.maxUnauthenticatedConnections();
-    this.connectionRatePerNano = config.perAddressConnectionRate() / 1e9;
-    this.connectionBurst = config.perAddressConnectionBurst();
-    this.failedAuthBurst = config.perAddressFailedAuthBurst();
-    this.failedAuthPerNano = 1.0 / config.perAddressFailedAuthRefill().toNanos();
-    this.tableSize = config.perAddressTableSize();
+    this.connectionRate =
+        config.perAddressConnectionRate() > 0
+            ? Rate.perSecond(config.perAddressConnectionRate(), config.perAddressConnectionBurst())
+            : null;
+    this.failedAuthRate =
+        config.perAddressFailedAuthBurst() > 0
+            ? new Rate(config.perAddressFailedAuthBurst(), config.perAddressFailedAuthRefill())
+            : null;
     this.nanoClock = nanoClock;
     this.addresses =
-        new LinkedHashMap<>(64, 0.75f, true) {
-          @Override
-          protected boolean removeEldestEntry(Map.Entry<InetAddress, Budgets> eldest) {
-            return size() > tableSize;
-          }
-        };
+        BoundedTables.idleAfter(config.perAddressTableSize(), nanoClock, Budgets::idleInNanos);
   }
 
   /**
@@ -115,7 +117,7 @@ public final class PreAuthLimits {
       return Admission.UNAUTHENTICATED_LIMIT;
     }
     InetAddress address = address(channel.remoteAddress());
-    if (address != null && connectionRatePerNano > 0 && !takeConnection(address)) {
+    if (address != null && connectionRate != null && !takeConnection(address)) {
       unauthenticated.decrementAndGet();
       open.decrementAndGet();
       return Admission.CONNECTION_RATE;
@@ -137,26 +139,40 @@ public final class PreAuthLimits {
   /** Whether the channel's source address may still have its token looked up. */
   public boolean mayAuthenticate(Channel channel) {
     InetAddress address = address(channel.remoteAddress());
-    if (address == null || failedAuthBurst == 0) {
+    if (address == null || failedAuthRate == null) {
       return true;
     }
-    synchronized (addresses) {
-      Budgets budgets = addresses.get(address);
-      return budgets == null || budgets.failedAuth(nanoClock.getAsLong()) >= 1;
-    }
+    boolean[] may = {true};
+    addresses
+        .asMap()
+        .computeIfPresent(
+            address,
+            (a, budgets) -> {
+              may[0] =
+                  budgets.failedAuth == null || TokenBuckets.nanosUntilOne(budgets.failedAuth) == 0;
+              return budgets;
+            });
+    return may[0];
   }
 
   /** The channel's CONNECT carried no token or an unknown one: one failure from its budget. */
   public void authenticationFailed(Channel channel) {
     InetAddress address = address(channel.remoteAddress());
-    if (address == null || failedAuthBurst == 0) {
+    if (address == null || failedAuthRate == null) {
       return;
     }
-    long now = nanoClock.getAsLong();
-    synchronized (addresses) {
-      Budgets budgets = addresses.computeIfAbsent(address, a -> new Budgets(now));
-      budgets.failedAuthTokens = Math.max(0, budgets.failedAuth(now) - 1);
-    }
+    addresses
+        .asMap()
+        .compute(
+            address,
+            (a, budgets) -> {
+              Budgets b = budgets == null ? new Budgets() : budgets;
+              // None left: nothing more to take (the budget does not go below empty).
+              if (b.failedAuth != null) {
+                b.failedAuth.tryConsume(1);
+              }
+              return b;
+            });
   }
 
   /** Open connections not yet authenticated. */
@@ -171,27 +187,23 @@ public final class PreAuthLimits {
 
   /** Source addresses currently tracked (at most {@code per-address-table-size}). */
   public int trackedAddresses() {
-    synchronized (addresses) {
-      return addresses.size();
-    }
+    return BoundedTables.size(addresses);
   }
 
   private boolean takeConnection(InetAddress address) {
-    long now = nanoClock.getAsLong();
-    synchronized (addresses) {
-      Budgets budgets = addresses.computeIfAbsent(address, a -> new Budgets(now));
-      double tokens =
-          Math.min(
-              connectionBurst,
-              budgets.connectionTokens + (now - budgets.connectionStamp) * connectionRatePerNano);
-      budgets.connectionStamp = now;
-      if (tokens < 1) {
-        budgets.connectionTokens = tokens;
-        return false;
-      }
-      budgets.connectionTokens = tokens - 1;
-      return true;
-    }
+    boolean[] taken = {true};
+    addresses
+        .asMap()
+        .compute(
+            address,
+            (a, budgets) -> {
+              Budgets b = budgets == null ? new Budgets() : budgets;
+              if (b.connections != null) {
+                taken[0] = b.connections.tryConsume(1);
+              }
+              return b;
+            });
+    return taken[0];
   }
 
   private void release(Ticket ticket) {
@@ -205,24 +217,23 @@ public final class PreAuthLimits {
     return remote instanceof InetSocketAddress inet ? inet.getAddress() : null;
   }
 
-  /** Both budgets of one source address. Guarded by the table. */
+  /** Both budgets of one source address (null: that budget is off). Guarded by the table. */
   private final class Budgets {
-    double connectionTokens = connectionBurst;
-    long connectionStamp;
-    double failedAuthTokens = failedAuthBurst;
-    long failedAuthStamp;
+    final @Nullable Bucket connections =
+        connectionRate == null ? null : TokenBuckets.confined(connectionRate, nanoClock);
+    final @Nullable Bucket failedAuth =
+        failedAuthRate == null ? null : TokenBuckets.confined(failedAuthRate, nanoClock);
 
-    Budgets(long now) {
-      connectionStamp = now;
-      failedAuthStamp = now;
-    }
-
-    /** The failed-auth budget at {@code now}, refilled since the last look. */
-    double failedAuth(long now) {
-      failedAuthTokens =
-          Math.min(failedAuthBurst, failedAuthTokens + (now - failedAuthStamp) * failedAuthPerNano);
-      failedAuthStamp = now;
-      return failedAuthTokens;
+    /** How long until forgetting this address would change nothing (both budgets full). */
+    long idleInNanos() {
+      long idle = 0;
+      if (connections != null && connectionRate != null) {
+        idle = TokenBuckets.nanosUntilFull(connections, connectionRate);
+      }
+      if (failedAuth != null && failedAuthRate != null) {
+        idle = Math.max(idle, TokenBuckets.nanosUntilFull(failedAuth, failedAuthRate));
+      }
+      return idle;
     }
   }
 }

@@ -15,6 +15,12 @@ import java.util.Map;
  * may have lost acknowledged writes not yet synced to its commit log).
  *
  * <p>Thread-safe; a short lock around an access-ordered map (a few hundred nanoseconds per lookup).
+ *
+ * <p>Not a Caffeine table like the other bounded per-key tables (docs/architecture.md, "Shared
+ * helpers"), for now: this is the telemetry write path, one lookup per index row per message, and
+ * the swap has not been measured against the bench yet (issue 27). Caffeine's lookups are
+ * lock-free, but its writes allocate a node and its reads feed a buffer; what wins at 2,000 devices
+ * must be shown by {@code bench/run.sh} before and after, not assumed.
  */
 final class SeenIndexRows {
 
