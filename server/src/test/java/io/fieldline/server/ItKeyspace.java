@@ -10,6 +10,7 @@ import io.fieldline.dao.cassandra.CassandraStorage;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one keyspace the server's integration tests share, handed to each test class migrated and
@@ -32,6 +33,8 @@ public final class ItKeyspace {
 
   private static final Duration TRUNCATE_TIMEOUT = Duration.ofSeconds(60);
 
+  private static @Nullable CqlSession admin;
+
   private ItKeyspace() {}
 
   /**
@@ -40,27 +43,40 @@ public final class ItKeyspace {
    * @return the keyspace's name, for {@code fieldline.cassandra.keyspace}
    */
   public static String fresh(EmbeddedCassandra cassandra) {
-    try (CqlSession admin =
-        CqlSession.builder()
-            .addContactPoint(cassandra.cqlAddress())
-            .withLocalDatacenter(cassandra.localDatacenter())
-            .withConfigLoader(ItDriver.loader())
-            .build()) {
-      CassandraStorage.migrateSchema(
-          admin,
-          CassandraConfig.from(
-              ConfigFactory.parseString("fieldline.cassandra.keyspace = " + NAME)
-                  .withFallback(ConfigFactory.load())
-                  .resolve()));
-      for (String table : tables(admin)) {
-        if (!table.equals(VERSIONS_TABLE) && hasRows(admin, table)) {
-          admin.execute(
-              SimpleStatement.newInstance("TRUNCATE " + NAME + "." + table)
-                  .setTimeout(TRUNCATE_TIMEOUT));
-        }
+    CqlSession admin = admin(cassandra);
+    CassandraStorage.migrateSchema(
+        admin,
+        CassandraConfig.from(
+            ConfigFactory.parseString("fieldline.cassandra.keyspace = " + NAME)
+                .withFallback(ConfigFactory.load())
+                .resolve()));
+    for (String table : tables(admin)) {
+      if (!table.equals(VERSIONS_TABLE) && hasRows(admin, table)) {
+        admin.execute(
+            SimpleStatement.newInstance("TRUNCATE " + NAME + "." + table)
+                .setTimeout(TRUNCATE_TIMEOUT));
       }
     }
     return NAME;
+  }
+
+  /**
+   * The JVM's one administrative session, opened by the first class and closed when the JVM exits:
+   * opening and closing one per class cost more than the truncation. The node keeps its address
+   * when a test restarts it, and the session reconnects.
+   */
+  private static synchronized CqlSession admin(EmbeddedCassandra cassandra) {
+    if (admin == null) {
+      CqlSession session =
+          CqlSession.builder()
+              .addContactPoint(cassandra.cqlAddress())
+              .withLocalDatacenter(cassandra.localDatacenter())
+              .withConfigLoader(ItDriver.loader())
+              .build();
+      Runtime.getRuntime().addShutdownHook(new Thread(session::close, "it-keyspace-close"));
+      admin = session;
+    }
+    return admin;
   }
 
   /**
