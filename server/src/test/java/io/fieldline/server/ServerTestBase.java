@@ -1,8 +1,6 @@
 package io.fieldline.server;
 
 import com.datastax.oss.driver.api.core.CqlSession;
-import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
-import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3Client;
 import com.typesafe.config.Config;
@@ -21,7 +19,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
@@ -60,13 +57,8 @@ public abstract class ServerTestBase {
             .addContactPoint(cassandra.cqlAddress())
             .withLocalDatacenter(cassandra.localDatacenter())
             .withKeyspace(keyspace)
-            // Reconnect quickly after tests that stop and restart Cassandra.
-            .withConfigLoader(
-                DriverConfigLoader.programmaticBuilder()
-                    .withDuration(
-                        DefaultDriverOption.RECONNECTION_BASE_DELAY, Duration.ofMillis(200))
-                    .withDuration(DefaultDriverOption.RECONNECTION_MAX_DELAY, Duration.ofSeconds(1))
-                    .build())
+            // Reconnects quickly after tests that stop and restart Cassandra.
+            .withConfigLoader(ItDriver.loader())
             .build();
   }
 
@@ -90,6 +82,7 @@ public abstract class ServerTestBase {
                     "fieldline.warm-up.messages = 300",
                     "fieldline.cassandra.contact-points = \"" + contact + "\"",
                     "fieldline.cassandra.keyspace = " + keyspace,
+                    ItDriver.HOCON,
                     "datastax-java-driver.basic.load-balancing-policy.local-datacenter = "
                         + cassandra.localDatacenter())))
         .withFallback(ConfigFactory.load())

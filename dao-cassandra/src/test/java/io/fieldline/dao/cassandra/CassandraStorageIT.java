@@ -31,7 +31,7 @@ class CassandraStorageIT {
     Config root =
         ConfigFactory.parseString(
                 "fieldline.cassandra.keyspace = it_cassandrastorageit\n"
-                    + "datastax-java-driver.basic.request.timeout = 30 seconds")
+                    + CassandraTestBase.TEST_DRIVER_CONFIG)
             .withFallback(ConfigFactory.defaultReference())
             .resolve();
     SimpleMeterRegistry registry = new SimpleMeterRegistry();

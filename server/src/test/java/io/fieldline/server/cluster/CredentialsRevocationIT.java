@@ -17,6 +17,7 @@ import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.MqttBasicLogin;
 import io.fieldline.server.FieldlineServer;
+import io.fieldline.server.ItDriver;
 import io.fieldline.server.ItKeyspace;
 import java.io.IOException;
 import java.net.URI;
@@ -99,6 +100,7 @@ class CredentialsRevocationIT {
                     + cassandra.cqlAddress().getPort()
                     + "\"",
                 "fieldline.cassandra.keyspace = " + keyspace,
+                ItDriver.HOCON,
                 "fieldline.cassandra.create-schema = false",
                 "fieldline.cassandra.password-hashing.cost = 4",
                 "fieldline.cluster.zookeeper = \"" + zookeeper.getConnectString() + "\"",

@@ -9,6 +9,7 @@ import io.fieldline.cassandra.embedded.EmbeddedCassandra;
 import io.fieldline.cluster.HashRing;
 import io.fieldline.cluster.Member;
 import io.fieldline.common.DeviceId;
+import io.fieldline.server.ItDriver;
 import io.fieldline.server.ItKeyspace;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -75,6 +76,7 @@ final class LocalCluster implements AutoCloseable {
             .addContactPoint(cassandra.cqlAddress())
             .withLocalDatacenter(cassandra.localDatacenter())
             .withKeyspace(keyspace)
+            .withConfigLoader(ItDriver.loader())
             .build();
   }
 

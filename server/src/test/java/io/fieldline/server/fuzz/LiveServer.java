@@ -7,6 +7,7 @@ import io.fieldline.cassandra.embedded.EmbeddedCassandra;
 import io.fieldline.cassandra.embedded.SharedCassandra;
 import io.fieldline.common.Device;
 import io.fieldline.server.FieldlineServer;
+import io.fieldline.server.ItDriver;
 import io.fieldline.server.ItKeyspace;
 import io.netty.pkitesting.CertificateBuilder;
 import io.netty.pkitesting.X509Bundle;
@@ -81,6 +82,7 @@ final class LiveServer implements AutoCloseable {
                         "fieldline.warm-up.messages = 300",
                         "fieldline.cassandra.contact-points = \"" + contact + "\"",
                         "fieldline.cassandra.keyspace = " + keyspace,
+                        ItDriver.HOCON,
                         "datastax-java-driver.basic.load-balancing-policy.local-datacenter = "
                             + cassandra.localDatacenter())))
             .withFallback(ConfigFactory.load())
@@ -91,6 +93,7 @@ final class LiveServer implements AutoCloseable {
             .addContactPoint(cassandra.cqlAddress())
             .withLocalDatacenter(cassandra.localDatacenter())
             .withKeyspace(keyspace)
+            .withConfigLoader(ItDriver.loader())
             .build();
     return new LiveServer(server, cql, clientContext(ca));
   }

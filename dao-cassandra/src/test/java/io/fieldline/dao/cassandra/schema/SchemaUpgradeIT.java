@@ -17,6 +17,7 @@ import io.fieldline.common.KvEntry;
 import io.fieldline.common.TsKvEntry;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.dao.cassandra.CassandraStorage;
+import io.fieldline.dao.cassandra.CassandraTestBase;
 import io.fieldline.dao.cassandra.TsPartitioning;
 import io.fieldline.dao.cassandra.cql.CassandraSessionFactory;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -60,8 +61,9 @@ class SchemaUpgradeIT {
                     + keyspace
                     + "\nfieldline.cassandra.ts-partitioning = "
                     + PARTITIONING
-                    + "\ndatastax-java-driver.basic.request.timeout = 30 seconds"
-                    + "\ndatastax-java-driver.basic.load-balancing-policy.local-datacenter = "
+                    + "\n"
+                    + CassandraTestBase.TEST_DRIVER_CONFIG
+                    + "datastax-java-driver.basic.load-balancing-policy.local-datacenter = "
                     + cassandra.localDatacenter())
             .withFallback(ConfigFactory.defaultReference())
             .resolve();
