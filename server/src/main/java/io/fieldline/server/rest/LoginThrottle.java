@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Counts failed logins per user name and per source address in a fixed window that starts at the
@@ -97,7 +98,8 @@ final class LoginThrottle {
       return entries.size();
     }
 
-    private long[] current(String key, long now) {
+    /** The live entry of {@code key}; null if it has none or its window passed (then dropped). */
+    private long @Nullable [] current(String key, long now) {
       long[] entry = entries.get(key);
       if (entry != null && now - entry[1] >= windowNanos) {
         entries.remove(key);

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -59,7 +60,8 @@ final class WsMetrics {
 
   void closed(WsSession.CloseReason reason) {
     sessions.decrementAndGet();
-    closed.get(reason).increment();
+    // the EnumMap holds a counter for every reason, put in the constructor
+    Objects.requireNonNull(closed.get(reason)).increment();
   }
 
   void subscriptionOpened() {
