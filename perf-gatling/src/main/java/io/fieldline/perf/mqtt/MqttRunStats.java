@@ -13,6 +13,7 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -234,7 +235,8 @@ public final class MqttRunStats {
   }
 
   void failed(Failure failure) {
-    failures.get(failure).increment();
+    // the EnumMap holds an adder for every failure, put in the constructor
+    Objects.requireNonNull(failures.get(failure)).increment();
   }
 
   void inbound() {
@@ -303,7 +305,8 @@ public final class MqttRunStats {
 
   /** Failed requests of one kind so far. */
   public long failureCount(Failure failure) {
-    return failures.get(failure).sum();
+    // the EnumMap holds an adder for every failure, put in the constructor
+    return Objects.requireNonNull(failures.get(failure)).sum();
   }
 
   /** Failed requests of every kind so far. */

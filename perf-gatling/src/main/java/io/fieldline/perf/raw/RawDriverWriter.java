@@ -69,7 +69,7 @@ public final class RawDriverWriter {
   private final LongAdder requestsFailed = new LongAdder();
   private final AtomicLongArray rowsPerSecond = new AtomicLongArray(MAX_SECONDS);
   private final AtomicHistogram latencyMicros = new AtomicHistogram(1, 3_600_000_000L, 3);
-  private PreparedStatement insertTs;
+  private final PreparedStatement insertTs;
   private long originNanos;
   private volatile String firstError = "";
 
@@ -87,13 +87,13 @@ public final class RawDriverWriter {
     if (!line.get("mode", "rows").matches("rows|batch")) {
       throw new IllegalArgumentException("--mode must be rows or batch");
     }
+    this.insertTs = createSchema(session, keyspace);
   }
 
   public static void main(String[] args) throws Exception {
     CommandLine line = CommandLine.parse(args);
     try (CqlSession session = Cql.open(line.get("cql"))) {
       RawDriverWriter writer = new RawDriverWriter(session, line);
-      writer.createSchema();
       Map<String, Object> result = writer.run();
       String out = line.optional("out");
       if (out != null) {
@@ -105,8 +105,8 @@ public final class RawDriverWriter {
     }
   }
 
-  /** The keyspace and a copy of Fieldline's ts_kv. */
-  void createSchema() {
+  /** Creates the keyspace and a copy of Fieldline's ts_kv; returns the prepared insert. */
+  private static PreparedStatement createSchema(CqlSession session, String keyspace) {
     session.execute(
         "CREATE KEYSPACE IF NOT EXISTS "
             + keyspace
@@ -117,12 +117,11 @@ public final class RawDriverWriter {
             + ".ts_kv ( device_id uuid, part bigint, key text, ts bigint, bool_v boolean, long_v"
             + " bigint, dbl_v double, str_v text, json_v text, PRIMARY KEY ((device_id, part), key,"
             + " ts)) WITH CLUSTERING ORDER BY (key ASC, ts DESC)");
-    insertTs =
-        session.prepare(
-            "INSERT INTO "
-                + keyspace
-                + ".ts_kv (device_id, part, key, ts, long_v, dbl_v)"
-                + " VALUES (?, ?, ?, ?, ?, ?)");
+    return session.prepare(
+        "INSERT INTO "
+            + keyspace
+            + ".ts_kv (device_id, part, key, ts, long_v, dbl_v)"
+            + " VALUES (?, ?, ?, ?, ?, ?)");
   }
 
   Map<String, Object> run() throws InterruptedException {

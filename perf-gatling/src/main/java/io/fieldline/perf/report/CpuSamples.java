@@ -61,10 +61,11 @@ final class CpuSamples {
 
   /** CPU seconds the process used between two instants (NaN without samples around them). */
   double cpuSeconds(String label, long fromMillis, long toMillis) {
-    if (!has(label)) {
+    List<Sample> samples = byLabel.get(label);
+    if (samples == null || samples.size() < 2) {
       return Double.NaN;
     }
-    return (ticksAt(label, toMillis) - ticksAt(label, fromMillis)) / ticksPerSecond;
+    return (ticksAt(samples, toMillis) - ticksAt(samples, fromMillis)) / ticksPerSecond;
   }
 
   /** Average cores used between two instants. */
@@ -81,8 +82,7 @@ final class CpuSamples {
     return samples.stream().mapToLong(Sample::rssKib).max().orElse(0) / 1024.0;
   }
 
-  private double ticksAt(String label, long millis) {
-    List<Sample> samples = byLabel.get(label);
+  private static double ticksAt(List<Sample> samples, long millis) {
     Sample before = samples.get(0);
     if (millis <= before.millis()) {
       return before.ticks();

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@code /metrics} scrape in the Prometheus text format, as bench/run.sh saved it: sample lines
@@ -172,7 +173,7 @@ final class PrometheusText {
     return Double.POSITIVE_INFINITY;
   }
 
-  private static Double le(String labels) {
+  private static @Nullable Double le(String labels) {
     for (String label : labels.split(",")) {
       String[] kv = label.split("=", 2);
       if (kv.length == 2 && kv[0].strip().equals("le")) {

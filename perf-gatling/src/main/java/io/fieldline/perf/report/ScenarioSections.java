@@ -24,8 +24,11 @@ final class ScenarioSections {
    * left out) next to the following one ({@code warm}).
    */
   static void coldStart(StringBuilder md, @Nullable PhaseResult fieldline, Properties meta) {
-    PhaseResult cold = fieldline == null ? null : fieldline.window("cold");
-    PhaseResult warm = fieldline == null ? null : fieldline.window("warm");
+    if (fieldline == null) {
+      return;
+    }
+    PhaseResult cold = fieldline.window("cold");
+    PhaseResult warm = fieldline.window("warm");
     if (cold == null || warm == null) {
       return;
     }

@@ -20,6 +20,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Queue;
 import java.util.function.ToDoubleFunction;
 import java.util.regex.Matcher;
@@ -94,6 +95,9 @@ public final class TlsProviderBench {
     double seconds = line.getDouble("seconds", 5);
     double warmup = line.getDouble("warmup", 10);
     int rounds = line.getInt("rounds", 3);
+    if (rounds < 1) {
+      throw new IllegalArgumentException("--rounds must be at least 1");
+    }
     SslProvider clientProvider =
         "openssl".equals(line.get("client", "jdk")) ? SslProvider.OPENSSL : SslProvider.JDK;
     if (!OpenSsl.isAvailable()) {
@@ -108,14 +112,15 @@ public final class TlsProviderBench {
 
     for (SslProvider provider : PROVIDERS) {
       System.err.printf("warm-up %s: %.0f s%n", provider, warmup);
-      measure(servers.get(provider), client, warmup / 2);
+      // the EnumMap holds a context for every provider of PROVIDERS, put just above
+      measure(Objects.requireNonNull(servers.get(provider)), client, warmup / 2);
     }
     Map<SslProvider, List<Round>> results = new EnumMap<>(SslProvider.class);
     for (int r = 0; r < rounds; r++) {
       for (int i = 0; i < PROVIDERS.length; i++) {
         // Alternate which provider goes first, so neither always follows the other's garbage.
         SslProvider provider = PROVIDERS[(i + r) % PROVIDERS.length];
-        Round round = measure(servers.get(provider), client, seconds);
+        Round round = measure(Objects.requireNonNull(servers.get(provider)), client, seconds);
         results.computeIfAbsent(provider, p -> new ArrayList<>()).add(round);
         System.err.printf(
             "round %d %s: %d handshakes, %.0f µs each; %d records, read %.2f µs, write %.2f µs%n",
@@ -245,8 +250,10 @@ public final class TlsProviderBench {
       double warmup,
       String machine,
       String command) {
-    List<Round> jdk = results.get(SslProvider.JDK);
-    List<Round> openssl = results.get(SslProvider.OPENSSL);
+    // main measures both providers at least once (--rounds is at least 1)
+    List<Round> jdk = Objects.requireNonNull(results.get(SslProvider.JDK), "no JDK rounds");
+    List<Round> openssl =
+        Objects.requireNonNull(results.get(SslProvider.OPENSSL), "no OpenSSL rounds");
     StringBuilder md = new StringBuilder();
     md.append("### TLS providers for the MQTT listener: JDK vs OpenSSL, ")
         .append(keyName)

@@ -10,6 +10,7 @@ import java.net.InetAddress;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -79,8 +80,9 @@ final class HttpListenerMetrics {
   }
 
   void rejected(Reason reason, InetAddress address) {
-    rejected.get(reason).increment();
-    long skipped = logs.get(reason).admit();
+    // both EnumMaps hold an entry for every constant, put in the constructor
+    Objects.requireNonNull(rejected.get(reason)).increment();
+    long skipped = Objects.requireNonNull(logs.get(reason)).admit();
     if (skipped >= 0) {
       LOG.info(
           "[http|{}] connection {} ({} similar lines left out before)",

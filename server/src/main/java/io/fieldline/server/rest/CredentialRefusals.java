@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * Applies {@link CredentialPolicy} where the REST API gives a device a credential, and counts each
@@ -38,7 +39,7 @@ final class CredentialRefusals {
       CredentialPolicy.check(credentials, Instant.now());
       return credentials;
     } catch (CredentialPolicy.RefusedException e) {
-      counters.get(e.refusal()).increment();
+      refused(e);
       throw e;
     }
   }
@@ -49,8 +50,13 @@ final class CredentialRefusals {
       CredentialPolicy.checkToken(token);
       return token;
     } catch (CredentialPolicy.RefusedException e) {
-      counters.get(e.refusal()).increment();
+      refused(e);
       throw e;
     }
+  }
+
+  private void refused(CredentialPolicy.RefusedException e) {
+    // the EnumMap holds a counter for every refusal, put in the constructor
+    Objects.requireNonNull(counters.get(e.refusal())).increment();
   }
 }

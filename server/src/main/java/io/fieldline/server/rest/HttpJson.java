@@ -146,7 +146,8 @@ public final class HttpJson {
     }
     if (cause instanceof ReadRefusedException refused) {
       int status = refused.scope() == ReadRefusedException.Scope.USER ? 429 : 503;
-      return error(status, refused.getMessage())
+      // its message is written for the client (ReadRefusedException's constructor)
+      return error(status, String.valueOf(refused.getMessage()))
           .addHeader(
               RawHeader.create("Retry-After", Integer.toString(refused.retryAfterSeconds())));
     }

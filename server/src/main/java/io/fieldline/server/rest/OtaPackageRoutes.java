@@ -381,10 +381,10 @@ final class OtaPackageRoutes extends AllDirectives {
       return HttpJson.error(404, String.valueOf(cause.getMessage()));
     }
     if (cause instanceof OtaPackageConflictException) {
-      return HttpJson.error(409, cause.getMessage());
+      return HttpJson.error(409, String.valueOf(cause.getMessage()));
     }
     if (cause instanceof PackageTooLargeException) {
-      return HttpJson.error(413, cause.getMessage());
+      return HttpJson.error(413, String.valueOf(cause.getMessage()));
     }
     if (cause instanceof EntityStreamSizeException) {
       return HttpJson.error(413, "the request is larger than fieldline.ota.max-package-size");

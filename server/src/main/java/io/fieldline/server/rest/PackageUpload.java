@@ -14,6 +14,7 @@ import io.fieldline.fleet.ota.OtaMetrics.UploadOutcome;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.NoSuchElementException;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -189,8 +190,9 @@ final class PackageUpload {
                         : UploadOutcome.FAILED;
     metrics.upload(outcome, 0);
     // A client error (an aborted upload among them): one line per outcome at most every 10 s, no
-    // stack trace, no exception text beyond its class and message.
-    long skipped = refusedLogs.get(outcome).admit();
+    // stack trace, no exception text beyond its class and message. The EnumMap holds a throttle
+    // for every outcome, put in the constructor.
+    long skipped = Objects.requireNonNull(refusedLogs.get(outcome)).admit();
     if (skipped >= 0) {
       LOG.info(
           "[ota|{}] upload refused ({}): {} ({} similar lines left out before)",

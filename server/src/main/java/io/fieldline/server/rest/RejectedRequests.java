@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.slf4j.Logger;
@@ -72,8 +73,9 @@ final class RejectedRequests {
       return response;
     }
     Reason reason = Reason.of(status);
-    counters.get(reason).increment();
-    long skipped = logs.get(reason).admit();
+    // both EnumMaps hold an entry for every constant, put in the constructor
+    Objects.requireNonNull(counters.get(reason)).increment();
+    long skipped = Objects.requireNonNull(logs.get(reason)).admit();
     if (skipped >= 0) {
       String method = request.method().value();
       String path = loggable(request.getUri().path());

@@ -38,12 +38,13 @@ final class RequestParams {
   private RequestParams() {}
 
   /** A timestamp in {@code [MIN_TS, MAX_TS]}; {@code fallback} when absent (null: required). */
-  static long timestamp(Map<String, String> params, String name, Long fallback) {
+  static long timestamp(Map<String, String> params, String name, @Nullable Long fallback) {
     return longIn(params, name, fallback, MIN_TS, MAX_TS);
   }
 
   /** An integer parameter in {@code [min, max]}; {@code fallback} when absent (null: required). */
-  static long longIn(Map<String, String> params, String name, Long fallback, long min, long max) {
+  static long longIn(
+      Map<String, String> params, String name, @Nullable Long fallback, long min, long max) {
     String value = params.get(name);
     if (value == null) {
       if (fallback == null) {
@@ -79,12 +80,18 @@ final class RequestParams {
   /** An enum constant named case-insensitively, or the listed choices as the error. */
   static <E extends Enum<E>> E oneOf(
       Map<String, String> params, String name, Class<E> type, E fallback) {
+    return oneOf(params, name, type).orElse(fallback);
+  }
+
+  /** Like {@link #oneOf(Map, String, Class, Enum)}, empty when the parameter is absent. */
+  static <E extends Enum<E>> Optional<E> oneOf(
+      Map<String, String> params, String name, Class<E> type) {
     String value = params.get(name);
     if (value == null) {
-      return fallback;
+      return Optional.empty();
     }
     try {
-      return Enum.valueOf(type, value.trim().toUpperCase(Locale.ROOT));
+      return Optional.of(Enum.valueOf(type, value.trim().toUpperCase(Locale.ROOT)));
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           name + " must be one of " + java.util.Arrays.toString(type.getEnumConstants()));
@@ -92,12 +99,12 @@ final class RequestParams {
   }
 
   /** A comma-separated key list: at most {@link #MAX_KEYS} keys, each a valid name. */
-  static Optional<Set<String>> keys(String param) {
+  static Optional<Set<String>> keys(@Nullable String param) {
     return keys(param, MAX_KEYS);
   }
 
   /** A comma-separated key list: at most {@code maxKeys} keys, each a valid name. */
-  static Optional<Set<String>> keys(String param, int maxKeys) {
+  static Optional<Set<String>> keys(@Nullable String param, int maxKeys) {
     if (param == null || param.isBlank()) {
       return Optional.empty();
     }
@@ -114,7 +121,7 @@ final class RequestParams {
   }
 
   /** Like {@link #keys}, for a call that changes values: at least one key is required. */
-  static Set<String> requiredKeys(String param) {
+  static Set<String> requiredKeys(@Nullable String param) {
     return keys(param).orElseThrow(() -> new IllegalArgumentException("keys is required"));
   }
 

@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 
 /** The REST API's metric names and meters. Thread-safe (Micrometer meters are). */
 final class RestMetrics {
@@ -39,6 +40,7 @@ final class RestMetrics {
   }
 
   void loginFailed(LoginFailure reason) {
-    loginFailed.get(reason).increment();
+    // the EnumMap holds a counter for every constant, put in the constructor
+    Objects.requireNonNull(loginFailed.get(reason)).increment();
   }
 }

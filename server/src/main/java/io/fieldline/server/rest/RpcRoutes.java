@@ -168,10 +168,7 @@ final class RpcRoutes extends AllDirectives {
     int pageSize =
         (int) RequestParams.longIn(params, "pageSize", null, 1, RequestParams.MAX_PAGE_SIZE);
     int page = (int) RequestParams.longIn(params, "page", 0L, 0, Integer.MAX_VALUE / pageSize);
-    Optional<RpcStatus> status =
-        params.containsKey("rpcStatus")
-            ? Optional.of(RequestParams.oneOf(params, "rpcStatus", RpcStatus.class, null))
-            : Optional.empty();
+    Optional<RpcStatus> status = RequestParams.oneOf(params, "rpcStatus", RpcStatus.class);
     return rpc.list(device, status, pageSize, page)
         .thenApply(
             found -> {

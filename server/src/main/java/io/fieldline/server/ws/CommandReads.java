@@ -35,7 +35,7 @@ final class CommandReads {
 
   /** What a new subscription's first update starts from. */
   CompletionStage<List<LiveSubscription.Point>> current(WsCommand command) {
-    DeviceId device = command.device();
+    DeviceId device = command.target();
     if (command.type() == WsCommand.Type.ATTRIBUTES) {
       List<CompletableFuture<List<AttributeKvEntry>>> reads = new ArrayList<>();
       for (AttributeScope scope : AttributeScope.values()) {
@@ -70,7 +70,7 @@ final class CommandReads {
   /** The history of {@code command} between {@code startTs} and {@code endTs}, in time order. */
   CompletionStage<List<LiveSubscription.Point>> history(
       WsCommand command, long startTs, long endTs) {
-    DeviceId device = command.device();
+    DeviceId device = command.target();
     CompletionStage<Set<String>> keys =
         command.keys().isPresent()
             ? CompletableFuture.completedFuture(command.keys().get())

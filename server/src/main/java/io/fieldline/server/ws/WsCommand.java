@@ -12,8 +12,10 @@ import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One subscription command of ThingsBoard's WebSocket API, from either form: the current {@code
@@ -23,7 +25,8 @@ import java.util.Set;
  *
  * @param type what the client asks for
  * @param cmdId the client's id for it: the {@code subscriptionId} of every update it gets
- * @param device the device ({@code entityType} must be {@code DEVICE})
+ * @param device the device ({@code entityType} must be {@code DEVICE}); null only in an unsubscribe
+ *     without a valid {@code entityId}
  * @param keys the keys asked for; empty means every key
  * @param scope for {@code ATTRIBUTES}: the scopes (all three when none is named); for {@code
  *     TIMESERIES}: unused
@@ -38,7 +41,7 @@ import java.util.Set;
 record WsCommand(
     Type type,
     int cmdId,
-    DeviceId device,
+    @Nullable DeviceId device,
     Optional<Set<String>> keys,
     Set<AttributeScope> scope,
     long startTs,
@@ -48,6 +51,12 @@ record WsCommand(
     int limit,
     Aggregation agg,
     boolean unsubscribe) {
+
+  /** The device a subscription or history command reads; not for an unsubscribe. */
+  DeviceId target() {
+    // only an unsubscribe may lack a device: command() refuses any other without a valid entityId
+    return Objects.requireNonNull(device, "an unsubscribe names no device");
+  }
 
   /** The command types supported; the others of ThingsBoard's API are refused by name. */
   enum Type {
@@ -132,7 +141,7 @@ record WsCommand(
     try {
       commands.add(command(type, cmd, maxKeys));
     } catch (TooManyKeys e) {
-      bad.add(new Bad(cmdId, e.getMessage(), "too_many_keys"));
+      bad.add(new Bad(cmdId, String.valueOf(e.getMessage()), "too_many_keys"));
     } catch (IllegalArgumentException e) {
       bad.add(new Bad(cmdId, HttpJson.clientMessage(e, "Bad command")));
     }

@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -56,7 +57,8 @@ final class WsMetrics {
 
   void closed(WsSession.CloseReason reason) {
     sessions.decrementAndGet();
-    closed.get(reason).increment();
+    // the EnumMap holds a counter for every reason, put in the constructor
+    Objects.requireNonNull(closed.get(reason)).increment();
   }
 
   void subscriptionOpened() {

@@ -267,7 +267,7 @@ final class WsSession {
       release(subscriptions.remove(command.cmdId()));
       return false;
     }
-    DeviceId device = command.device();
+    DeviceId device = command.target();
     hub.registry()
         .findById(device)
         .thenCompose(
@@ -349,11 +349,11 @@ final class WsSession {
     }
     long end = command.endTs() > 0 ? command.endTs() : System.currentTimeMillis();
     hub.registry()
-        .findById(command.device())
+        .findById(command.target())
         .thenCompose(
             found -> {
               if (found.isEmpty()) {
-                throw new DeviceNotFound(command.device());
+                throw new DeviceNotFound(command.target());
               }
               return reading.history(command, command.startTs(), end);
             })
@@ -403,7 +403,10 @@ final class WsSession {
                   : HttpJson.clientMessage(cause, "Bad command")));
     } else if (cause instanceof ReadRefusedException refused) {
       hub.metrics().rejected("read_refused");
-      send(WsUpdate.error(command.cmdId(), ErrorCode.INTERNAL_ERROR, refused.getMessage()));
+      // its message is written for the client (ReadRefusedException's constructor)
+      send(
+          WsUpdate.error(
+              command.cmdId(), ErrorCode.INTERNAL_ERROR, String.valueOf(refused.getMessage())));
     } else {
       hub.metrics().rejected("internal");
       hub.metrics()

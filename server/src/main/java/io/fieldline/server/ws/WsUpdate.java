@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fieldline.common.KvEntry;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One update of ThingsBoard's WebSocket API, as it sends them: {@code {"subscriptionId":N,
@@ -76,7 +77,7 @@ final class WsUpdate {
     return write(update);
   }
 
-  private static ObjectNode base(int subscriptionId, ErrorCode code, String message) {
+  private static ObjectNode base(int subscriptionId, ErrorCode code, @Nullable String message) {
     ObjectNode update = MAPPER.createObjectNode();
     update.put("subscriptionId", subscriptionId);
     update.put("errorCode", code.code);
