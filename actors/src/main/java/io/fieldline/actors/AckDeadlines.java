@@ -1,6 +1,6 @@
 package io.fieldline.actors;
 
-import io.fieldline.common.Ack;
+import io.fieldline.common.kv.Ack;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -11,7 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The per-message timeout of {@link LocalDeviceGateway}: rejects an acknowledgement still pending
+ * The per-message timeout of {@link LocalDeviceInbox}: rejects an acknowledgement still pending
  * after {@code ack-timeout} as {@code WRITE_FAILED "timeout"}, and at shutdown rejects every
  * still-pending one as {@code UNAVAILABLE}, so no acknowledgement outlives the gateway.
  *

@@ -1,6 +1,6 @@
 package io.fieldline.actors;
 
-import io.fieldline.common.Ack;
+import io.fieldline.common.kv.Ack;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;

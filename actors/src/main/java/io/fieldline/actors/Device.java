@@ -1,12 +1,12 @@
 package io.fieldline.actors;
 
-import io.fieldline.common.Ack;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.StoreException;
-import io.fieldline.common.TelemetryStore;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.Ack;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.DeviceMessage;
+import io.fieldline.common.kv.TsKvEntry;
+import io.fieldline.common.port.TelemetryStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

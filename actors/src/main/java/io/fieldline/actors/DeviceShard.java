@@ -1,8 +1,8 @@
 package io.fieldline.actors;
 
-import io.fieldline.common.Ack;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.TelemetryStore;
+import io.fieldline.common.kv.Ack;
+import io.fieldline.common.port.TelemetryStore;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Predicate;

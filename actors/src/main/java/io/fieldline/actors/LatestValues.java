@@ -1,6 +1,6 @@
 package io.fieldline.actors;
 
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.TsKvEntry;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

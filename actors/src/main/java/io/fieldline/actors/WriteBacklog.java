@@ -1,6 +1,6 @@
 package io.fieldline.actors;
 
-import io.fieldline.common.Ack;
+import io.fieldline.common.kv.Ack;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;

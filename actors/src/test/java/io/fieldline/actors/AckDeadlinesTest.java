@@ -3,7 +3,7 @@ package io.fieldline.actors;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fieldline.common.Ack;
+import io.fieldline.common.kv.Ack;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;

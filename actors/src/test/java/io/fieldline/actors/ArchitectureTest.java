@@ -22,8 +22,8 @@ class ArchitectureTest {
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
             .importPackages("io.fieldline");
     // Guards against a vacuous pass: the rules below must see this module's classes.
-    assertThat(classes.contain(LocalDeviceGateway.class)).isTrue();
-    assertThat(classes.contain(io.fieldline.common.DeviceGateway.class)).isTrue();
+    assertThat(classes.contain(LocalDeviceInbox.class)).isTrue();
+    assertThat(classes.contain(io.fieldline.common.port.DeviceInbox.class)).isTrue();
   }
 
   @Test

@@ -7,13 +7,13 @@ import static io.fieldline.actors.TestMessages.telemetry;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fieldline.common.Ack;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceMessage;
-import io.fieldline.common.KvEntry;
 import io.fieldline.common.StoreException;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.Ack;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.DeviceMessage;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,11 +1,11 @@
 package io.fieldline.actors;
 
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.KvEntry;
 import io.fieldline.common.StoreException;
-import io.fieldline.common.TelemetryStore;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
+import io.fieldline.common.port.TelemetryStore;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -60,7 +60,7 @@ final class InMemoryTelemetryStore implements TelemetryStore {
 
   @Override
   public CompletionStage<Void> deleteAttributes(
-      DeviceId deviceId, io.fieldline.common.AttributeScope scope, java.util.Set<String> keys) {
+      DeviceId deviceId, io.fieldline.common.kv.AttributeScope scope, java.util.Set<String> keys) {
     throw new UnsupportedOperationException("deleteAttributes");
   }
 

@@ -2,8 +2,8 @@ package io.fieldline.actors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -3,9 +3,9 @@ package io.fieldline.actors;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceMessage;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.DeviceMessage;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
 import java.time.Duration;
 import java.util.List;
 

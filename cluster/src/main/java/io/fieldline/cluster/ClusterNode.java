@@ -11,13 +11,13 @@ import io.fieldline.cluster.ring.RingKeeper;
 import io.fieldline.cluster.takeover.GrpcSessionTakeover;
 import io.fieldline.cluster.takeover.LocalSessions;
 import io.fieldline.cluster.takeover.TakeoverService;
-import io.fieldline.common.CredentialsRevocation;
-import io.fieldline.common.DeviceGateway;
-import io.fieldline.common.PressureGauge;
-import io.fieldline.common.SessionCloser;
-import io.fieldline.common.SessionTakeover;
+import io.fieldline.common.credentials.CredentialsRevocation;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.common.port.DeviceInbox;
+import io.fieldline.common.port.PressureGauge;
+import io.fieldline.common.port.SessionCloser;
+import io.fieldline.common.port.SessionTakeover;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -80,7 +80,7 @@ public final class ClusterNode implements AutoCloseable {
   private final RingKeeper keeper;
   private final PeerChannels channels;
   private final Forwarder forwarder;
-  private final ClusterDeviceGateway gateway;
+  private final ClusterDeviceInbox gateway;
   private final LocalSessions sessions;
   private final GrpcSessionTakeover takeover;
   private final GrpcCredentialsRevocation revocation;
@@ -92,7 +92,7 @@ public final class ClusterNode implements AutoCloseable {
 
   private ClusterNode(
       ClusterConfig config,
-      DeviceGateway local,
+      DeviceInbox local,
       SessionCloser sessionCloser,
       CredentialsRevocation localRevocation,
       LocalDeviceEvents localEvents,
@@ -117,8 +117,7 @@ public final class ClusterNode implements AutoCloseable {
             timer,
             metrics,
             pressure);
-    this.gateway =
-        new ClusterDeviceGateway(config.nodeId(), keeper::view, local, forwarder, metrics);
+    this.gateway = new ClusterDeviceInbox(config.nodeId(), keeper::view, local, forwarder, metrics);
     long retention = Math.max(60_000, 2 * config.takeoverTimeout().toMillis());
     this.sessions = new LocalSessions(retention);
     this.takeover =
@@ -173,7 +172,7 @@ public final class ClusterNode implements AutoCloseable {
    */
   public static ClusterNode start(
       ClusterConfig config,
-      DeviceGateway local,
+      DeviceInbox local,
       SessionCloser sessionCloser,
       CredentialsRevocation localRevocation,
       LocalDeviceEvents localEvents,
@@ -196,7 +195,7 @@ public final class ClusterNode implements AutoCloseable {
   }
 
   private void startGrpc(
-      DeviceGateway local, SessionCloser sessionCloser, CredentialsRevocation localRevocation) {
+      DeviceInbox local, SessionCloser sessionCloser, CredentialsRevocation localRevocation) {
     stopSteps.push(
         new StopStep(
             "executors",
@@ -309,7 +308,7 @@ public final class ClusterNode implements AutoCloseable {
   }
 
   /** The gateway the transport submits device messages to. */
-  public ClusterDeviceGateway gateway() {
+  public ClusterDeviceInbox gateway() {
     return gateway;
   }
 

@@ -5,10 +5,10 @@
  *
  * <p>This package is what the server uses: {@link io.fieldline.cluster.ClusterNode} (the module's
  * composition root and lifecycle) built from a {@link io.fieldline.cluster.ClusterConfig}; the
- * {@link io.fieldline.cluster.ClusterDeviceGateway}, the {@link
- * io.fieldline.common.SessionTakeover} and the {@link io.fieldline.common.events.DeviceEvents} it
- * offers the transport; the values routing reads ({@link io.fieldline.cluster.ClusterView}, {@link
- * io.fieldline.cluster.HashRing}, {@link io.fieldline.cluster.Member}); the meters ({@link
+ * {@link io.fieldline.cluster.ClusterDeviceInbox}, the {@link
+ * io.fieldline.common.port.SessionTakeover} and the {@link io.fieldline.common.events.DeviceEvents}
+ * it offers the transport; the values routing reads ({@link io.fieldline.cluster.ClusterView},
+ * {@link io.fieldline.cluster.HashRing}, {@link io.fieldline.cluster.Member}); the meters ({@link
  * io.fieldline.cluster.ClusterMetrics}).
  *
  * <p>The subpackages are internal, in the order a message meets them:
@@ -18,7 +18,7 @@
  *       as a snapshot;
  *   <li>{@code ring}: the snapshots become the view in force (ring, addresses, own claim), after
  *       the rebalance delay;
- *   <li>the {@code ClusterDeviceGateway} (here) names the device's owner in that view: this node's
+ *   <li>the {@code ClusterDeviceInbox} (here) names the device's owner in that view: this node's
  *       device actors, or
  *   <li>{@code forward}: one gRPC stream per owner, both ends (the sender's and the owner's, which
  *       hands the message to its device actor and streams the verdict back);

@@ -3,14 +3,14 @@ package io.fieldline.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fieldline.cluster.forward.FakeGateway;
-import io.fieldline.common.Ack;
-import io.fieldline.common.CredentialsRevocation;
+import io.fieldline.cluster.forward.FakeDeviceInbox;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceMessage;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.credentials.CredentialsRevocation;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.common.kv.Ack;
+import io.fieldline.common.kv.DeviceMessage;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,7 +35,7 @@ class ClusterNodeIT {
   /** One node under test with what it saw. */
   private record Node(
       ClusterNode cluster,
-      FakeGateway local,
+      FakeDeviceInbox local,
       List<DeviceId> closed,
       List<DeviceId> revoked,
       List<ClusterView> views) {
@@ -71,7 +71,7 @@ class ClusterNodeIT {
             "forward-timeout = 5 s",
             "zookeeper-session-timeout = 2 s",
             "zookeeper-connection-timeout = 2 s");
-    FakeGateway local = new FakeGateway(true);
+    FakeDeviceInbox local = new FakeDeviceInbox(true);
     List<DeviceId> closed = new CopyOnWriteArrayList<>();
     List<DeviceId> revoked = new CopyOnWriteArrayList<>();
     List<ClusterView> views = new CopyOnWriteArrayList<>();

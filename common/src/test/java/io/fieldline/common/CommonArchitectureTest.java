@@ -1,6 +1,7 @@
 package io.fieldline.common;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
@@ -62,5 +63,20 @@ class CommonArchitectureTest {
             "io.fieldline.dao..",
             "io.fieldline.server..")
         .check(CLASSES);
+  }
+
+  @Test
+  void should_have_no_cycles_between_its_packages() {
+    // The root (identities, the storage failure) depends on no subpackage; the subpackages
+    // (kv, credentials, device, query, port, deadletter, ...) must not depend on each other in a
+    // circle either.
+    noClasses()
+        .that()
+        .resideInAPackage("io.fieldline.common")
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage("io.fieldline.common.(*)..")
+        .check(CLASSES);
+    slices().matching("io.fieldline.common.(*)..").should().beFreeOfCycles().check(CLASSES);
   }
 }

@@ -1,6 +1,6 @@
 package io.fieldline.server;
 
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 
 /** The start-up summary printed to the console. */
 final class Banner {

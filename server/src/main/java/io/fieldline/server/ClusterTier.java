@@ -2,14 +2,14 @@ package io.fieldline.server;
 
 import io.fieldline.cluster.ClusterConfig;
 import io.fieldline.cluster.ClusterNode;
-import io.fieldline.common.CredentialsRevocation;
-import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.PressureGauge;
-import io.fieldline.common.SessionCloser;
-import io.fieldline.common.SessionTakeover;
+import io.fieldline.common.credentials.CredentialsRevocation;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.common.port.DeviceInbox;
+import io.fieldline.common.port.PressureGauge;
+import io.fieldline.common.port.SessionCloser;
+import io.fieldline.common.port.SessionTakeover;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Collection;
 import java.util.List;
@@ -57,7 +57,7 @@ record ClusterTier(@Nullable ClusterNode node, ClusterConfig config) {
   }
 
   /** What the transport submits to: the cluster's forwarding gateway, or the local actors. */
-  DeviceGateway gateway(DeviceGateway local) {
+  DeviceInbox gateway(DeviceInbox local) {
     return node == null ? local : node.gateway();
   }
 

@@ -1,8 +1,8 @@
 package io.fieldline.server;
 
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceConflictException;
-import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.device.DeviceConflictException;
+import io.fieldline.common.device.DeviceRegistry;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.CompletionException;

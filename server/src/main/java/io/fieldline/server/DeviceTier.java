@@ -2,8 +2,8 @@ package io.fieldline.server;
 
 import com.typesafe.config.Config;
 import io.fieldline.actors.ActorsConfig;
-import io.fieldline.actors.LocalDeviceGateway;
-import io.fieldline.common.TelemetryStore;
+import io.fieldline.actors.LocalDeviceInbox;
+import io.fieldline.common.port.TelemetryStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -11,14 +11,14 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 
 /**
  * The device tier: one Pekko actor system (for the device actors and Pekko HTTP) and this node's
- * device actors behind {@link LocalDeviceGateway}, writing through the storage tier's {@link
+ * device actors behind {@link LocalDeviceInbox}, writing through the storage tier's {@link
  * TelemetryStore}.
  *
  * @param system the actor system, shared with the HTTP tier
  * @param gateway this node's device actors
  * @param config the actors' settings (shutdown drain bound)
  */
-record DeviceTier(ActorSystem<Void> system, LocalDeviceGateway gateway, ActorsConfig config) {
+record DeviceTier(ActorSystem<Void> system, LocalDeviceInbox gateway, ActorsConfig config) {
 
   static DeviceTier start(
       Config root,
@@ -33,7 +33,7 @@ record DeviceTier(ActorSystem<Void> system, LocalDeviceGateway gateway, ActorsCo
           system.terminate();
           StopSteps.await(system.getWhenTerminated(), Duration.ofSeconds(10), "actor system");
         });
-    LocalDeviceGateway gateway = LocalDeviceGateway.create(system, config, store, metrics);
+    LocalDeviceInbox gateway = LocalDeviceInbox.create(system, config, store, metrics);
     DeviceTier tier = new DeviceTier(system, gateway, config);
     stops.add("device actors", tier::drain);
     return tier;

@@ -1,6 +1,6 @@
 package io.fieldline.server;
 
-import io.fieldline.common.CredentialsRevocation;
+import io.fieldline.common.credentials.CredentialsRevocation;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.dao.cassandra.CassandraStorage;

@@ -1,8 +1,8 @@
 package io.fieldline.server;
 
-import io.fieldline.common.CredentialsRevocation;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.SessionCloser;
+import io.fieldline.common.credentials.CredentialsRevocation;
+import io.fieldline.common.port.SessionCloser;
 import io.fieldline.dao.cassandra.CassandraStorage;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;

@@ -1,7 +1,7 @@
 package io.fieldline.server;
 
-import io.fieldline.common.PressureGauge;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.port.PressureGauge;
 import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.transport.common.payload.PayloadParser;
 import io.fieldline.transport.mqtt.DeviceServices;

@@ -1,10 +1,10 @@
 package io.fieldline.server;
 
 import com.typesafe.config.Config;
-import io.fieldline.actors.LocalDeviceGateway;
+import io.fieldline.actors.LocalDeviceInbox;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.config.ConfigReader;
+import io.fieldline.common.kv.DeviceMessage;
 import io.fieldline.transport.common.payload.PayloadParser;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -68,7 +68,7 @@ final class WarmUp {
    *
    * @return the messages stored
    */
-  static int run(LocalDeviceGateway gateway, PayloadParser parser, Settings settings) {
+  static int run(LocalDeviceInbox gateway, PayloadParser parser, Settings settings) {
     if (settings.messages() == 0) {
       return 0;
     }

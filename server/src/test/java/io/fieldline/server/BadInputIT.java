@@ -10,7 +10,7 @@ import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
 import com.hivemq.client.mqtt.mqtt3.exceptions.Mqtt3ConnAckException;
 import com.hivemq.client.mqtt.mqtt3.message.connect.connack.Mqtt3ConnAckReturnCode;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import java.nio.charset.StandardCharsets;
 
 /**

@@ -3,7 +3,7 @@ package io.fieldline.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -7,7 +7,7 @@ import com.hivemq.client.mqtt.MqttGlobalPublishFilter;
 import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
 import com.hivemq.client.mqtt.mqtt3.message.publish.Mqtt3Publish;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import io.fieldline.server.RawMqtt.Packet;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -19,7 +19,7 @@ import com.hivemq.client.mqtt.mqtt5.exceptions.Mqtt5ConnAckException;
 import com.hivemq.client.mqtt.mqtt5.exceptions.Mqtt5DisconnectException;
 import com.hivemq.client.mqtt.mqtt5.message.connect.connack.Mqtt5ConnAckReasonCode;
 import com.hivemq.client.mqtt.mqtt5.message.disconnect.Mqtt5DisconnectReasonCode;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import io.netty.pkitesting.X509Bundle;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;

@@ -7,7 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3Client;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import io.netty.pkitesting.X509Bundle;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -6,7 +6,7 @@ import com.datastax.oss.driver.api.core.cql.Row;
 import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3Client;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import io.fieldline.server.rest.JwtTokens;
 import java.net.URI;
 import java.net.http.HttpRequest;

@@ -122,7 +122,7 @@ class ServerArchitectureTest {
 
   @Test
   void should_keep_the_transport_and_the_cluster_apart_when_wiring() {
-    // They meet through common's ports (DeviceGateway, SessionTakeover, SessionCloser); the
+    // They meet through common's ports (DeviceInbox, SessionTakeover, SessionCloser); the
     // composition root hands one to the other.
     noClasses()
         .that()

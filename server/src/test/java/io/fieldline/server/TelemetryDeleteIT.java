@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
-import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.device.Device;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import java.net.URI;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;

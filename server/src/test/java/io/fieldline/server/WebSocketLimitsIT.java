@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;

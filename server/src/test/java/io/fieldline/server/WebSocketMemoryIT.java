@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.binder.logging.LogbackMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -4,8 +4,8 @@ import io.fieldline.cluster.ClusterMetrics;
 import io.fieldline.cluster.internal.proto.DeviceForwardingGrpc;
 import io.fieldline.cluster.internal.proto.ForwardReply;
 import io.fieldline.cluster.internal.proto.ForwardRequest;
-import io.fieldline.common.Ack;
-import io.fieldline.common.DeviceGateway;
+import io.fieldline.common.kv.Ack;
+import io.fieldline.common.port.DeviceInbox;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
@@ -38,7 +38,7 @@ public final class ForwardingService extends DeviceForwardingGrpc.DeviceForwardi
   private static final Logger LOG = LoggerFactory.getLogger(ForwardingService.class);
 
   private final String nodeId;
-  private final DeviceGateway local;
+  private final DeviceInbox local;
   private final BooleanSupplier claiming;
   private final int window;
   private final ClusterMetrics metrics;
@@ -50,7 +50,7 @@ public final class ForwardingService extends DeviceForwardingGrpc.DeviceForwardi
    */
   public ForwardingService(
       String nodeId,
-      DeviceGateway local,
+      DeviceInbox local,
       BooleanSupplier claiming,
       int window,
       ClusterMetrics metrics) {

@@ -1,6 +1,6 @@
 package io.fieldline.cluster.peer;
 
-import io.fieldline.common.PressureGauge;
+import io.fieldline.common.port.PressureGauge;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;

@@ -7,7 +7,7 @@ import io.fieldline.cluster.internal.proto.CloseSessionReply;
 import io.fieldline.cluster.internal.proto.CloseSessionRequest;
 import io.fieldline.cluster.internal.proto.SessionTakeoverGrpc;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.SessionCloser;
+import io.fieldline.common.port.SessionCloser;
 import io.grpc.stub.StreamObserver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

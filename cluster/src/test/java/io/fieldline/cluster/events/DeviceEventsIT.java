@@ -8,14 +8,14 @@ import io.fieldline.cluster.ClusterMetrics.EventSendOutcome;
 import io.fieldline.cluster.ClusterNode;
 import io.fieldline.cluster.Member;
 import io.fieldline.cluster.TestClusterConfig;
-import io.fieldline.cluster.forward.FakeGateway;
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
+import io.fieldline.cluster.forward.FakeDeviceInbox;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.KvEntry;
 import io.fieldline.common.events.DeviceEvent;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.common.kv.AttributeKvEntry;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.KvEntry;
 import io.fieldline.common.rpc.RpcCallback;
 import io.fieldline.common.rpc.ToDeviceRpc;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -86,7 +86,7 @@ class DeviceEventsIT {
     ClusterNode cluster =
         ClusterNode.start(
             config,
-            new FakeGateway(true),
+            new FakeDeviceInbox(true),
             device -> false,
             device -> CompletableFuture.completedFuture(null),
             local,

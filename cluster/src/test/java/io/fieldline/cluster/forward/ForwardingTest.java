@@ -7,12 +7,12 @@ import io.fieldline.cluster.ClusterMetrics;
 import io.fieldline.cluster.ClusterMetrics.FailureReason;
 import io.fieldline.cluster.Member;
 import io.fieldline.cluster.peer.PeerChannels;
-import io.fieldline.common.Ack;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceMessage;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.PressureGauge;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.Ack;
+import io.fieldline.common.kv.DeviceMessage;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
+import io.fieldline.common.port.PressureGauge;
 import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The forwarding stream end to end over gRPC's in-process transport with direct executors (the
  * grpc-java HelloWorldServerTest set-up): the sender's {@link Forwarder} and the owner's {@link
- * ForwardingService} with a {@link FakeGateway} whose acknowledgements the test completes.
+ * ForwardingService} with a {@link FakeDeviceInbox} whose acknowledgements the test completes.
  */
 class ForwardingTest {
 
@@ -46,14 +46,14 @@ class ForwardingTest {
   private final ClusterMetrics senderMetrics = new ClusterMetrics(new SimpleMeterRegistry());
   private final ClusterMetrics ownerMetrics = new ClusterMetrics(new SimpleMeterRegistry());
   private final PressureGauge pressure = new PressureGauge("forwarding", 1, 0);
-  private FakeGateway owner;
+  private FakeDeviceInbox owner;
   private Server server;
   private PeerChannels channels;
   private Forwarder forwarder;
 
   private void start(boolean autoStore, int window, int maxInflight, Duration timeout)
       throws IOException {
-    owner = new FakeGateway(autoStore);
+    owner = new FakeDeviceInbox(autoStore);
     startOwner(window);
     channels =
         new PeerChannels(
@@ -221,7 +221,7 @@ class ForwardingTest {
     assertThat(acks).noneMatch(ack -> ack.join().isStored());
 
     // The owner comes back: the next message opens a new stream.
-    owner = new FakeGateway(true);
+    owner = new FakeDeviceInbox(true);
     startOwner(64);
     CompletableFuture<Ack> after = forward(10, 11).get(0);
     await().atMost(Duration.ofSeconds(5)).until(after::isDone);

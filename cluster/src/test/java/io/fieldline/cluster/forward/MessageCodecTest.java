@@ -7,11 +7,11 @@ import io.fieldline.cluster.internal.proto.ForwardReply;
 import io.fieldline.cluster.internal.proto.ForwardRequest;
 import io.fieldline.cluster.internal.proto.RejectReason;
 import io.fieldline.cluster.internal.proto.Rejected;
-import io.fieldline.common.Ack;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceMessage;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.Ack;
+import io.fieldline.common.kv.DeviceMessage;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -1,9 +1,9 @@
 package io.fieldline.common.events;
 
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.AttributeKvEntry;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.TsKvEntry;
 import io.fieldline.common.rpc.RpcCallback;
 import io.fieldline.common.rpc.ToDeviceRpc;
 import java.util.List;

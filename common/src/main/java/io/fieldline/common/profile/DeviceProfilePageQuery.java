@@ -1,6 +1,6 @@
 package io.fieldline.common.profile;
 
-import io.fieldline.common.SortOrder;
+import io.fieldline.common.query.SortOrder;
 import java.util.Objects;
 import java.util.Optional;
 

@@ -1,8 +1,8 @@
 package io.fieldline.common.profile;
 
-import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.PageData;
+import io.fieldline.common.device.DeviceConflictException;
+import io.fieldline.common.query.PageData;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;

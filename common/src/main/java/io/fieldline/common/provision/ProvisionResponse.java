@@ -3,8 +3,8 @@ package io.fieldline.common.provision;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.fieldline.common.DeviceCredentials;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.credentials.DeviceCredentials;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 

@@ -1,7 +1,7 @@
 package io.fieldline.common.rpc;
 
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.PageData;
+import io.fieldline.common.query.PageData;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;

@@ -3,7 +3,7 @@ package io.fieldline.common.provision;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.fieldline.common.DeviceCredentials;
+import io.fieldline.common.credentials.DeviceCredentials;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

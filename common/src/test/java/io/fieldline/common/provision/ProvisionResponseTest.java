@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fieldline.common.DeviceCredentials;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.credentials.DeviceCredentials;
 import java.io.IOException;
 import org.junit.jupiter.api.Test;
 

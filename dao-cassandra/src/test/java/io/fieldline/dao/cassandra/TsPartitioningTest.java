@@ -2,7 +2,7 @@ package io.fieldline.dao.cassandra;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.TimestampRange;
+import io.fieldline.common.kv.TimestampRange;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;

@@ -1,21 +1,21 @@
 package io.fieldline.fleet.ota;
 
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.TelemetryQueries;
-import io.fieldline.common.TelemetryStore;
+import io.fieldline.common.device.DeviceRegistry;
 import io.fieldline.common.events.DeviceEvent;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.kv.AttributeKvEntry;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.KvEntry;
 import io.fieldline.common.ota.OtaPackageData;
 import io.fieldline.common.ota.OtaPackageId;
 import io.fieldline.common.ota.OtaPackageInfo;
 import io.fieldline.common.ota.OtaPackageStore;
 import io.fieldline.common.ota.OtaPackageType;
+import io.fieldline.common.port.TelemetryStore;
 import io.fieldline.common.profile.DeviceProfileId;
 import io.fieldline.common.profile.DeviceProfileStore;
+import io.fieldline.common.query.TelemetryQueries;
 import io.fieldline.fleet.ota.OtaMetrics.Change;
 import io.fieldline.fleet.ota.OtaMetrics.Sync;
 import java.util.ArrayList;

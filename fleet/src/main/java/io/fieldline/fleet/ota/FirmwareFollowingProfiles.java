@@ -1,12 +1,12 @@
 package io.fieldline.fleet.ota;
 
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.PageData;
 import io.fieldline.common.profile.DeviceProfile;
 import io.fieldline.common.profile.DeviceProfileDraft;
 import io.fieldline.common.profile.DeviceProfileId;
 import io.fieldline.common.profile.DeviceProfilePageQuery;
 import io.fieldline.common.profile.DeviceProfileStore;
+import io.fieldline.common.query.PageData;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;

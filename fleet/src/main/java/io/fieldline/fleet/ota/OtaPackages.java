@@ -1,12 +1,12 @@
 package io.fieldline.fleet.ota;
 
-import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.TelemetryQueries;
-import io.fieldline.common.TelemetryStore;
+import io.fieldline.common.device.DeviceRegistry;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.ota.FirmwareSource;
 import io.fieldline.common.ota.OtaPackageStore;
+import io.fieldline.common.port.TelemetryStore;
 import io.fieldline.common.profile.DeviceProfileStore;
+import io.fieldline.common.query.TelemetryQueries;
 import io.micrometer.core.instrument.MeterRegistry;
 
 /**

@@ -1,11 +1,11 @@
 package io.fieldline.fleet.provision;
 
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceConflictException;
-import io.fieldline.common.DeviceCredentials;
-import io.fieldline.common.DeviceCredentialsStore;
-import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.NameRules;
+import io.fieldline.common.credentials.DeviceCredentials;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.device.DeviceConflictException;
+import io.fieldline.common.device.DeviceCredentialsStore;
+import io.fieldline.common.device.DeviceRegistry;
 import io.fieldline.common.profile.DeviceProfile;
 import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.common.profile.ProvisionSecret;

@@ -2,14 +2,14 @@ package io.fieldline.fleet.live;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.TelemetryStore;
-import io.fieldline.common.TsKvEntry;
 import io.fieldline.common.events.DeviceEvent;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
+import io.fieldline.common.port.TelemetryStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;

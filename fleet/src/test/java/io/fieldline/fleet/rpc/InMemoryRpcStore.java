@@ -1,7 +1,7 @@
 package io.fieldline.fleet.rpc;
 
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.PageData;
+import io.fieldline.common.query.PageData;
 import io.fieldline.common.rpc.PersistentRpcStore;
 import io.fieldline.common.rpc.RpcStatus;
 import io.fieldline.common.rpc.StoredRpc;

@@ -1,14 +1,14 @@
 package io.fieldline.server.rest;
 
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.TelemetryQueries;
-import io.fieldline.common.TelemetryStore;
+import io.fieldline.common.device.DeviceRegistry;
 import io.fieldline.common.events.DeviceEvent;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.kv.AttributeKvEntry;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.port.TelemetryStore;
+import io.fieldline.common.query.TelemetryQueries;
 import io.fieldline.transport.common.payload.PayloadParser;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package io.fieldline.server.rest;
 
-import io.fieldline.common.CredentialPolicy;
-import io.fieldline.common.DeviceCredentials;
+import io.fieldline.common.credentials.CredentialPolicy;
+import io.fieldline.common.credentials.DeviceCredentials;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Instant;

@@ -3,10 +3,10 @@ package io.fieldline.server.rest;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.fieldline.common.CredentialsType;
-import io.fieldline.common.DeviceCredentials;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.StoredCredentials;
+import io.fieldline.common.credentials.CredentialsType;
+import io.fieldline.common.credentials.DeviceCredentials;
+import io.fieldline.common.credentials.StoredCredentials;
 import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 

@@ -1,10 +1,10 @@
 package io.fieldline.server.rest;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.fieldline.common.CredentialsRevocation;
-import io.fieldline.common.DeviceCredentials;
-import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.credentials.CredentialsRevocation;
+import io.fieldline.common.credentials.DeviceCredentials;
+import io.fieldline.common.device.DeviceCredentialsStore;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.server.AllDirectives;

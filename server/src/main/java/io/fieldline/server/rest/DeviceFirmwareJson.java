@@ -2,8 +2,8 @@ package io.fieldline.server.rest;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.device.Device;
 import io.fieldline.common.ota.OtaPackageId;
 import io.fieldline.fleet.ota.FirmwareAssignments;
 import java.util.Optional;

@@ -2,8 +2,6 @@ package io.fieldline.server.rest;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.fieldline.common.PageData;
-import io.fieldline.common.SortOrder;
 import io.fieldline.common.ota.OtaPackageId;
 import io.fieldline.common.profile.DeviceProfile;
 import io.fieldline.common.profile.DeviceProfileDraft;
@@ -11,6 +9,8 @@ import io.fieldline.common.profile.DeviceProfileId;
 import io.fieldline.common.profile.DeviceProfilePageQuery;
 import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.common.profile.ProvisionType;
+import io.fieldline.common.query.PageData;
+import io.fieldline.common.query.SortOrder;
 import io.fieldline.fleet.ota.FirmwareAssignments;
 import java.util.HashMap;
 import java.util.List;

@@ -2,13 +2,13 @@ package io.fieldline.server.rest;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.PayloadFormatException;
-import io.fieldline.common.ReadRefusedException;
 import io.fieldline.common.StoreException;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.device.DeviceConflictException;
+import io.fieldline.common.device.DeviceRegistry;
+import io.fieldline.common.kv.PayloadFormatException;
+import io.fieldline.common.query.ReadRefusedException;
 import io.fieldline.fleet.rpc.RpcRejectedException;
 import io.fieldline.server.http.BodyTooSlowException;
 import io.fieldline.transport.http.HttpErrors;

@@ -1,8 +1,8 @@
 package io.fieldline.server.rest;
 
-import io.fieldline.common.DevicePageQuery;
 import io.fieldline.common.NameRules;
-import io.fieldline.common.SortOrder;
+import io.fieldline.common.query.DevicePageQuery;
+import io.fieldline.common.query.SortOrder;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.Map;

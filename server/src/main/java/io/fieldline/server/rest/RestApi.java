@@ -1,13 +1,13 @@
 package io.fieldline.server.rest;
 
-import io.fieldline.common.CredentialsRevocation;
-import io.fieldline.common.DeadLetterQueries;
-import io.fieldline.common.DeviceCredentialsStore;
-import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.TelemetryQueries;
-import io.fieldline.common.TelemetryStore;
+import io.fieldline.common.credentials.CredentialsRevocation;
+import io.fieldline.common.deadletter.DeadLetterQueries;
+import io.fieldline.common.device.DeviceCredentialsStore;
+import io.fieldline.common.device.DeviceRegistry;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.port.TelemetryStore;
 import io.fieldline.common.profile.DeviceProfileStore;
+import io.fieldline.common.query.TelemetryQueries;
 import io.fieldline.fleet.ota.OtaPackages;
 import io.fieldline.fleet.rpc.RpcService;
 import io.fieldline.server.console.ConsoleRoutes;

@@ -1,8 +1,8 @@
 package io.fieldline.server.rest;
 
 import com.typesafe.config.Config;
-import io.fieldline.common.HistoryQuery;
 import io.fieldline.common.config.ConfigReader;
+import io.fieldline.common.query.HistoryQuery;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;

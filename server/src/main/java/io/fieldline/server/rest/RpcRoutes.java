@@ -3,7 +3,7 @@ package io.fieldline.server.rest;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceRegistry;
+import io.fieldline.common.device.DeviceRegistry;
 import io.fieldline.common.rpc.RpcStatus;
 import io.fieldline.common.rpc.ToDeviceRpc;
 import io.fieldline.fleet.rpc.RpcOutcome;

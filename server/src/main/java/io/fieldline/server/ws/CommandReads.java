@@ -1,12 +1,12 @@
 package io.fieldline.server.ws;
 
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.HistoryQuery;
-import io.fieldline.common.SortOrder;
-import io.fieldline.common.TelemetryQueries;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.AttributeKvEntry;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.TsKvEntry;
+import io.fieldline.common.query.HistoryQuery;
+import io.fieldline.common.query.SortOrder;
+import io.fieldline.common.query.TelemetryQueries;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

@@ -1,11 +1,11 @@
 package io.fieldline.server.ws;
 
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.TsKvEntry;
 import io.fieldline.common.events.DeviceEvent;
 import io.fieldline.common.events.DeviceEventListener;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.kv.AttributeKvEntry;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

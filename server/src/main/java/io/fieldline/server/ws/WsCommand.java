@@ -1,11 +1,11 @@
 package io.fieldline.server.ws;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.fieldline.common.Aggregation;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.HistoryQuery;
 import io.fieldline.common.NameRules;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.query.Aggregation;
+import io.fieldline.common.query.HistoryQuery;
 import io.fieldline.server.rest.HttpJson;
 import java.util.ArrayList;
 import java.util.Arrays;

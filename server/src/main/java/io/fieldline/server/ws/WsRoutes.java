@@ -1,7 +1,7 @@
 package io.fieldline.server.ws;
 
-import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.TelemetryQueries;
+import io.fieldline.common.device.DeviceRegistry;
+import io.fieldline.common.query.TelemetryQueries;
 import io.fieldline.fleet.live.LiveData;
 import io.fieldline.server.rest.HttpJson;
 import io.fieldline.server.rest.JwtTokens;

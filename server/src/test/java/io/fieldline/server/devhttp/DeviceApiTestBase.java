@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import io.fieldline.server.ServerTestBase;
 import java.io.IOException;
 import java.io.UncheckedIOException;

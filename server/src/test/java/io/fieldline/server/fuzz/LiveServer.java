@@ -5,7 +5,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.fieldline.cassandra.embedded.EmbeddedCassandra;
 import io.fieldline.cassandra.embedded.SharedCassandra;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import io.fieldline.server.FieldlineServer;
 import io.fieldline.server.ItDriver;
 import io.fieldline.server.ItKeyspace;

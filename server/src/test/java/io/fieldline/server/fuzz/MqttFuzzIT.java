@@ -7,7 +7,7 @@ import com.code_intelligence.jazzer.api.BugDetectors;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.api.Jazzer;
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -14,7 +14,7 @@ import com.hivemq.client.mqtt.mqtt5.Mqtt5Client;
 import com.hivemq.client.mqtt.mqtt5.exceptions.Mqtt5PubAckException;
 import com.hivemq.client.mqtt.mqtt5.message.publish.puback.Mqtt5PubAckReasonCode;
 import com.typesafe.config.ConfigValueFactory;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import io.fieldline.server.FieldlineServer;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;

@@ -9,7 +9,7 @@ import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3AsyncClient;
 import com.hivemq.client.mqtt.mqtt3.Mqtt3Client;
 import com.hivemq.client.mqtt.mqtt3.message.publish.Mqtt3Publish;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import io.fieldline.common.ota.ChecksumAlgorithm;
 import java.io.ByteArrayOutputStream;
 import java.net.http.HttpResponse;

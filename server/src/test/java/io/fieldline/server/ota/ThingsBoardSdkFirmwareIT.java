@@ -3,7 +3,7 @@ package io.fieldline.server.ota;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import io.fieldline.common.ota.ChecksumAlgorithm;
 import java.io.IOException;
 import java.io.InputStream;

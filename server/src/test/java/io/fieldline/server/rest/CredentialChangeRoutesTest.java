@@ -2,16 +2,16 @@ package io.fieldline.server.rest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.CredentialsRevocation;
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceConflictException;
-import io.fieldline.common.DeviceCredentials;
-import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.MqttBasicLogin;
 import io.fieldline.common.StoreException;
-import io.fieldline.common.StoredCredentials;
+import io.fieldline.common.credentials.CredentialsRevocation;
+import io.fieldline.common.credentials.DeviceCredentials;
+import io.fieldline.common.credentials.MqttBasicLogin;
+import io.fieldline.common.credentials.StoredCredentials;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.device.DeviceConflictException;
+import io.fieldline.common.device.DeviceCredentialsStore;
+import io.fieldline.common.device.DeviceRegistry;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Optional;
@@ -164,19 +164,20 @@ class CredentialChangeRoutesTest extends RoutesTestBase {
     }
 
     @Override
-    public CompletionStage<java.util.Optional<io.fieldline.common.Device>> findByName(String name) {
+    public CompletionStage<java.util.Optional<io.fieldline.common.device.Device>> findByName(
+        String name) {
       throw new UnsupportedOperationException("findByName");
     }
 
     @Override
-    public CompletionStage<java.util.Optional<io.fieldline.common.Device>> update(
-        io.fieldline.common.DeviceUpdate update) {
+    public CompletionStage<java.util.Optional<io.fieldline.common.device.Device>> update(
+        io.fieldline.common.device.DeviceUpdate update) {
       throw new UnsupportedOperationException("update");
     }
 
     @Override
-    public CompletionStage<io.fieldline.common.PageData<io.fieldline.common.Device>> page(
-        io.fieldline.common.DevicePageQuery query) {
+    public CompletionStage<io.fieldline.common.query.PageData<io.fieldline.common.device.Device>>
+        page(io.fieldline.common.query.DevicePageQuery query) {
       throw new UnsupportedOperationException("page");
     }
 

@@ -3,9 +3,9 @@ package io.fieldline.server.rest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.fieldline.common.CredentialsRevocation;
-import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.credentials.CredentialsRevocation;
+import io.fieldline.common.device.Device;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -130,7 +130,8 @@ class DeviceManagementRoutesTest extends RoutesTestBase {
     devices.add("page-c", "t2");
     Device a = devices.add("page-a", "t3");
     devices.add("page-b", "t1");
-    devices.update(new io.fieldline.common.DeviceUpdate(a.id(), "page-a", "t3", "label-z", null));
+    devices.update(
+        new io.fieldline.common.device.DeviceUpdate(a.id(), "page-a", "t3", "label-z", null));
     devices.add("other", "t0");
 
     JsonNode first = json(get("/api/tenant/devices?pageSize=2&page=0&textSearch=PAGE-"));

@@ -1,13 +1,13 @@
 package io.fieldline.server.rest;
 
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.HistoryQuery;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.TelemetryQueries;
-import io.fieldline.common.TelemetryStore;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.AttributeKvEntry;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
+import io.fieldline.common.port.TelemetryStore;
+import io.fieldline.common.query.HistoryQuery;
+import io.fieldline.common.query.TelemetryQueries;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

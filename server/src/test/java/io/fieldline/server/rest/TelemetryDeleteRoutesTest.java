@@ -2,10 +2,10 @@ package io.fieldline.server.rest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.StoreException;
-import io.fieldline.common.TimestampRange;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.kv.TimestampRange;
 import java.net.http.HttpResponse;
 import java.util.Set;
 import java.util.stream.Collectors;

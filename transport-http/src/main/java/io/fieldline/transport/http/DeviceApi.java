@@ -1,15 +1,15 @@
 package io.fieldline.transport.http;
 
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
-import io.fieldline.common.DeadLetterStore;
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceGateway;
-import io.fieldline.common.DeviceRegistry;
 import io.fieldline.common.StoreException;
-import io.fieldline.common.TelemetryQueries;
+import io.fieldline.common.deadletter.DeadLetterStore;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.device.DeviceRegistry;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.kv.AttributeKvEntry;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.port.DeviceInbox;
 import io.fieldline.common.provision.DeviceProvisioning;
+import io.fieldline.common.query.TelemetryQueries;
 import io.fieldline.transport.common.firmware.FirmwareDelivery;
 import io.fieldline.transport.common.payload.PayloadParser;
 import io.fieldline.transport.common.rpc.ClientRpcAnswers;
@@ -120,7 +120,7 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
       DeviceRegistry registry,
       TelemetryQueries queries,
       DeadLetterStore deadLetters,
-      DeviceGateway gateway,
+      DeviceInbox gateway,
       DeviceEvents events,
       PayloadParser parser,
       MeterRegistry meterRegistry,
@@ -146,7 +146,7 @@ public final class DeviceApi extends AllDirectives implements AutoCloseable {
       DeviceRegistry registry,
       TelemetryQueries queries,
       DeadLetterStore deadLetters,
-      DeviceGateway gateway,
+      DeviceInbox gateway,
       DeviceEvents events,
       PayloadParser parser,
       MeterRegistry meterRegistry,

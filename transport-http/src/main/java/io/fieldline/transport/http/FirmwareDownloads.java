@@ -1,7 +1,7 @@
 package io.fieldline.transport.http;
 
-import io.fieldline.common.Device;
 import io.fieldline.common.StoreException;
+import io.fieldline.common.device.Device;
 import io.fieldline.common.log.LogThrottle;
 import io.fieldline.common.ota.FirmwareSource;
 import io.fieldline.common.ota.OtaPackageData;

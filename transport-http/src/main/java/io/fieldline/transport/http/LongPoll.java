@@ -1,12 +1,12 @@
 package io.fieldline.transport.http;
 
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.events.DeviceEvent;
 import io.fieldline.common.events.DeviceEvent.AttributesDeleted;
 import io.fieldline.common.events.DeviceEvent.AttributesUpdated;
 import io.fieldline.common.events.DeviceEvent.RpcRequested;
 import io.fieldline.common.events.DeviceEventListener;
+import io.fieldline.common.kv.AttributeScope;
 import io.fieldline.common.rpc.RpcCallback;
 import io.fieldline.common.rpc.ToDeviceRpc;
 import io.fieldline.transport.http.DeviceApiMetrics.PollOutcome;

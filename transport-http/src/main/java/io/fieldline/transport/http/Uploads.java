@@ -1,13 +1,13 @@
 package io.fieldline.transport.http;
 
-import io.fieldline.common.Ack;
-import io.fieldline.common.DeadLetter;
-import io.fieldline.common.DeadLetterStore;
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceMessage;
-import io.fieldline.common.PayloadFormatException;
+import io.fieldline.common.deadletter.DeadLetter;
+import io.fieldline.common.deadletter.DeadLetterStore;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.kv.Ack;
+import io.fieldline.common.kv.DeviceMessage;
+import io.fieldline.common.kv.PayloadFormatException;
+import io.fieldline.common.port.DeviceInbox;
 import io.fieldline.transport.common.payload.InvalidPayloadPolicy;
 import io.fieldline.transport.common.payload.PayloadParser;
 import io.fieldline.transport.http.DeviceApiMetrics.Refusal;
@@ -23,7 +23,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * Telemetry and client-attribute uploads ({@code POST .../telemetry}, {@code POST .../attributes})
  * with the MQTT path's promise: parsed by the same {@link PayloadParser}, submitted through the
- * same {@link DeviceGateway} (the device's actor, on its owner node in a cluster), and answered 200
+ * same {@link DeviceInbox} (the device's actor, on its owner node in a cluster), and answered 200
  * only once every row is stored — the HTTP form of the PUBACK. Otherwise:
  *
  * <ul>
@@ -53,7 +53,7 @@ final class Uploads {
     }
   }
 
-  private final DeviceGateway gateway;
+  private final DeviceInbox gateway;
   private final PayloadParser parser;
   private final DeadLetterStore deadLetters;
   private final InvalidPayloadPolicy invalidPayload;
@@ -62,7 +62,7 @@ final class Uploads {
   private final LongSupplier clock;
 
   Uploads(
-      DeviceGateway gateway,
+      DeviceInbox gateway,
       PayloadParser parser,
       DeadLetterStore deadLetters,
       InvalidPayloadPolicy invalidPayload,

@@ -5,12 +5,12 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.typesafe.config.ConfigFactory;
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.KvEntry;
 import io.fieldline.common.events.DeviceEvent;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.common.kv.AttributeKvEntry;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.KvEntry;
 import io.fieldline.common.rpc.RpcCallback;
 import io.fieldline.common.rpc.ToDeviceRpc;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

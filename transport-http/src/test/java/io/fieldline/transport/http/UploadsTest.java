@@ -3,14 +3,14 @@ package io.fieldline.transport.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.typesafe.config.ConfigFactory;
-import io.fieldline.common.Ack;
-import io.fieldline.common.DeadLetter;
-import io.fieldline.common.DeadLetterStore;
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceMessage;
 import io.fieldline.common.StoreException;
+import io.fieldline.common.deadletter.DeadLetter;
+import io.fieldline.common.deadletter.DeadLetterStore;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.kv.Ack;
+import io.fieldline.common.kv.DeviceMessage;
+import io.fieldline.common.port.DeviceInbox;
 import io.fieldline.transport.common.payload.InvalidPayloadPolicy;
 import io.fieldline.transport.common.payload.PayloadParser;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -37,7 +37,7 @@ class UploadsTest {
   private final Device device =
       new Device(new DeviceId(UUID.randomUUID()), "d", "test", "token", 0L, null, null);
 
-  private final DeviceGateway gateway =
+  private final DeviceInbox gateway =
       message -> {
         CompletableFuture<Ack> outcome = new CompletableFuture<>();
         messages.add(message);

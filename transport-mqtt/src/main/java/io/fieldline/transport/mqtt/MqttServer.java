@@ -1,12 +1,12 @@
 package io.fieldline.transport.mqtt;
 
-import io.fieldline.common.DeadLetterStore;
-import io.fieldline.common.DeviceGateway;
-import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.PressureGauge;
-import io.fieldline.common.SessionTakeover;
-import io.fieldline.common.TelemetryQueries;
+import io.fieldline.common.deadletter.DeadLetterStore;
+import io.fieldline.common.device.DeviceRegistry;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.port.DeviceInbox;
+import io.fieldline.common.port.PressureGauge;
+import io.fieldline.common.port.SessionTakeover;
+import io.fieldline.common.query.TelemetryQueries;
 import io.fieldline.transport.common.payload.PayloadParser;
 import io.fieldline.transport.mqtt.session.PreAuthLimits;
 import io.fieldline.transport.mqtt.session.SessionContext;
@@ -80,7 +80,7 @@ public final class MqttServer implements AutoCloseable {
   public MqttServer(
       MqttTransportConfig config,
       DeviceRegistry registry,
-      DeviceGateway gateway,
+      DeviceInbox gateway,
       DeadLetterStore deadLetters,
       PayloadParser parser,
       List<PressureGauge> storagePressure,
@@ -111,7 +111,7 @@ public final class MqttServer implements AutoCloseable {
   public MqttServer(
       MqttTransportConfig config,
       DeviceRegistry registry,
-      DeviceGateway gateway,
+      DeviceInbox gateway,
       DeadLetterStore deadLetters,
       PayloadParser parser,
       List<PressureGauge> storagePressure,

@@ -1,6 +1,6 @@
 package io.fieldline.transport.mqtt;
 
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.transport.mqtt.connect.ConnectHandshake;
 import io.fieldline.transport.mqtt.downlink.Downlink;

@@ -4,16 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
-import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceMessage;
-import io.fieldline.common.PressureGauge;
-import io.fieldline.common.SessionCloser;
+import io.fieldline.common.device.Device;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.common.kv.DeviceMessage;
+import io.fieldline.common.port.PressureGauge;
+import io.fieldline.common.port.SessionCloser;
 import io.fieldline.transport.common.payload.PayloadParser;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.fieldline.transport.mqtt.testkit.FakeDeadLetterStore;
-import io.fieldline.transport.mqtt.testkit.FakeDeviceGateway;
+import io.fieldline.transport.mqtt.testkit.FakeDeviceInbox;
 import io.fieldline.transport.mqtt.testkit.FakeDeviceRegistry;
 import io.fieldline.transport.mqtt.testkit.FakeTelemetryQueries;
 import io.fieldline.transport.mqtt.testkit.TestConfigs;
@@ -44,7 +44,7 @@ class MqttServerTest {
   private static final Duration WAIT = Duration.ofSeconds(5);
 
   private final FakeDeviceRegistry registry = new FakeDeviceRegistry();
-  private final FakeDeviceGateway gateway = new FakeDeviceGateway();
+  private final FakeDeviceInbox gateway = new FakeDeviceInbox();
   private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
   private final PressureGauge storage = new PressureGauge("test-storage", 2, 0);
   private final List<DeviceId> announced = new CopyOnWriteArrayList<>();

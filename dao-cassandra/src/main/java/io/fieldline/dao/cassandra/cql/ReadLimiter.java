@@ -1,7 +1,7 @@
 package io.fieldline.dao.cassandra.cql;
 
-import io.fieldline.common.ReadRefusedException;
 import io.fieldline.common.StoreException;
+import io.fieldline.common.query.ReadRefusedException;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import java.time.Duration;
 import java.util.ArrayDeque;

@@ -3,7 +3,7 @@ package io.fieldline.dao.cassandra.cql;
 import com.datastax.oss.driver.api.core.cql.BoundStatementBuilder;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
-import io.fieldline.common.KvEntry;
+import io.fieldline.common.kv.KvEntry;
 import org.jspecify.annotations.Nullable;
 
 /**

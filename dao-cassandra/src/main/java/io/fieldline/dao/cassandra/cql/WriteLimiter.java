@@ -1,7 +1,7 @@
 package io.fieldline.dao.cassandra.cql;
 
-import io.fieldline.common.PressureGauge;
 import io.fieldline.common.StoreException;
+import io.fieldline.common.port.PressureGauge;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;

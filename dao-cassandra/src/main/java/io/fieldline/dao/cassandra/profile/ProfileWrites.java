@@ -1,6 +1,6 @@
 package io.fieldline.dao.cassandra.profile;
 
-import io.fieldline.common.DeviceConflictException;
+import io.fieldline.common.device.DeviceConflictException;
 import io.fieldline.common.profile.DeviceProfile;
 import io.fieldline.common.profile.DeviceProfileDraft;
 import io.fieldline.common.profile.DeviceProfileId;

@@ -1,15 +1,15 @@
 package io.fieldline.dao.cassandra.registry;
 
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceCredentials;
-import io.fieldline.common.DeviceCredentialsStore;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DevicePageQuery;
-import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.DeviceUpdate;
-import io.fieldline.common.MqttBasicLogin;
-import io.fieldline.common.PageData;
-import io.fieldline.common.StoredCredentials;
+import io.fieldline.common.credentials.DeviceCredentials;
+import io.fieldline.common.credentials.MqttBasicLogin;
+import io.fieldline.common.credentials.StoredCredentials;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.device.DeviceCredentialsStore;
+import io.fieldline.common.device.DeviceRegistry;
+import io.fieldline.common.device.DeviceUpdate;
+import io.fieldline.common.query.DevicePageQuery;
+import io.fieldline.common.query.PageData;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import java.time.Duration;
 import java.util.Iterator;

@@ -1,9 +1,9 @@
 package io.fieldline.dao.cassandra.registry;
 
-import io.fieldline.common.CredentialsType;
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceCredentials;
-import io.fieldline.common.StoredCredentials;
+import io.fieldline.common.credentials.CredentialsType;
+import io.fieldline.common.credentials.DeviceCredentials;
+import io.fieldline.common.credentials.StoredCredentials;
+import io.fieldline.common.device.Device;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 

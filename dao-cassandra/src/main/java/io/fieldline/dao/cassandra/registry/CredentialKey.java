@@ -1,7 +1,7 @@
 package io.fieldline.dao.cassandra.registry;
 
-import io.fieldline.common.CertificateFingerprint;
-import io.fieldline.common.MqttBasicLogin;
+import io.fieldline.common.credentials.CertificateFingerprint;
+import io.fieldline.common.credentials.MqttBasicLogin;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

@@ -1,8 +1,8 @@
 package io.fieldline.dao.cassandra.registry;
 
-import io.fieldline.common.DeviceConflictException;
-import io.fieldline.common.DeviceCredentials;
-import io.fieldline.common.StoredCredentials;
+import io.fieldline.common.credentials.DeviceCredentials;
+import io.fieldline.common.credentials.StoredCredentials;
+import io.fieldline.common.device.DeviceConflictException;
 import io.fieldline.dao.cassandra.registry.DeviceTable.DeviceRow;
 import java.util.Optional;
 import java.util.UUID;

@@ -1,9 +1,9 @@
 package io.fieldline.dao.cassandra.registry;
 
-import io.fieldline.common.CredentialsType;
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.credentials.CredentialsType;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.device.DeviceConflictException;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import io.fieldline.dao.cassandra.registry.DeviceTable.DeviceRow;
 import java.util.LinkedHashMap;

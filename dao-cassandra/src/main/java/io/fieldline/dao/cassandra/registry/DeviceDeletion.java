@@ -1,6 +1,6 @@
 package io.fieldline.dao.cassandra.registry;
 
-import io.fieldline.common.DeviceConflictException;
+import io.fieldline.common.device.DeviceConflictException;
 import io.fieldline.dao.cassandra.registry.DeviceTable.DeviceRow;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;

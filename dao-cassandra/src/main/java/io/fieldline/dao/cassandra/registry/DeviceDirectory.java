@@ -1,11 +1,11 @@
 package io.fieldline.dao.cassandra.registry;
 
 import com.datastax.oss.driver.api.core.uuid.Uuids;
-import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DevicePageQuery;
-import io.fieldline.common.PageData;
-import io.fieldline.common.SortOrder;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.query.DevicePageQuery;
+import io.fieldline.common.query.PageData;
+import io.fieldline.common.query.SortOrder;
 import io.fieldline.dao.cassandra.registry.DeviceChangeLog.Change;
 import io.fieldline.dao.cassandra.registry.DeviceTable.DeviceRow;
 import java.time.Duration;

@@ -1,8 +1,8 @@
 package io.fieldline.dao.cassandra.registry;
 
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceConflictException;
-import io.fieldline.common.DeviceUpdate;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.device.DeviceConflictException;
+import io.fieldline.common.device.DeviceUpdate;
 import io.fieldline.dao.cassandra.registry.DeviceTable.DeviceRow;
 import java.util.Optional;
 import java.util.UUID;

@@ -1,6 +1,6 @@
 package io.fieldline.dao.cassandra.registry;
 
-import io.fieldline.common.MqttBasicLogin;
+import io.fieldline.common.credentials.MqttBasicLogin;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.util.Base64;

@@ -1,6 +1,7 @@
 /**
- * Provisioned devices and their one credential each, the {@link io.fieldline.common.DeviceRegistry}
- * and {@link io.fieldline.common.DeviceCredentialsStore} ports: {@link
+ * Provisioned devices and their one credential each, the {@link
+ * io.fieldline.common.device.DeviceRegistry} and {@link
+ * io.fieldline.common.device.DeviceCredentialsStore} ports: {@link
  * io.fieldline.dao.cassandra.registry.CassandraDeviceRegistry} keeps them in Cassandra (the row in
  * {@code DeviceTable}, uniqueness of names and credentials by lightweight transactions in {@code
  * DeviceCreation}, {@code CredentialIndex} and {@code CredentialWrites}, MQTT_BASIC passwords by

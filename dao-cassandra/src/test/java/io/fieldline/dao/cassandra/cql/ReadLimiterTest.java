@@ -2,8 +2,8 @@ package io.fieldline.dao.cassandra.cql;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.ReadRefusedException;
 import io.fieldline.common.StoreException;
+import io.fieldline.common.query.ReadRefusedException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

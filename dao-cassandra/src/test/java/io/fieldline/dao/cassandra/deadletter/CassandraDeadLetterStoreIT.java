@@ -2,9 +2,9 @@ package io.fieldline.dao.cassandra.deadletter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.DeadLetter;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.StoredDeadLetter;
+import io.fieldline.common.deadletter.DeadLetter;
+import io.fieldline.common.deadletter.StoredDeadLetter;
 import io.fieldline.dao.cassandra.CassandraTestBase;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import java.nio.charset.StandardCharsets;

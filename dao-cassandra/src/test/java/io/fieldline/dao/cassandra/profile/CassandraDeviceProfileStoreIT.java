@@ -2,17 +2,17 @@ package io.fieldline.dao.cassandra.profile;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.PageData;
-import io.fieldline.common.SortOrder;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.device.DeviceConflictException;
 import io.fieldline.common.profile.DeviceProfile;
 import io.fieldline.common.profile.DeviceProfileDraft;
 import io.fieldline.common.profile.DeviceProfileId;
 import io.fieldline.common.profile.DeviceProfilePageQuery;
 import io.fieldline.common.profile.DeviceProfileStore.Deletion;
 import io.fieldline.common.profile.ProvisionType;
+import io.fieldline.common.query.PageData;
+import io.fieldline.common.query.SortOrder;
 import io.fieldline.dao.cassandra.CassandraTestBase;
 import io.fieldline.dao.cassandra.registry.CassandraDeviceRegistry;
 import java.util.List;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.typesafe.config.ConfigFactory;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.PageData;
+import io.fieldline.common.query.PageData;
 import io.fieldline.common.rpc.RpcStatus;
 import io.fieldline.common.rpc.StoredRpc;
 import io.fieldline.common.rpc.ToDeviceRpc;

@@ -3,9 +3,9 @@ package io.fieldline.transport.common.payload;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.PayloadFormatException;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.PayloadFormatException;
+import io.fieldline.common.kv.TsKvEntry;
 import io.fieldline.transport.common.payload.GatewayPayloadParser.ChildDevice;
 import io.fieldline.transport.common.payload.GatewayPayloadParser.TooManyDevicesException;
 import java.nio.charset.StandardCharsets;

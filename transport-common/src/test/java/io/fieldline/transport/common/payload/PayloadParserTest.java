@@ -3,11 +3,11 @@ package io.fieldline.transport.common.payload;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.fieldline.common.KvEntry;
 import io.fieldline.common.NameRules;
-import io.fieldline.common.PayloadFormatException;
-import io.fieldline.common.TimestampRange;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.PayloadFormatException;
+import io.fieldline.common.kv.TimestampRange;
+import io.fieldline.common.kv.TsKvEntry;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Nested;

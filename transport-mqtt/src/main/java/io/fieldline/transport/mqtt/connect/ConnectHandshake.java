@@ -1,9 +1,9 @@
 package io.fieldline.transport.mqtt.connect;
 
-import io.fieldline.common.Device;
-import io.fieldline.common.SessionTakeover;
+import io.fieldline.common.device.Device;
 import io.fieldline.common.log.LogThrottle;
 import io.fieldline.common.log.LogThrottles;
+import io.fieldline.common.port.SessionTakeover;
 import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.transport.mqtt.MqttMetrics.ConnectResult;
 import io.fieldline.transport.mqtt.MqttTransportConfig;

@@ -1,9 +1,9 @@
 package io.fieldline.transport.mqtt.connect;
 
-import io.fieldline.common.CertificateFingerprint;
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.MqttBasicLogin;
+import io.fieldline.common.credentials.CertificateFingerprint;
+import io.fieldline.common.credentials.MqttBasicLogin;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.device.DeviceRegistry;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.mqtt.MqttConnectMessage;
 import io.netty.handler.ssl.SslHandler;

@@ -1,7 +1,7 @@
 package io.fieldline.transport.mqtt.downlink;
 
-import io.fieldline.common.AttributeKvEntry;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.kv.AttributeKvEntry;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;

@@ -1,8 +1,8 @@
 package io.fieldline.transport.mqtt.downlink;
 
-import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.GatewayLink;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.device.GatewayLink;
 import io.fieldline.common.events.DeviceEvent.RpcSubscribed;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.log.LogThrottle;

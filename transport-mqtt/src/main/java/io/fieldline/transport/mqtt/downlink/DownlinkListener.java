@@ -1,11 +1,11 @@
 package io.fieldline.transport.mqtt.downlink;
 
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.events.DeviceEvent;
 import io.fieldline.common.events.DeviceEvent.AttributesDeleted;
 import io.fieldline.common.events.DeviceEvent.AttributesUpdated;
 import io.fieldline.common.events.DeviceEvent.RpcRequested;
 import io.fieldline.common.events.DeviceEventListener;
+import io.fieldline.common.kv.AttributeScope;
 import io.fieldline.common.log.LogThrottle;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics.DownlinkOutcome;

@@ -1,6 +1,6 @@
 package io.fieldline.transport.mqtt.downlink;
 
-import io.fieldline.common.AttributeKvEntry;
+import io.fieldline.common.kv.AttributeKvEntry;
 import java.util.List;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;

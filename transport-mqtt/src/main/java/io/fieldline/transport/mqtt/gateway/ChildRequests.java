@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
 import io.fieldline.common.NameRules;
-import io.fieldline.common.PayloadFormatException;
+import io.fieldline.common.kv.PayloadFormatException;
 import io.fieldline.transport.mqtt.downlink.DownlinkPayloads.ChildAnswer;
 import java.io.IOException;
 import java.util.LinkedHashSet;

@@ -1,12 +1,12 @@
 package io.fieldline.transport.mqtt.gateway;
 
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.DeviceRegistry.NewDevice;
-import io.fieldline.common.DeviceUpdate;
-import io.fieldline.common.GatewayLink;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.device.DeviceConflictException;
+import io.fieldline.common.device.DeviceRegistry;
+import io.fieldline.common.device.DeviceRegistry.NewDevice;
+import io.fieldline.common.device.DeviceUpdate;
+import io.fieldline.common.device.GatewayLink;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics.GatewayRefusal;
 import io.fieldline.transport.mqtt.MqttTransportConfig;

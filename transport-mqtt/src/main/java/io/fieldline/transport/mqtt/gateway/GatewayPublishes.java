@@ -1,11 +1,11 @@
 package io.fieldline.transport.mqtt.gateway;
 
-import io.fieldline.common.Ack;
-import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceMessage;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.kv.Ack;
+import io.fieldline.common.kv.DeviceMessage;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
 import io.fieldline.transport.common.payload.GatewayPayloadParser;
 import io.fieldline.transport.common.payload.GatewayPayloadParser.ChildDevice;
 import io.fieldline.transport.common.payload.GatewayPayloadParser.TooManyDevicesException;
@@ -135,7 +135,7 @@ public final class GatewayPublishes {
    * {@code v1/gateway/connect}: the child is found or created (with the type sent) and linked to
    * the gateway; acknowledged once it is.
    *
-   * @throws io.fieldline.common.PayloadFormatException for an invalid payload
+   * @throws io.fieldline.common.kv.PayloadFormatException for an invalid payload
    * @throws GatewayRefusedException when the session holds {@code max-children} children
    */
   public CompletionStage<Ack> connect(byte[] payload) {
@@ -150,7 +150,7 @@ public final class GatewayPublishes {
    * {@code v1/gateway/disconnect}: the session lets the child go — nothing more of it is sent to
    * the gateway — acknowledged at once, whether the session held it or not.
    *
-   * @throws io.fieldline.common.PayloadFormatException for an invalid payload
+   * @throws io.fieldline.common.kv.PayloadFormatException for an invalid payload
    */
   public CompletionStage<Ack> disconnect(byte[] payload) {
     assert eventLoop.inEventLoop();
@@ -165,7 +165,7 @@ public final class GatewayPublishes {
    * @param slot the message's place in the acknowledgement window (its packet id, its QoS)
    * @param dup the PUBLISH's DUP flag
    * @param now the receive time
-   * @throws io.fieldline.common.PayloadFormatException for an invalid payload
+   * @throws io.fieldline.common.kv.PayloadFormatException for an invalid payload
    * @throws GatewayRefusedException when a bound of the session is exceeded
    */
   public CompletionStage<Ack> telemetry(byte[] payload, Slot slot, boolean dup, long now) {
@@ -212,7 +212,7 @@ public final class GatewayPublishes {
    * {@code v1/gateway/attributes/request}: acknowledged once the child is resolved; the answer
    * follows on {@code v1/gateway/attributes/response} ({@link GatewayRequests}).
    *
-   * @throws io.fieldline.common.PayloadFormatException for an invalid payload
+   * @throws io.fieldline.common.kv.PayloadFormatException for an invalid payload
    * @throws GatewayRefusedException when the session holds {@code max-children} children
    */
   public CompletionStage<Ack> attributesRequest(byte[] payload) {
@@ -225,7 +225,7 @@ public final class GatewayPublishes {
    * {@code v1/gateway/rpc}: a child's answer to a server-side RPC, acknowledged once the child is
    * resolved ({@link GatewayRequests}).
    *
-   * @throws io.fieldline.common.PayloadFormatException for an invalid payload
+   * @throws io.fieldline.common.kv.PayloadFormatException for an invalid payload
    * @throws GatewayRefusedException when the session holds {@code max-children} children
    */
   public CompletionStage<Ack> rpc(byte[] payload) {

@@ -1,7 +1,7 @@
 package io.fieldline.transport.mqtt.gateway;
 
-import io.fieldline.common.Ack;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.kv.Ack;
 import io.fieldline.common.log.LogThrottle;
 import io.fieldline.transport.mqtt.MqttMetrics.AttributeRequestOutcome;
 import io.fieldline.transport.mqtt.downlink.AttributeReads;
@@ -70,7 +70,7 @@ final class GatewayRequests {
   /**
    * {@code v1/gateway/attributes/request}.
    *
-   * @throws io.fieldline.common.PayloadFormatException for an invalid payload
+   * @throws io.fieldline.common.kv.PayloadFormatException for an invalid payload
    * @throws GatewayRefusedException when the session holds {@code max-children} children
    */
   CompletionStage<Ack> attributesRequest(byte[] payload) {
@@ -88,7 +88,7 @@ final class GatewayRequests {
   /**
    * {@code v1/gateway/rpc}.
    *
-   * @throws io.fieldline.common.PayloadFormatException for an invalid payload
+   * @throws io.fieldline.common.kv.PayloadFormatException for an invalid payload
    * @throws GatewayRefusedException when the session holds {@code max-children} children
    */
   CompletionStage<Ack> rpcAnswer(byte[] payload) {

@@ -1,9 +1,9 @@
 package io.fieldline.transport.mqtt.publish;
 
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
-import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.kv.AttributeKvEntry;
+import io.fieldline.common.kv.AttributeScope;
 import io.fieldline.common.log.LogThrottle;
 import io.fieldline.transport.common.pacing.RequestPacer;
 import io.fieldline.transport.mqtt.MqttMetrics.AttributeRequestOutcome;

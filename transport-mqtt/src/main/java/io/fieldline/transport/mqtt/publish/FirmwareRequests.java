@@ -1,6 +1,6 @@
 package io.fieldline.transport.mqtt.publish;
 
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import io.fieldline.common.log.LogThrottles;
 import io.fieldline.common.ota.OtaPackageInfo;
 import io.fieldline.common.ota.OtaPackageType;

@@ -1,7 +1,7 @@
 package io.fieldline.transport.mqtt.publish;
 
-import io.fieldline.common.Ack;
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.kv.Ack;
 import io.fieldline.common.log.LogThrottle;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow;
 import io.fieldline.transport.mqtt.ack.OrderedAckWindow.AckType;

@@ -1,11 +1,11 @@
 package io.fieldline.transport.mqtt.publish;
 
-import io.fieldline.common.Ack;
-import io.fieldline.common.DeadLetter;
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceMessage;
-import io.fieldline.common.GatewayLink;
-import io.fieldline.common.PayloadFormatException;
+import io.fieldline.common.deadletter.DeadLetter;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.device.GatewayLink;
+import io.fieldline.common.kv.Ack;
+import io.fieldline.common.kv.DeviceMessage;
+import io.fieldline.common.kv.PayloadFormatException;
 import io.fieldline.common.log.LogThrottle;
 import io.fieldline.common.log.LogThrottles;
 import io.fieldline.transport.common.pacing.RequestPacer;

@@ -1,12 +1,12 @@
 package io.fieldline.transport.mqtt.session;
 
-import io.fieldline.common.DeadLetterStore;
-import io.fieldline.common.DeviceGateway;
-import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.SessionTakeover;
-import io.fieldline.common.TelemetryQueries;
+import io.fieldline.common.deadletter.DeadLetterStore;
+import io.fieldline.common.device.DeviceRegistry;
 import io.fieldline.common.events.DeviceEvents;
+import io.fieldline.common.port.DeviceInbox;
+import io.fieldline.common.port.SessionTakeover;
 import io.fieldline.common.provision.DeviceProvisioning;
+import io.fieldline.common.query.TelemetryQueries;
 import io.fieldline.transport.common.firmware.FirmwareDelivery;
 import io.fieldline.transport.common.payload.PayloadParser;
 import io.fieldline.transport.mqtt.DeviceServices;
@@ -39,7 +39,7 @@ import java.util.function.BooleanSupplier;
 public record SessionContext(
     MqttTransportConfig config,
     DeviceRegistry registry,
-    DeviceGateway gateway,
+    DeviceInbox gateway,
     DeadLetterStore deadLetters,
     PayloadParser parser,
     SessionRegistry sessions,
@@ -59,7 +59,7 @@ public record SessionContext(
   public SessionContext(
       MqttTransportConfig config,
       DeviceRegistry registry,
-      DeviceGateway gateway,
+      DeviceInbox gateway,
       DeadLetterStore deadLetters,
       PayloadParser parser,
       SessionRegistry sessions,
@@ -91,7 +91,7 @@ public record SessionContext(
   public SessionContext(
       MqttTransportConfig config,
       DeviceRegistry registry,
-      DeviceGateway gateway,
+      DeviceInbox gateway,
       DeadLetterStore deadLetters,
       PayloadParser parser,
       SessionRegistry sessions,

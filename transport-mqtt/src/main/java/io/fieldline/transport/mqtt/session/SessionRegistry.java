@@ -1,7 +1,7 @@
 package io.fieldline.transport.mqtt.session;
 
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.SessionCloser;
+import io.fieldline.common.port.SessionCloser;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;

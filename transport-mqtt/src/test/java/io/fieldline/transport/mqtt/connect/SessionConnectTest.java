@@ -5,7 +5,7 @@ import static io.fieldline.transport.mqtt.testkit.SessionClient.publish;
 import static io.fieldline.transport.mqtt.testkit.SessionClient.telemetry;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import io.fieldline.transport.mqtt.testkit.SessionClient;
 import io.fieldline.transport.mqtt.testkit.SessionFixture;
 import io.fieldline.transport.mqtt.testkit.SessionHandlerTestBase;

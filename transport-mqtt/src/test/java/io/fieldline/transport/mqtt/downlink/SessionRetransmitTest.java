@@ -11,10 +11,10 @@ import static io.fieldline.transport.mqtt.testkit.SessionClient.subscribe;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.KvEntry;
 import io.fieldline.common.events.DeviceEvent.RpcRequested;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.KvEntry;
 import io.fieldline.common.rpc.ToDeviceRpc;
 import io.fieldline.transport.mqtt.testkit.RecordingRpcCallback;
 import io.fieldline.transport.mqtt.testkit.SessionClient;

@@ -4,12 +4,12 @@ import static io.fieldline.transport.mqtt.testkit.SessionClient.puback;
 import static io.fieldline.transport.mqtt.testkit.SessionClient.subscribe;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.KvEntry;
 import io.fieldline.common.events.DeviceEvent.AttributesDeleted;
 import io.fieldline.common.events.DeviceEvent.AttributesUpdated;
+import io.fieldline.common.kv.AttributeKvEntry;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.KvEntry;
 import io.fieldline.transport.mqtt.testkit.SessionClient;
 import io.fieldline.transport.mqtt.testkit.SessionFixture;
 import io.fieldline.transport.mqtt.testkit.SessionHandlerTestBase;

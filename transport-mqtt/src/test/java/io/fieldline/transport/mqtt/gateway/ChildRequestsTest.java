@@ -3,7 +3,7 @@ package io.fieldline.transport.mqtt.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.fieldline.common.PayloadFormatException;
+import io.fieldline.common.kv.PayloadFormatException;
 import io.fieldline.transport.mqtt.downlink.DownlinkPayloads.ChildAnswer;
 import java.nio.charset.StandardCharsets;
 import java.util.Set;

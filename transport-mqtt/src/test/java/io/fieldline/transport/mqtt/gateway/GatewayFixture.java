@@ -2,8 +2,8 @@ package io.fieldline.transport.mqtt.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.SessionTakeover;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.common.port.SessionTakeover;
 import io.fieldline.transport.common.payload.PayloadParser;
 import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttSessionHandler;
@@ -13,7 +13,7 @@ import io.fieldline.transport.mqtt.session.PreAuthLimits;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.fieldline.transport.mqtt.testkit.FakeDeadLetterStore;
-import io.fieldline.transport.mqtt.testkit.FakeDeviceGateway;
+import io.fieldline.transport.mqtt.testkit.FakeDeviceInbox;
 import io.fieldline.transport.mqtt.testkit.FakeTelemetryQueries;
 import io.fieldline.transport.mqtt.testkit.TestConfigs;
 import io.micrometer.core.instrument.Counter;
@@ -52,7 +52,7 @@ final class GatewayFixture {
 
   final MqttTransportConfig config;
   final InMemoryRegistry registry = new InMemoryRegistry();
-  final FakeDeviceGateway gateway = new FakeDeviceGateway();
+  final FakeDeviceInbox gateway = new FakeDeviceInbox();
   final FakeDeadLetterStore deadLetters = new FakeDeadLetterStore();
   final FakeTelemetryQueries queries = new FakeTelemetryQueries();
   final LocalDeviceEvents events = new LocalDeviceEvents();

@@ -1,13 +1,13 @@
 package io.fieldline.transport.mqtt.gateway;
 
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceConflictException;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DevicePageQuery;
-import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.DeviceUpdate;
-import io.fieldline.common.MqttBasicLogin;
-import io.fieldline.common.PageData;
+import io.fieldline.common.credentials.MqttBasicLogin;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.device.DeviceConflictException;
+import io.fieldline.common.device.DeviceRegistry;
+import io.fieldline.common.device.DeviceUpdate;
+import io.fieldline.common.query.DevicePageQuery;
+import io.fieldline.common.query.PageData;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

@@ -2,8 +2,8 @@ package io.fieldline.transport.mqtt.provision;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.DeviceCredentials;
 import io.fieldline.common.DeviceId;
+import io.fieldline.common.credentials.DeviceCredentials;
 import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.common.provision.ProvisionResponse;
@@ -18,7 +18,7 @@ import io.fieldline.transport.mqtt.session.PreAuthLimits;
 import io.fieldline.transport.mqtt.session.SessionContext;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
 import io.fieldline.transport.mqtt.testkit.FakeDeadLetterStore;
-import io.fieldline.transport.mqtt.testkit.FakeDeviceGateway;
+import io.fieldline.transport.mqtt.testkit.FakeDeviceInbox;
 import io.fieldline.transport.mqtt.testkit.FakeDeviceRegistry;
 import io.fieldline.transport.mqtt.testkit.FakeTelemetryQueries;
 import io.fieldline.transport.mqtt.testkit.TestConfigs;
@@ -85,7 +85,7 @@ class ProvisionSessionTest {
         new SessionContext(
             config,
             devices,
-            new FakeDeviceGateway(),
+            new FakeDeviceInbox(),
             new FakeDeadLetterStore(),
             PayloadParser.defaults(),
             new SessionRegistry(),

@@ -4,10 +4,10 @@ import static io.fieldline.transport.mqtt.testkit.SessionClient.publish;
 import static io.fieldline.transport.mqtt.testkit.SessionClient.subscribe;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.KvEntry;
+import io.fieldline.common.kv.AttributeKvEntry;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.KvEntry;
 import io.fieldline.transport.mqtt.testkit.FakeTelemetryQueries;
 import io.fieldline.transport.mqtt.testkit.SessionClient;
 import io.fieldline.transport.mqtt.testkit.SessionFixture;

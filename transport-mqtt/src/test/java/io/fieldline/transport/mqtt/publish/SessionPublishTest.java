@@ -5,11 +5,11 @@ import static io.fieldline.transport.mqtt.testkit.SessionClient.publish;
 import static io.fieldline.transport.mqtt.testkit.SessionClient.telemetry;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.Ack;
-import io.fieldline.common.Device;
-import io.fieldline.common.DeviceMessage;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.kv.Ack;
+import io.fieldline.common.kv.DeviceMessage;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
 import io.fieldline.transport.mqtt.testkit.FakeDeadLetterStore;
 import io.fieldline.transport.mqtt.testkit.SessionClient;
 import io.fieldline.transport.mqtt.testkit.SessionFixture;

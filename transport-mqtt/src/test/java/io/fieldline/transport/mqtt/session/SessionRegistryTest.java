@@ -3,7 +3,7 @@ package io.fieldline.transport.mqtt.session;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.SessionCloser;
+import io.fieldline.common.port.SessionCloser;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,7 @@
 package io.fieldline.transport.mqtt.testkit;
 
-import io.fieldline.common.DeadLetter;
-import io.fieldline.common.DeadLetterStore;
+import io.fieldline.common.deadletter.DeadLetter;
+import io.fieldline.common.deadletter.DeadLetterStore;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;

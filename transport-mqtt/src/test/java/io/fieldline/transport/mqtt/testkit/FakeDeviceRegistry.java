@@ -1,9 +1,9 @@
 package io.fieldline.transport.mqtt.testkit;
 
-import io.fieldline.common.Device;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.DeviceRegistry;
-import io.fieldline.common.MqttBasicLogin;
+import io.fieldline.common.credentials.MqttBasicLogin;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.device.DeviceRegistry;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -89,19 +89,20 @@ public final class FakeDeviceRegistry implements DeviceRegistry {
   }
 
   @Override
-  public CompletionStage<java.util.Optional<io.fieldline.common.Device>> findByName(String name) {
+  public CompletionStage<java.util.Optional<io.fieldline.common.device.Device>> findByName(
+      String name) {
     throw new UnsupportedOperationException("findByName");
   }
 
   @Override
-  public CompletionStage<java.util.Optional<io.fieldline.common.Device>> update(
-      io.fieldline.common.DeviceUpdate update) {
+  public CompletionStage<java.util.Optional<io.fieldline.common.device.Device>> update(
+      io.fieldline.common.device.DeviceUpdate update) {
     throw new UnsupportedOperationException("update");
   }
 
   @Override
-  public CompletionStage<io.fieldline.common.PageData<io.fieldline.common.Device>> page(
-      io.fieldline.common.DevicePageQuery query) {
+  public CompletionStage<io.fieldline.common.query.PageData<io.fieldline.common.device.Device>>
+      page(io.fieldline.common.query.DevicePageQuery query) {
     throw new UnsupportedOperationException("page");
   }
 

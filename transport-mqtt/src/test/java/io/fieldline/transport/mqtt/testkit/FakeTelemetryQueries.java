@@ -1,11 +1,11 @@
 package io.fieldline.transport.mqtt.testkit;
 
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.HistoryQuery;
-import io.fieldline.common.TelemetryQueries;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.AttributeKvEntry;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.TsKvEntry;
+import io.fieldline.common.query.HistoryQuery;
+import io.fieldline.common.query.TelemetryQueries;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;

@@ -1,8 +1,8 @@
 package io.fieldline.transport.mqtt.testkit;
 
-import io.fieldline.common.Device;
-import io.fieldline.common.SessionTakeover;
+import io.fieldline.common.device.Device;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.common.port.SessionTakeover;
 import io.fieldline.transport.common.payload.PayloadParser;
 import io.fieldline.transport.mqtt.MqttServer;
 import io.fieldline.transport.mqtt.session.SessionRegistry;
@@ -20,7 +20,7 @@ import java.util.List;
 public final class RunningServer implements AutoCloseable {
 
   public final FakeDeviceRegistry registry = new FakeDeviceRegistry();
-  public final FakeDeviceGateway gateway = new FakeDeviceGateway();
+  public final FakeDeviceInbox gateway = new FakeDeviceInbox();
   public final FakeTelemetryQueries queries = new FakeTelemetryQueries();
   public final LocalDeviceEvents events = new LocalDeviceEvents();
   public final SimpleMeterRegistry meters = new SimpleMeterRegistry();

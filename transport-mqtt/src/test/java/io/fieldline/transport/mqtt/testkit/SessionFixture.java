@@ -1,8 +1,8 @@
 package io.fieldline.transport.mqtt.testkit;
 
-import io.fieldline.common.DeviceGateway;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.common.port.DeviceInbox;
 import io.fieldline.transport.common.firmware.FirmwareConfig;
 import io.fieldline.transport.common.firmware.FirmwareDelivery;
 import io.fieldline.transport.common.firmware.FirmwareMetrics;
@@ -29,7 +29,7 @@ public final class SessionFixture {
 
   public final MqttTransportConfig config;
   public final FakeDeviceRegistry registry = new FakeDeviceRegistry();
-  public final FakeDeviceGateway gateway = new FakeDeviceGateway();
+  public final FakeDeviceInbox gateway = new FakeDeviceInbox();
   public final FakeDeadLetterStore deadLetters = new FakeDeadLetterStore();
   public final SimpleMeterRegistry meters = new SimpleMeterRegistry();
   public final LocalDeviceEvents events = new LocalDeviceEvents();
@@ -48,13 +48,13 @@ public final class SessionFixture {
   }
 
   /** With {@code gateway} instead of {@link #gateway} (null: the fake). */
-  public SessionFixture(MqttTransportConfig config, @Nullable DeviceGateway gateway) {
+  public SessionFixture(MqttTransportConfig config, @Nullable DeviceInbox gateway) {
     this(config, gateway, TestConfigs.firmware());
   }
 
   /** With firmware downloads bounded by {@code firmwareConfig}, served from {@link #firmware}. */
   public SessionFixture(
-      MqttTransportConfig config, @Nullable DeviceGateway gateway, FirmwareConfig firmwareConfig) {
+      MqttTransportConfig config, @Nullable DeviceInbox gateway, FirmwareConfig firmwareConfig) {
     this.config = config;
     this.sessions = new SessionRegistry();
     this.context =

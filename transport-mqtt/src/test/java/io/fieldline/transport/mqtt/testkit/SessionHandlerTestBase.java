@@ -2,7 +2,7 @@ package io.fieldline.transport.mqtt.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.Device;
+import io.fieldline.common.device.Device;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;

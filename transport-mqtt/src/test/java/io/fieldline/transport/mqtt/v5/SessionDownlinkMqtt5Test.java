@@ -3,12 +3,12 @@ package io.fieldline.transport.mqtt.v5;
 import static io.fieldline.transport.mqtt.testkit.SessionClient.subscribe;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.KvEntry;
 import io.fieldline.common.events.DeviceEvent.AttributesUpdated;
 import io.fieldline.common.events.DeviceEvent.RpcRequested;
+import io.fieldline.common.kv.AttributeKvEntry;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.KvEntry;
 import io.fieldline.common.rpc.ToDeviceRpc;
 import io.fieldline.transport.mqtt.testkit.RecordingRpcCallback;
 import io.fieldline.transport.mqtt.testkit.SessionClient;

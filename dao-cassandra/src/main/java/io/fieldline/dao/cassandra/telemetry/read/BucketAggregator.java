@@ -1,10 +1,10 @@
 package io.fieldline.dao.cassandra.telemetry.read;
 
-import io.fieldline.common.Aggregation;
-import io.fieldline.common.HistoryQuery;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.SortOrder;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
+import io.fieldline.common.query.Aggregation;
+import io.fieldline.common.query.HistoryQuery;
+import io.fieldline.common.query.SortOrder;
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;

@@ -3,15 +3,15 @@ package io.fieldline.dao.cassandra.telemetry.read;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
-import io.fieldline.common.Aggregation;
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.HistoryQuery;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.SortOrder;
-import io.fieldline.common.TelemetryQueries;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.AttributeKvEntry;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
+import io.fieldline.common.query.Aggregation;
+import io.fieldline.common.query.HistoryQuery;
+import io.fieldline.common.query.SortOrder;
+import io.fieldline.common.query.TelemetryQueries;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.dao.cassandra.TsPartitioning;
 import io.fieldline.dao.cassandra.cql.AsyncRows;
@@ -46,10 +46,10 @@ import org.jspecify.annotations.Nullable;
  * outstanding than that, however many keys it names.
  *
  * <p>Every query takes a slot of the node's {@link ReadLimiter} (never one of the write limiter)
- * for its whole duration and fails with {@link io.fieldline.common.ReadRefusedException} when the
- * read budget is spent; {@link #forUser} adds the user's own share. Statements run in the driver
- * profile {@value #PROFILE} (their own timeout and page size) at the driver's default consistency.
- * Thread-safe; stages complete on driver I/O threads and fail with {@link
+ * for its whole duration and fails with {@link io.fieldline.common.query.ReadRefusedException} when
+ * the read budget is spent; {@link #forUser} adds the user's own share. Statements run in the
+ * driver profile {@value #PROFILE} (their own timeout and page size) at the driver's default
+ * consistency. Thread-safe; stages complete on driver I/O threads and fail with {@link
  * io.fieldline.common.StoreException}.
  */
 public final class CassandraTelemetryQueries implements TelemetryQueries {

@@ -1,7 +1,7 @@
 /**
  * The read side of telemetry, for the REST API: {@link
  * io.fieldline.dao.cassandra.telemetry.read.CassandraTelemetryQueries} (the {@link
- * io.fieldline.common.TelemetryQueries} port) answers keys, latest values ({@code
+ * io.fieldline.common.query.TelemetryQueries} port) answers keys, latest values ({@code
  * LatestValuesReader}: the newest row of each key, found through the {@code ts_kv_keys} index),
  * history, raw or aggregated in Java ({@code BucketAggregator}), and attributes. Not on the path of
  * an incoming message: reads start from an HTTP request, and from a device actor's first ask for

@@ -1,13 +1,13 @@
 package io.fieldline.dao.cassandra.telemetry.write;
 
 import com.datastax.oss.driver.api.core.CqlSession;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.PressureGauge;
 import io.fieldline.common.StoreException;
-import io.fieldline.common.TelemetryStore;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
+import io.fieldline.common.port.PressureGauge;
+import io.fieldline.common.port.TelemetryStore;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.dao.cassandra.TsPartitioning;
 import io.fieldline.dao.cassandra.cql.StoreErrors;

@@ -1,7 +1,7 @@
 /**
  * Step 5 and 6 of the message flow, the storage side: what a device message becomes in Cassandra
  * and how it gets there. {@link io.fieldline.dao.cassandra.telemetry.write.CassandraTelemetryStore}
- * (the {@link io.fieldline.common.TelemetryStore} port) turns a message into its rows ({@code
+ * (the {@link io.fieldline.common.port.TelemetryStore} port) turns a message into its rows ({@code
  * TelemetryInserts}: one {@code ts_kv} insert per value, plus the {@code IndexRow}s of buckets and
  * keys this process has not written yet, remembered in {@code SeenIndexRows}); {@code
  * WriteCoalescer} puts the rows of many devices' messages into one batch ({@code UnloggedBatches},

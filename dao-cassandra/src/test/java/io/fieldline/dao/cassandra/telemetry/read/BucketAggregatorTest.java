@@ -3,11 +3,11 @@ package io.fieldline.dao.cassandra.telemetry.read;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.fieldline.common.Aggregation;
-import io.fieldline.common.HistoryQuery;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.SortOrder;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
+import io.fieldline.common.query.Aggregation;
+import io.fieldline.common.query.HistoryQuery;
+import io.fieldline.common.query.SortOrder;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;

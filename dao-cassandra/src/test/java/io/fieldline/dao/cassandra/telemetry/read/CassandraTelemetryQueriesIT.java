@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
-import io.fieldline.common.Aggregation;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.HistoryQuery;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.SortOrder;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
+import io.fieldline.common.query.Aggregation;
+import io.fieldline.common.query.HistoryQuery;
+import io.fieldline.common.query.SortOrder;
 import io.fieldline.dao.cassandra.CassandraTestBase;
 import io.fieldline.dao.cassandra.cql.ReadLimiter;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;

@@ -3,13 +3,13 @@ package io.fieldline.dao.cassandra.telemetry.write;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fieldline.cassandra.embedded.SharedCassandra;
-import io.fieldline.common.AttributeKvEntry;
-import io.fieldline.common.AttributeScope;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.HistoryQuery;
-import io.fieldline.common.KvEntry;
 import io.fieldline.common.StoreException;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.AttributeKvEntry;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
+import io.fieldline.common.query.HistoryQuery;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.dao.cassandra.CassandraTestBase;
 import io.fieldline.dao.cassandra.TsPartitioning;

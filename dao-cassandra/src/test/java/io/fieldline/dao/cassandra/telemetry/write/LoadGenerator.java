@@ -1,8 +1,8 @@
 package io.fieldline.dao.cassandra.telemetry.write;
 
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

@@ -6,7 +6,7 @@ import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.AsyncResultSet;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.TsKvEntry;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.dao.cassandra.CassandraTestBase;
 import io.fieldline.dao.cassandra.cql.StoreMetrics;

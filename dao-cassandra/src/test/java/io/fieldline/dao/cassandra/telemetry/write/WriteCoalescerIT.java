@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.typesafe.config.ConfigFactory;
 import io.fieldline.common.DeviceId;
-import io.fieldline.common.KvEntry;
-import io.fieldline.common.PressureGauge;
 import io.fieldline.common.StoreException;
-import io.fieldline.common.TsKvEntry;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
+import io.fieldline.common.port.PressureGauge;
 import io.fieldline.dao.cassandra.CassandraConfig;
 import io.fieldline.dao.cassandra.CassandraTestBase;
 import io.fieldline.dao.cassandra.cql.StoreMetrics;

@@ -1,9 +1,0 @@
-package io.fieldline.common;
-
-/**
- * Order of history results by timestamp; ThingsBoard's {@code orderBy}, newest first by default.
- */
-public enum SortOrder {
-  ASC,
-  DESC
-}
