@@ -365,7 +365,10 @@ class GatlingSmokeIT {
                 "fieldline.cassandra.contact-points = \"" + contact + "\"",
                 "fieldline.cassandra.keyspace = " + KEYSPACE,
                 "datastax-java-driver.basic.load-balancing-policy.local-datacenter = "
-                    + cassandra.localDatacenter()))
+                    + cassandra.localDatacenter(),
+                // As the server's ITs (server's ItDriver): the driver answers a CREATE TABLE only
+                // after a schema refresh, which waits out this window first (1 s per table).
+                "datastax-java-driver.advanced.metadata.schema.debouncer.window = 0 seconds"))
         .withFallback(ConfigFactory.load())
         .resolve();
   }
