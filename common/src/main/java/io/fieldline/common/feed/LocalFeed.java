@@ -1,0 +1,39 @@
+package io.fieldline.common.feed;
+
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * This process's own log while it is written: the positions that are durable, and the newest
+ * entries still held in memory so that a sink keeping up never reads them back from storage.
+ */
+public interface LocalFeed {
+
+  /** The id of the log this process writes. */
+  UUID logId();
+
+  /**
+   * Every position at or below it is settled: written (acknowledged) or failed (never acknowledged,
+   * never delivered from memory).
+   */
+  long settledPosition();
+
+  /**
+   * The smallest sequence number any entry not yet settled can have: a sink that delivered every
+   * settled entry has nothing older than it left in this log.
+   */
+  long pendingSeqFloor();
+
+  /**
+   * Settled, written entries with {@code position > after}, at most {@code limit}, from memory; an
+   * empty list when the memory no longer reaches back to {@code after} (read the store instead) or
+   * when nothing new is settled ({@link #reachable} tells the two apart).
+   */
+  List<FeedEntry> tail(long after, int limit);
+
+  /** Whether memory still holds every settled entry above {@code after}. */
+  boolean reachable(long after);
+
+  /** Called (on a storage thread; keep it short) whenever the settled position advances. */
+  void onSettled(Runnable listener);
+}
