@@ -12,5 +12,7 @@ import java.util.UUID;
  *     deliver to this sink, as published by the process delivering it; {@link Long#MAX_VALUE} once
  *     the log is closed and delivered to its end
  * @param updatedAt epoch milliseconds of the last save
+ * @param generation the sink's replay generation it belongs to
  */
-public record FeedCursor(UUID sinkId, UUID logId, long position, long watermark, long updatedAt) {}
+public record FeedCursor(
+    UUID sinkId, UUID logId, long position, long watermark, long updatedAt, int generation) {}

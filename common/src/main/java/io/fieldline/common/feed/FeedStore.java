@@ -28,6 +28,9 @@ public interface FeedStore {
   /** Forgets a log that every sink has delivered to its end (its entries expire by TTL). */
   CompletionStage<Void> retire(UUID logId);
 
+  /** Brings every retired log back (for a replay), so that it is delivered again. */
+  CompletionStage<Void> reopenRetired();
+
   /**
    * Reads entries of a log with {@code position > after}, in position order, at most {@code limit}
    * of them; fewer (possibly none) at its current end.

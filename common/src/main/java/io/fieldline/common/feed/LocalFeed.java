@@ -2,6 +2,7 @@ package io.fieldline.common.feed;
 
 import java.util.List;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 
 /**
  * This process's own log while it is written: the positions that are durable, and the newest
@@ -25,15 +26,20 @@ public interface LocalFeed {
   long pendingSeqFloor();
 
   /**
-   * Settled, written entries with {@code position > after}, at most {@code limit}, from memory; an
-   * empty list when the memory no longer reaches back to {@code after} (read the store instead) or
-   * when nothing new is settled ({@link #reachable} tells the two apart).
+   * Settled, written entries with {@code position > after}, at most {@code limit}, from memory;
+   * null when memory no longer reaches back to {@code after} (read the store instead).
    */
-  List<FeedEntry> tail(long after, int limit);
-
-  /** Whether memory still holds every settled entry above {@code after}. */
-  boolean reachable(long after);
+  @Nullable Tail tail(long after, int limit);
 
   /** Called (on a storage thread; keep it short) whenever the settled position advances. */
   void onSettled(Runnable listener);
+
+  /**
+   * Entries from memory.
+   *
+   * @param entries the written entries found, in position order
+   * @param through every position up to it was looked at (failed writes are skipped): the cursor
+   *     may move to it once the entries are delivered
+   */
+  record Tail(List<FeedEntry> entries, long through) {}
 }

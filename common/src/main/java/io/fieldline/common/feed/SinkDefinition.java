@@ -14,6 +14,8 @@ import java.util.UUID;
  * @param paused whether delivery is paused by an operator
  * @param createdTime epoch milliseconds
  * @param updatedTime epoch milliseconds of the last change of any field
+ * @param replayFrom epoch milliseconds from which the last replay delivers again (0: none)
+ * @param generation how many replays were asked for: cursors of an older generation are void
  */
 public record SinkDefinition(
     UUID id,
@@ -23,7 +25,9 @@ public record SinkDefinition(
     String configurationJson,
     boolean paused,
     long createdTime,
-    long updatedTime) {
+    long updatedTime,
+    long replayFrom,
+    int generation) {
   public SinkDefinition {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(name, "name");

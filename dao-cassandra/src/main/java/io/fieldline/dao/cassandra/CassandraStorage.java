@@ -7,6 +7,8 @@ import io.fieldline.common.deadletter.DeadLetterQueries;
 import io.fieldline.common.deadletter.DeadLetterStore;
 import io.fieldline.common.device.DeviceCredentialsStore;
 import io.fieldline.common.device.DeviceRegistry;
+import io.fieldline.common.feed.LocalFeed;
+import io.fieldline.common.feed.SinkStore;
 import io.fieldline.common.ota.OtaPackageStore;
 import io.fieldline.common.port.PressureGauge;
 import io.fieldline.common.port.TelemetryStore;
@@ -18,6 +20,10 @@ import io.fieldline.dao.cassandra.cql.ReadLimiter;
 import io.fieldline.dao.cassandra.cql.StoreMetrics;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import io.fieldline.dao.cassandra.deadletter.CassandraDeadLetterStore;
+import io.fieldline.dao.cassandra.feed.CassandraFeedStore;
+import io.fieldline.dao.cassandra.feed.CassandraSinkStore;
+import io.fieldline.dao.cassandra.feed.FeedConfig;
+import io.fieldline.dao.cassandra.feed.FeedWriter;
 import io.fieldline.dao.cassandra.ota.CassandraOtaPackageStore;
 import io.fieldline.dao.cassandra.registry.CachingDeviceRegistry;
 import io.fieldline.dao.cassandra.registry.CassandraDeviceRegistry;
@@ -33,9 +39,11 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,6 +62,8 @@ public final class CassandraStorage implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(CassandraStorage.class);
   private static final long DRAIN_SECONDS = 10;
+  // The own log's lease until the exporter renews it.
+  private static final Duration FEED_LEASE_AT_START = Duration.ofSeconds(60);
 
   private final CqlSession session;
   private final CassandraConfig config;
@@ -67,12 +77,28 @@ public final class CassandraStorage implements AutoCloseable {
   private final CassandraRpcStore rpcStore;
   private final CassandraOtaPackageStore otaPackages;
   private final List<PressureGauge> pressure;
+  private final @Nullable FeedWriter feed;
+  private final CassandraFeedStore feedStore;
+  private final CassandraSinkStore sinkStore;
 
-  private CassandraStorage(CqlSession session, CassandraConfig config, MeterRegistry registry) {
+  private CassandraStorage(
+      CqlSession session, CassandraConfig config, FeedConfig feedConfig, MeterRegistry registry) {
     this.session = session;
     this.config = config;
     this.limiter = WriteLimiter.from(config);
-    this.telemetryStore = new CassandraTelemetryStore(session, config, limiter, registry);
+    this.feed =
+        feedConfig.enabled()
+            ? new FeedWriter(
+                session,
+                config.keyspace(),
+                feedConfig,
+                config.writeConsistency(),
+                FEED_LEASE_AT_START.toMillis(),
+                System::currentTimeMillis)
+            : null;
+    this.feedStore = new CassandraFeedStore(session, config.keyspace(), config.writeConsistency());
+    this.sinkStore = new CassandraSinkStore(session, config.keyspace(), config.writeConsistency());
+    this.telemetryStore = new CassandraTelemetryStore(session, config, limiter, registry, feed);
     // Client reads wait while any write gauge is overloaded, and start again when it is relieved.
     List<PressureGauge> writeGauges = new ArrayList<>(telemetryStore.pressure());
     writeGauges.add(limiter.pressure());
@@ -179,7 +205,7 @@ public final class CassandraStorage implements AutoCloseable {
       if (config.createSchema()) {
         migrateSchema(session, config);
       }
-      return new CassandraStorage(session, config, registry);
+      return new CassandraStorage(session, config, FeedConfig.from(root), registry);
     } catch (RuntimeException e) {
       session.close();
       throw e;
@@ -270,6 +296,21 @@ public final class CassandraStorage implements AutoCloseable {
   }
 
   /** Where the transport keeps payloads it could not parse. */
+  /** This process's change feed log, or empty when {@code fieldline.feed.enabled} is off. */
+  public Optional<LocalFeed> localFeed() {
+    return Optional.ofNullable(feed);
+  }
+
+  /** The change feed's logs and cursors. */
+  public CassandraFeedStore feedStore() {
+    return feedStore;
+  }
+
+  /** Export sinks, their statuses and dead letters. */
+  public SinkStore sinkStore() {
+    return sinkStore;
+  }
+
   public DeadLetterStore deadLetters() {
     return deadLetters;
   }

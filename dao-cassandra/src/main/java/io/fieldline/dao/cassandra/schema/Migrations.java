@@ -164,5 +164,40 @@ final class Migrations {
                   "CREATE TABLE IF NOT EXISTS %1$s.profile_firmware ("
                       + " profile_id uuid PRIMARY KEY, package_id uuid, assigned_time bigint)",
                   "CREATE TABLE IF NOT EXISTS %1$s.ota_package_profiles ( package_id uuid,"
-                      + " profile_id uuid, PRIMARY KEY ((package_id), profile_id))")));
+                      + " profile_id uuid, PRIMARY KEY ((package_id), profile_id))")),
+          new Migration(
+              8,
+              "change feed and export sinks",
+              List.of(
+                  // One log per server process; a partition per block of 4,096 positions keeps
+                  // partitions small and makes every coalesced batch's feed rows one mutation.
+                  // Rows expire by the TTL each is written with (export.feed-retention); time
+                  // windows let whole SSTables drop once expired.
+                  "CREATE TABLE IF NOT EXISTS %1$s.feed ( log uuid, block bigint, pos bigint,"
+                      + " seq bigint, device_id uuid, kind tinyint, scope text, ts bigint,"
+                      + " body blob, PRIMARY KEY ((log, block), pos))"
+                      + " WITH compaction = {'class': 'TimeWindowCompactionStrategy',"
+                      + " 'compaction_window_unit': 'HOURS', 'compaction_window_size': 6}"
+                      + " AND gc_grace_seconds = 10800",
+                  // Every log, in one partition: a handful of rows per process start.
+                  "CREATE TABLE IF NOT EXISTS %1$s.feed_logs ( bucket int, log uuid, node text,"
+                      + " created_at bigint, owner uuid, lease_until bigint, last_pos bigint,"
+                      + " closed boolean, retired boolean, PRIMARY KEY ((bucket), log))",
+                  "CREATE TABLE IF NOT EXISTS %1$s.feed_cursors ( sink_id uuid, log uuid,"
+                      + " pos bigint, watermark bigint, updated_at bigint, generation int,"
+                      + " PRIMARY KEY ((sink_id), log))",
+                  "CREATE TABLE IF NOT EXISTS %1$s.sinks ( id uuid PRIMARY KEY, name text,"
+                      + " type text, filter text, configuration text, paused boolean,"
+                      + " created_time bigint, updated_time bigint, replay_from bigint,"
+                      + " generation int)",
+                  "CREATE TABLE IF NOT EXISTS %1$s.sink_names ( name text PRIMARY KEY,"
+                      + " sink_id uuid)",
+                  "CREATE TABLE IF NOT EXISTS %1$s.sink_status ( sink_id uuid, node text,"
+                      + " state text, delivered bigint, lag_records bigint, oldest_at bigint,"
+                      + " last_error text, last_error_at bigint, updated_at bigint,"
+                      + " PRIMARY KEY ((sink_id), node))",
+                  "CREATE TABLE IF NOT EXISTS %1$s.sink_dead_letters ( sink_id uuid,"
+                      + " id timeuuid, created_time bigint, records int, status int,"
+                      + " error text, body text, PRIMARY KEY ((sink_id), id))"
+                      + " WITH CLUSTERING ORDER BY (id DESC) AND default_time_to_live = %2$d")));
 }

@@ -14,6 +14,7 @@ import io.fieldline.dao.cassandra.cql.StoreErrors;
 import io.fieldline.dao.cassandra.cql.StoreMetrics;
 import io.fieldline.dao.cassandra.cql.WriteLimiter;
 import io.fieldline.dao.cassandra.cql.WriteRunner;
+import io.fieldline.dao.cassandra.feed.FeedWriter;
 import io.fieldline.dao.cassandra.telemetry.read.LatestValuesReader;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
@@ -64,6 +65,7 @@ public final class CassandraTelemetryStore implements TelemetryStore {
   private final SeenIndexRows seenIndexRows;
   private final LatestValuesReader latestReader;
   private final TelemetryDeletion deletion;
+  private final @Nullable FeedWriter feed;
 
   /**
    * Prepares the statements; blocks, so call at startup and not on a driver or event-loop thread.
@@ -74,6 +76,23 @@ public final class CassandraTelemetryStore implements TelemetryStore {
    */
   public CassandraTelemetryStore(
       CqlSession session, CassandraConfig config, WriteLimiter limiter, MeterRegistry registry) {
+    this(session, config, limiter, registry, null);
+  }
+
+  /**
+   * As {@link #CassandraTelemetryStore(CqlSession, CassandraConfig, WriteLimiter, MeterRegistry)},
+   * and every telemetry message and attribute change also writes its change feed row, in the same
+   * batch as its data when the message fits one coalesced batch, after its data otherwise.
+   *
+   * @param feed this process's feed log, or null to write no feed
+   */
+  public CassandraTelemetryStore(
+      CqlSession session,
+      CassandraConfig config,
+      WriteLimiter limiter,
+      MeterRegistry registry,
+      @Nullable FeedWriter feed) {
+    this.feed = feed;
     this.config = config;
     StoreMetrics metrics = new StoreMetrics(registry, limiter);
     this.batches =
@@ -115,6 +134,8 @@ public final class CassandraTelemetryStore implements TelemetryStore {
       return telemetryBatches(deviceId, entries);
     } catch (ArithmeticException e) {
       return outOfRange(e);
+    } catch (StoreException e) {
+      return CompletableFuture.failedFuture(e); // the feed's memory is full of writes in flight
     }
   }
 
@@ -164,6 +185,7 @@ public final class CassandraTelemetryStore implements TelemetryStore {
         write(
             StoreMetrics.Op.TELEMETRY,
             statements,
+            feed == null ? null : feed.telemetry(deviceId, entries),
             entries.size(),
             partitionUpdates,
             newIndexRows.isEmpty() ? NOTHING : () -> seenIndexRows.addAll(newIndexRows));
@@ -200,9 +222,17 @@ public final class CassandraTelemetryStore implements TelemetryStore {
       for (KvEntry kv : entries) {
         statements.add(inserts.attribute(deviceId.value(), scope, kv, ts));
       }
-      return write(StoreMetrics.Op.ATTRIBUTES, statements, entries.size(), 1, NOTHING);
+      return write(
+          StoreMetrics.Op.ATTRIBUTES,
+          statements,
+          feed == null ? null : feed.attributes(deviceId, scope, entries, ts),
+          entries.size(),
+          1,
+          NOTHING);
     } catch (ArithmeticException e) {
       return outOfRange(e);
+    } catch (StoreException e) {
+      return CompletableFuture.failedFuture(e);
     }
   }
 
@@ -236,25 +266,67 @@ public final class CassandraTelemetryStore implements TelemetryStore {
   }
 
   // One write of the store: merged with concurrent writes into a shared batch by the coalescer
-  // when it fits one, else sent as batches of its own.
+  // when it fits one, else sent as batches of its own. The feed row, if any, goes in the same
+  // coalesced batch; a message too large for one goes first, and its feed row only once every
+  // batch of it succeeded, so a feed row never stands for a message that failed in part.
   private CompletionStage<Void> write(
       StoreMetrics.Op op,
       List<SizedStatement> statements,
+      FeedWriter.@Nullable Appended feedRow,
       int rows,
       int partitionUpdates,
       Runnable onSuccess) {
-    WriteCoalescer shared = coalescer;
-    if (shared == null || !shared.fits(statements)) {
-      return runner.run(op, batches.split(statements), rows, partitionUpdates, onSuccess);
+    CompletionStage<Void> written;
+    try {
+      written = writeWithFeed(op, statements, feedRow, rows, partitionUpdates, onSuccess);
+    } catch (RuntimeException e) {
+      written = CompletableFuture.failedFuture(e);
     }
-    long start = System.nanoTime();
-    return runner.track(
-        op,
-        start,
-        shared.submit(statements).toCompletableFuture(),
-        rows,
-        partitionUpdates,
-        onSuccess);
+    FeedWriter writer = feed;
+    if (writer == null || feedRow == null) {
+      return written;
+    }
+    long position = feedRow.position();
+    return written.whenComplete((ok, failure) -> writer.settle(position, failure == null));
+  }
+
+  private CompletionStage<Void> writeWithFeed(
+      StoreMetrics.Op op,
+      List<SizedStatement> statements,
+      FeedWriter.@Nullable Appended feedRow,
+      int rows,
+      int partitionUpdates,
+      Runnable onSuccess) {
+    List<SizedStatement> withFeed = statements;
+    if (feedRow != null) {
+      withFeed = new ArrayList<>(statements.size() + 1);
+      withFeed.addAll(statements);
+      withFeed.add(new SizedStatement(feedRow.statement(), feedRow.bytes()));
+    }
+    WriteCoalescer shared = coalescer;
+    if (shared != null && shared.fits(withFeed)) {
+      long start = System.nanoTime();
+      return runner.track(
+          op,
+          start,
+          shared.submit(withFeed).toCompletableFuture(),
+          rows,
+          partitionUpdates,
+          onSuccess);
+    }
+    CompletionStage<Void> data =
+        runner.run(op, batches.split(statements), rows, partitionUpdates, onSuccess);
+    if (feedRow == null) {
+      return data;
+    }
+    return data.thenCompose(
+        done ->
+            runner.run(
+                op,
+                batches.split(List.of(new SizedStatement(feedRow.statement(), feedRow.bytes()))),
+                0,
+                1,
+                NOTHING));
   }
 
   // A timestamp beyond year 292 000 does not fit Cassandra's microsecond write timestamps.

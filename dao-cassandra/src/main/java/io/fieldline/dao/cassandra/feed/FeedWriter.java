@@ -1,0 +1,272 @@
+package io.fieldline.dao.cassandra.feed;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
+import com.datastax.oss.driver.api.core.cql.BoundStatement;
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import io.fieldline.common.DeviceId;
+import io.fieldline.common.StoreException;
+import io.fieldline.common.feed.FeedEntry;
+import io.fieldline.common.feed.LocalFeed;
+import io.fieldline.common.kv.AttributeScope;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * This process's log of the change feed: gives each stored message its position and sequence number
+ * and the feed row that goes into the message's own batch, and keeps the newest entries in memory
+ * ({@link LocalFeed}).
+ *
+ * <p>Positions are handed out in call order, and the store calls {@link #telemetry} / {@link
+ * #attributes} in each device's order (its actor writes one message after the other), so a device's
+ * entries are in position order. The sequence number is a hybrid clock: the wall clock in
+ * microseconds, or one more than the last number given when the clock has not moved on (or went
+ * back), so it strictly increases on this node; an entry of n records reserves n numbers.
+ *
+ * <p>Each entry is settled once its write completed ({@link #settle}); the settled position is the
+ * highest one below which every entry is settled, and only settled, written entries are ever given
+ * out from memory. Memory is a ring of {@code memoryEntries} slots: an entry not yet settled is
+ * never overwritten, so at most that many feed writes are in flight; one more is refused as
+ * overloaded. Thread-safe: one short lock per append and per settle.
+ */
+public final class FeedWriter implements LocalFeed {
+
+  /** Positions per feed partition: {@code block = position / BLOCK}. */
+  public static final long BLOCK = 4096;
+
+  static final byte TELEMETRY = 0;
+  static final byte ATTRIBUTES = 1;
+
+  private static final byte PENDING = 0;
+  private static final byte WRITTEN = 1;
+  private static final byte FAILED = 2;
+
+  /** A feed row for the batch of its message, and the position to settle when it completes. */
+  public record Appended(long position, BoundStatement statement, int bytes) {}
+
+  private final UUID logId = UUID.randomUUID();
+  private final PreparedStatement insert;
+  private final int ttlSeconds;
+  private final LongSupplier clockMillis;
+  private final int capacity;
+  private final Object lock = new Object();
+  private final @Nullable FeedEntry[] entries; // guarded by lock, by position % capacity
+  private final long[] seqs; // guarded by lock
+  private final byte[] states; // guarded by lock
+  private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+  private long nextPosition = 1; // guarded by lock
+  private long settled; // guarded by lock
+  private long lastSeq; // guarded by lock
+  private long appended; // guarded by lock
+
+  /**
+   * Prepares the insert and records the log in {@code feed_logs}, leased to this process for {@code
+   * leaseMillis}; blocks, so call at startup.
+   */
+  public FeedWriter(
+      CqlSession session,
+      String keyspace,
+      FeedConfig config,
+      DefaultConsistencyLevel consistency,
+      long leaseMillis,
+      LongSupplier clockMillis) {
+    this.ttlSeconds = config.retentionSeconds();
+    this.clockMillis = clockMillis;
+    this.capacity = config.memoryEntries();
+    this.entries = new FeedEntry[capacity];
+    this.seqs = new long[capacity];
+    this.states = new byte[capacity];
+    this.insert =
+        session.prepare(
+            "INSERT INTO "
+                + keyspace
+                + ".feed (log, block, pos, seq, device_id, kind, scope, ts, body)"
+                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?");
+    long now = clockMillis.getAsLong();
+    session.execute(
+        session
+            .prepare(
+                "INSERT INTO "
+                    + keyspace
+                    + ".feed_logs (bucket, log, node, created_at, owner, lease_until, last_pos,"
+                    + " closed, retired) VALUES (0, ?, ?, ?, ?, ?, 0, false, false) USING TTL ?")
+            .bind(logId, config.node(), now, logId, now + leaseMillis, ttlSeconds + 86_400)
+            .setConsistencyLevel(consistency));
+  }
+
+  @Override
+  public UUID logId() {
+    return logId;
+  }
+
+  /** Entries appended since start (for metrics). */
+  public long appended() {
+    synchronized (lock) {
+      return appended;
+    }
+  }
+
+  /** Entries held in memory, settled or not (for metrics). */
+  public long inMemory() {
+    synchronized (lock) {
+      return Math.min(nextPosition - 1, capacity);
+    }
+  }
+
+  /**
+   * The feed row of a telemetry message; fails with OVERLOADED when {@code memoryEntries} feed
+   * writes are already in flight.
+   */
+  public Appended telemetry(DeviceId device, List<TsKvEntry> values) {
+    Set<Long> distinct = new HashSet<>();
+    for (TsKvEntry value : values) {
+      distinct.add(value.ts());
+    }
+    ByteBuffer body = FeedBody.telemetry(values);
+    synchronized (lock) {
+      long position = reserve();
+      long seq = nextSeq(distinct.size());
+      FeedEntry entry = new FeedEntry.Telemetry(position, seq, device, values);
+      return keep(entry, seq, TELEMETRY, null, 0L, body);
+    }
+  }
+
+  /** The feed row of an attribute change; fails as {@link #telemetry} does. */
+  public Appended attributes(DeviceId device, AttributeScope scope, List<KvEntry> values, long ts) {
+    ByteBuffer body = FeedBody.attributes(values);
+    synchronized (lock) {
+      long position = reserve();
+      long seq = nextSeq(1);
+      FeedEntry entry = new FeedEntry.Attributes(position, seq, device, scope, ts, values);
+      return keep(entry, seq, ATTRIBUTES, scope, ts, body);
+    }
+  }
+
+  /** Records the outcome of the write that carried the row at {@code position}. */
+  public void settle(long position, boolean written) {
+    boolean advanced = false;
+    synchronized (lock) {
+      int slot = slot(position);
+      states[slot] = written ? WRITTEN : FAILED;
+      if (!written) {
+        entries[slot] = null;
+      }
+      while (settled + 1 < nextPosition && states[slot(settled + 1)] != PENDING) {
+        settled++;
+        advanced = true;
+      }
+    }
+    if (advanced) {
+      for (Runnable listener : listeners) {
+        listener.run();
+      }
+    }
+  }
+
+  @Override
+  public long settledPosition() {
+    synchronized (lock) {
+      return settled;
+    }
+  }
+
+  @Override
+  public long pendingSeqFloor() {
+    synchronized (lock) {
+      if (settled + 1 < nextPosition) {
+        return seqs[slot(settled + 1)];
+      }
+      return Math.max(lastSeq + 1, clockMillis.getAsLong() * 1000);
+    }
+  }
+
+  @Override
+  public @Nullable Tail tail(long after, int limit) {
+    synchronized (lock) {
+      if (!reachableLocked(after)) {
+        return null;
+      }
+      List<FeedEntry> out = new ArrayList<>(Math.min(limit, 256));
+      long through = after;
+      while (through < settled && out.size() < limit) {
+        through++;
+        FeedEntry entry = entries[slot(through)];
+        if (states[slot(through)] == WRITTEN && entry != null) {
+          out.add(entry);
+        }
+      }
+      return new Tail(out, through);
+    }
+  }
+
+  @Override
+  public void onSettled(Runnable listener) {
+    listeners.add(listener);
+  }
+
+  private boolean reachableLocked(long after) {
+    return after >= nextPosition - 1 - capacity && after <= settled;
+  }
+
+  private long reserve() {
+    long position = nextPosition;
+    if (position - settled > capacity) {
+      throw new StoreException(
+          StoreException.Kind.OVERLOADED,
+          "more than "
+              + capacity
+              + " change feed writes in flight (fieldline.feed.memory-entries)");
+    }
+    nextPosition++;
+    appended++;
+    return position;
+  }
+
+  private long nextSeq(int count) {
+    long seq = Math.max(lastSeq + 1, clockMillis.getAsLong() * 1000);
+    lastSeq = seq + count - 1;
+    return seq;
+  }
+
+  private Appended keep(
+      FeedEntry entry,
+      long seq,
+      byte kind,
+      @Nullable AttributeScope scope,
+      long ts,
+      ByteBuffer body) {
+    int slot = slot(entry.position());
+    entries[slot] = entry;
+    seqs[slot] = seq;
+    states[slot] = PENDING;
+    BoundStatement statement =
+        insert
+            .boundStatementBuilder()
+            .setUuid(0, logId)
+            .setLong(1, entry.position() / BLOCK)
+            .setLong(2, entry.position())
+            .setLong(3, seq)
+            .setUuid(4, entry.deviceId().value())
+            .setByte(5, kind)
+            .setString(6, scope == null ? null : scope.name())
+            .setLong(7, ts)
+            .setByteBuffer(8, body)
+            .setInt(9, ttlSeconds)
+            .build()
+            .setIdempotent(true);
+    return new Appended(entry.position(), statement, 48 + body.remaining());
+  }
+
+  private int slot(long position) {
+    return (int) (position % capacity);
+  }
+}
