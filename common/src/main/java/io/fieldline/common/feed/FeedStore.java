@@ -22,6 +22,9 @@ public interface FeedStore {
    */
   CompletionStage<Boolean> lease(UUID logId, UUID owner, long now, long leaseUntil);
 
+  /** Publishes how far a log is written (for lag), and whether its writer closed it. */
+  CompletionStage<Void> publish(UUID logId, long lastPosition, boolean closed);
+
   /** Gives a lease up, if {@code owner} holds it. */
   CompletionStage<Void> release(UUID logId, UUID owner);
 

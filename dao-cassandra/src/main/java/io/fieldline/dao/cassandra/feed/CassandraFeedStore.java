@@ -162,7 +162,7 @@ public final class CassandraFeedStore implements FeedStore {
     return StoreErrors.translated(lwt(releaseLease.bind(logId, owner)).thenApply(applied -> null));
   }
 
-  /** Publishes how far a log is written, and whether its writer closed it. */
+  @Override
   public CompletionStage<Void> publish(UUID logId, long lastPosition, boolean closed) {
     return StoreErrors.translated(
         run(publishLast.bind(lastPosition, closed, logId)).thenApply(rs -> null));

@@ -1,0 +1,715 @@
+package io.fieldline.export;
+
+import io.fieldline.common.feed.FeedCursor;
+import io.fieldline.common.feed.FeedEntry;
+import io.fieldline.common.feed.FeedLog;
+import io.fieldline.common.feed.LocalFeed;
+import io.fieldline.common.feed.SinkDeadLetter;
+import io.fieldline.common.feed.SinkDefinition;
+import io.fieldline.common.feed.SinkNodeStatus;
+import io.fieldline.export.sink.Batching;
+import io.fieldline.export.sink.Delivery;
+import io.fieldline.export.sink.Sink;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Tags;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Delivers one sink's share of the feed on this node: this process's own log and the logs it
+ * adopted, merged by sequence number, one batch in flight at a time.
+ *
+ * <p>Order: an entry is delivered only when every log of the feed — the local ones and, through
+ * their saved watermarks, the other nodes' — has nothing older left for this sink. A device's
+ * entries therefore leave in sequence order even when it moved between nodes (docs/export.md).
+ * Entries are read from memory while the sink keeps up ({@link LocalFeed#tail}), else from the
+ * store, a bounded batch at a time; a batch that fails stays at the head and is tried again with
+ * capped exponential backoff, for as long as the feed keeps it. Cursors are saved every {@code
+ * cursor-interval}: after a crash, what was delivered since the last save is delivered again (the
+ * documented duplicates).
+ *
+ * <p>Confined to the exporter's thread: every method runs there, and every asynchronous result
+ * comes back there through {@link Exporter.Context#run}.
+ */
+final class SinkRunner {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SinkRunner.class);
+
+  /** One log this runner delivers, and how far. */
+  private static final class LogState {
+    final FeedLog log;
+    final boolean own;
+    final ArrayDeque<FeedEntry> buffer = new ArrayDeque<>();
+    long position; // every entry at or below it is delivered or filtered out
+    long scanned; // every entry at or below it is delivered or buffered
+    boolean ready;
+    boolean fetching;
+    boolean exhausted; // adopted log read to its end
+
+    LogState(FeedLog log, boolean own) {
+      this.log = log;
+      this.own = own;
+    }
+  }
+
+  private final Exporter.Context context;
+  private final Map<UUID, LogState> logs = new LinkedHashMap<>();
+  private final Map<UUID, Long> remoteFloors = new HashMap<>();
+  private final List<Meter> meters = new ArrayList<>();
+  private final Counter deliveredCounter;
+  private final Counter retries;
+  private final Counter rejected;
+  private final Counter deadLetters;
+  private SinkDefinition definition;
+  private SinkFilter filter;
+  private @Nullable Sink sink;
+  private @Nullable String startError;
+  private boolean inFlight;
+  private boolean savingCursors;
+  private boolean pumpScheduled;
+  private long retryAt;
+  private int failures;
+  private long delivered;
+  private @Nullable String lastError;
+  private long lastErrorAt;
+  private long lastCursorSave;
+  private long lingerUntil;
+  private boolean closed;
+
+  SinkRunner(Exporter.Context context, SinkDefinition definition) {
+    this.context = context;
+    this.definition = definition;
+    this.filter = SinkFilter.of(Exporter.json(definition.filterJson()));
+    Tags tags = Tags.of("sink", definition.name());
+    this.deliveredCounter =
+        Counter.builder("fieldline.export.delivered")
+            .description("records delivered to the sink by this node")
+            .tags(tags)
+            .register(context.registry());
+    this.retries =
+        Counter.builder("fieldline.export.failures")
+            .description("batches that failed and are retried (retry) or were dead-lettered")
+            .tags(tags.and("outcome", "retry"))
+            .register(context.registry());
+    this.rejected =
+        Counter.builder("fieldline.export.failures")
+            .description("batches that failed and are retried (retry) or were dead-lettered")
+            .tags(tags.and("outcome", "rejected"))
+            .register(context.registry());
+    this.deadLetters =
+        Counter.builder("fieldline.export.dead.letters")
+            .description("batches the receiver refused for good, kept as dead letters")
+            .tags(tags)
+            .register(context.registry());
+    meters.add(deliveredCounter);
+    meters.add(retries);
+    meters.add(rejected);
+    meters.add(deadLetters);
+    meters.add(
+        Gauge.builder("fieldline.export.lag.records", this, SinkRunner::lagRecords)
+            .description("feed entries stored and not yet delivered to the sink by this node")
+            .tags(tags)
+            .register(context.registry()));
+    meters.add(
+        Gauge.builder("fieldline.export.lag.seconds", this, r -> r.lagMillis() / 1000.0)
+            .description("age of the oldest entry not yet delivered to the sink by this node")
+            .tags(tags)
+            .register(context.registry()));
+    open();
+  }
+
+  private void open() {
+    try {
+      this.sink = context.factory(definition.type()).create(definition.id(), definition.name(), Exporter.json(definition.configurationJson()));
+      this.startError = null;
+    } catch (RuntimeException e) {
+      this.sink = null;
+      this.startError = "cannot start: " + e.getMessage();
+      error(startError);
+      LOG.warn("export: sink '{}' {}", definition.name(), startError);
+    }
+  }
+
+  SinkDefinition definition() {
+    return definition;
+  }
+
+  /** A changed definition: a new configuration restarts the sink, a new generation replays. */
+  void update(SinkDefinition changed) {
+    boolean reconfigured =
+        !changed.configurationJson().equals(definition.configurationJson())
+            || !changed.type().equals(definition.type());
+    boolean replay = changed.generation() != definition.generation();
+    this.definition = changed;
+    this.filter = SinkFilter.of(Exporter.json(changed.filterJson()));
+    if (reconfigured && !inFlight) {
+      Sink old = sink;
+      if (old != null) {
+        old.close();
+      }
+      open();
+    } else if (reconfigured) {
+      startError = "restart"; // after the delivery in flight; see delivered()
+    }
+    if (replay) {
+      for (LogState log : logs.values()) {
+        log.ready = false;
+        log.buffer.clear();
+        log.exhausted = false;
+      }
+      delivered = 0;
+    }
+    schedulePump();
+  }
+
+  /** The logs this node delivers, and the others (whose watermarks order ours). */
+  void logs(Collection<FeedLog> local, @Nullable UUID ownLog, Collection<FeedLog> remote) {
+    Map<UUID, FeedLog> wanted = new HashMap<>();
+    for (FeedLog log : local) {
+      wanted.put(log.id(), log);
+    }
+    logs.keySet().removeIf(id -> !wanted.containsKey(id));
+    for (FeedLog log : local) {
+      logs.computeIfAbsent(log.id(), id -> new LogState(log, id.equals(ownLog)));
+    }
+    remoteFloors.keySet().removeIf(id -> remote.stream().noneMatch(log -> log.id().equals(id)));
+    for (FeedLog log : remote) {
+      remoteFloors.putIfAbsent(log.id(), 0L);
+    }
+    schedulePump();
+  }
+
+  /** Whether an adopted log is delivered to its end. */
+  boolean finished(UUID logId) {
+    LogState log = logs.get(logId);
+    return log == null || (log.exhausted && log.buffer.isEmpty() && log.position >= log.scanned);
+  }
+
+  void schedulePump() {
+    if (!pumpScheduled && !closed) {
+      pumpScheduled = true;
+      context.run(
+          () -> {
+            pumpScheduled = false;
+            pump();
+          });
+    }
+  }
+
+  private void schedulePumpIn(long millis) {
+    context.schedule(this::schedulePump, Math.max(1, millis));
+  }
+
+  // Reads what is needed and sends the next batch, if one may go.
+  private void pump() {
+    Sink target = sink;
+    if (closed || target == null || definition.paused() || inFlight) {
+      return;
+    }
+    long now = context.now();
+    if (now < retryAt) {
+      schedulePumpIn(retryAt - now);
+      return;
+    }
+    for (LogState log : logs.values()) {
+      if (!log.ready) {
+        loadCursor(log);
+      } else if (log.buffer.isEmpty()) {
+        fill(log);
+      }
+    }
+    Batching batching = target.batching();
+    List<ExportRecord> batch = new ArrayList<>();
+    Map<LogState, Integer> taken = new HashMap<>();
+    int bytes = 0;
+    boolean full = false;
+    while (true) {
+      LogState next = null;
+      FeedEntry head = null;
+      for (LogState log : logs.values()) {
+        FeedEntry candidate = peek(log, taken.getOrDefault(log, 0));
+        if (candidate != null && (head == null || candidate.seq() < head.seq())) {
+          head = candidate;
+          next = log;
+        }
+      }
+      if (head == null || next == null || head.seq() >= floorExcept(next, taken)) {
+        break;
+      }
+      FeedEntry kept = filter.apply(head);
+      if (kept != null) {
+        CompletableFuture<Exporter.DeviceInfo> device = context.device(head.deviceId());
+        if (!device.isDone()) {
+          device.whenComplete((info, error) -> context.run(this::schedulePump));
+          break;
+        }
+        Exporter.DeviceInfo info = device.getNow(Exporter.DeviceInfo.UNKNOWN);
+        if (filter.takesType(info.type())) {
+          List<ExportRecord> records =
+              context.records().records(kept, info.name(), info.type(), kept.seq() / 1000);
+          int size = 0;
+          for (ExportRecord record : records) {
+            size += record.json().length + 1;
+          }
+          if (!batch.isEmpty()
+              && (batch.size() + records.size() > batching.maxRecords()
+                  || bytes + size > batching.maxBytes())) {
+            full = true;
+            break;
+          }
+          batch.addAll(records);
+          bytes += size;
+        }
+      }
+      taken.merge(next, 1, Integer::sum);
+      if (batch.size() >= batching.maxRecords()) {
+        full = true;
+        break;
+      }
+    }
+    if (taken.isEmpty()) {
+      return; // woken by new entries, a read, or the cursor timer
+    }
+    if (batch.isEmpty()) {
+      advance(taken);
+      schedulePump();
+      return;
+    }
+    long linger = batching.linger().toMillis();
+    if (!full && linger > 0) {
+      if (lingerUntil == 0) {
+        lingerUntil = now + linger;
+      }
+      if (now < lingerUntil) {
+        schedulePumpIn(lingerUntil - now);
+        return;
+      }
+    }
+    lingerUntil = 0;
+    inFlight = true;
+    List<ExportRecord> sent = List.copyOf(batch);
+    CompletableFuture<Delivery> delivery;
+    try {
+      delivery =
+          target
+              .deliver(sent)
+              .toCompletableFuture()
+              .orTimeout(batching.timeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+    } catch (RuntimeException e) {
+      delivery = CompletableFuture.failedFuture(e);
+    }
+    delivery.whenComplete(
+        (outcome, error) ->
+            context.run(
+                () ->
+                    delivered(
+                        taken,
+                        sent,
+                        error != null
+                            ? new Delivery.Retry(describe(error))
+                            : outcome == null ? new Delivery.Retry("no answer") : outcome)));
+  }
+
+  private void delivered(Map<LogState, Integer> taken, List<ExportRecord> sent, Delivery outcome) {
+    inFlight = false;
+    if (closed) {
+      return;
+    }
+    if (outcome instanceof Delivery.Delivered) {
+      failures = 0;
+      delivered += sent.size();
+      deliveredCounter.increment(sent.size());
+      context.latency(sent);
+      advance(taken);
+    } else if (outcome instanceof Delivery.Rejected rejection) {
+      rejected.increment();
+      error("HTTP " + rejection.status() + ": " + rejection.error());
+      SinkDeadLetter letter =
+          new SinkDeadLetter(
+              definition.id(),
+              UUID.randomUUID(),
+              context.now(),
+              sent.size(),
+              rejection.status(),
+              rejection.error(),
+              rejection.body());
+      inFlight = true;
+      context
+          .sinkStore()
+          .addDeadLetter(letter)
+          .whenComplete(
+              (ok, error) ->
+                  context.run(
+                      () -> {
+                        inFlight = false;
+                        if (error == null) {
+                          deadLetters.increment();
+                          advance(taken);
+                        } else {
+                          backoff("dead letter not stored: " + describe(error));
+                        }
+                        schedulePump();
+                      }));
+      return;
+    } else {
+      retries.increment();
+      backoff(((Delivery.Retry) outcome).error());
+    }
+    if ("restart".equals(startError)) {
+      Sink old = sink;
+      if (old != null) {
+        old.close();
+      }
+      open();
+    }
+    schedulePump();
+  }
+
+  private void backoff(String error) {
+    failures++;
+    error(error);
+    long min = context.config().retryMin().toMillis();
+    long max = context.config().retryMax().toMillis();
+    long delay = Math.min(max, min << Math.min(failures - 1, 20));
+    delay = delay / 2 + ThreadLocalRandom.current().nextLong(delay / 2 + 1);
+    retryAt = context.now() + delay;
+    if (failures == 1 || failures % 10 == 0) {
+      LOG.warn(
+          "export: sink '{}' delivery failed ({} in a row), retrying in {} ms: {}",
+          definition.name(),
+          failures,
+          delay,
+          error);
+    }
+  }
+
+  private void error(String error) {
+    lastError = error;
+    lastErrorAt = context.now();
+  }
+
+  // Drops what was delivered (or filtered out) from the buffers and moves the cursors.
+  private void advance(Map<LogState, Integer> taken) {
+    for (Map.Entry<LogState, Integer> each : taken.entrySet()) {
+      LogState log = each.getKey();
+      for (int i = 0; i < each.getValue(); i++) {
+        FeedEntry entry = log.buffer.pollFirst();
+        if (entry != null) {
+          log.position = entry.position();
+        }
+      }
+      if (log.buffer.isEmpty()) {
+        log.position = Math.max(log.position, log.scanned);
+      }
+    }
+  }
+
+  private @Nullable FeedEntry peek(LogState log, int index) {
+    if (index >= log.buffer.size()) {
+      return null;
+    }
+    if (index == 0) {
+      return log.buffer.peekFirst();
+    }
+    int i = 0;
+    for (FeedEntry entry : log.buffer) {
+      if (i++ == index) {
+        return entry;
+      }
+    }
+    return null;
+  }
+
+  // The lowest sequence number any other log may still deliver: an entry below it may go.
+  private long floorExcept(LogState except, Map<LogState, Integer> taken) {
+    long floor = Long.MAX_VALUE;
+    for (LogState log : logs.values()) {
+      if (log != except) {
+        floor = Math.min(floor, floor(log, taken.getOrDefault(log, 0)));
+      }
+    }
+    for (long remote : remoteFloors.values()) {
+      floor = Math.min(floor, remote);
+    }
+    return floor;
+  }
+
+  private long floor(LogState log, int index) {
+    FeedEntry next = peek(log, index);
+    if (next != null) {
+      return next.seq();
+    }
+    if (!log.ready) {
+      return 0;
+    }
+    LocalFeed local = context.localFeed();
+    if (log.own && local != null) {
+      return log.scanned >= local.settledPosition() ? local.pendingSeqFloor() : 0;
+    }
+    return log.exhausted ? Long.MAX_VALUE : 0;
+  }
+
+  private void fill(LogState log) {
+    if (log.fetching || (!log.own && log.exhausted)) {
+      return;
+    }
+    LocalFeed local = context.localFeed();
+    int limit = context.config().readBatch();
+    if (log.own && local != null) {
+      long settled = local.settledPosition();
+      if (log.scanned >= settled) {
+        return;
+      }
+      LocalFeed.Tail tail = local.tail(log.scanned, limit);
+      if (tail != null) {
+        log.buffer.addAll(tail.entries());
+        log.scanned = tail.through();
+        return;
+      }
+      log.fetching = true;
+      context
+          .feedStore()
+          .read(log.log.id(), log.scanned, limit)
+          .whenComplete(
+              (entries, error) ->
+                  context.run(() -> fetched(log, entries, error, limit, settled)));
+      return;
+    }
+    log.fetching = true;
+    context
+        .feedStore()
+        .read(log.log.id(), log.scanned, limit)
+        .whenComplete(
+            (entries, error) ->
+                context.run(() -> fetched(log, entries, error, limit, Long.MAX_VALUE)));
+  }
+
+  private void fetched(
+      LogState log,
+      @Nullable List<FeedEntry> entries,
+      @Nullable Throwable error,
+      int limit,
+      long cap) {
+    log.fetching = false;
+    if (closed || logs.get(log.log.id()) != log) {
+      return;
+    }
+    if (error != null || entries == null) {
+      error("feed read failed: " + (error == null ? "no rows" : describe(error)));
+      retryAt = context.now() + context.config().retryMin().toMillis();
+      schedulePump();
+      return;
+    }
+    long last = log.scanned;
+    for (FeedEntry entry : entries) {
+      if (entry.position() <= cap && entry.position() > log.scanned) {
+        log.buffer.addLast(entry);
+        last = entry.position();
+      }
+    }
+    if (entries.size() < limit) {
+      // The end: of what is settled (own log), or of the log (adopted: its writer is gone).
+      if (log.own) {
+        last = Math.max(last, cap);
+      } else {
+        log.exhausted = true;
+      }
+    }
+    log.scanned = Math.max(log.scanned, last);
+    if (log.buffer.isEmpty()) {
+      log.position = Math.max(log.position, log.scanned);
+    }
+    schedulePump();
+  }
+
+  private void loadCursor(LogState log) {
+    if (log.fetching) {
+      return;
+    }
+    log.fetching = true;
+    SinkDefinition sinkNow = definition;
+    context
+        .feedStore()
+        .cursors(sinkNow.id())
+        .thenCompose(
+            cursors -> {
+              FeedCursor saved = cursors.get(log.log.id());
+              if (saved != null && saved.generation() == sinkNow.generation()) {
+                return CompletableFuture.completedFuture(saved.position());
+              }
+              long from =
+                  sinkNow.generation() > 0 && sinkNow.replayFrom() > 0
+                      ? sinkNow.replayFrom()
+                      : sinkNow.createdTime();
+              if (log.log.createdAt() >= from) {
+                return CompletableFuture.completedFuture(0L);
+              }
+              return context.feedStore().positionBefore(log.log.id(), from * 1000);
+            })
+        .whenComplete(
+            (position, error) ->
+                context.run(
+                    () -> {
+                      log.fetching = false;
+                      if (closed || logs.get(log.log.id()) != log) {
+                        return;
+                      }
+                      if (error != null || position == null) {
+                        error("cursor read failed: " + describe(error));
+                        retryAt = context.now() + context.config().retryMin().toMillis();
+                      } else if (sinkNow.generation() == definition.generation()) {
+                        log.position = position;
+                        log.scanned = position;
+                        log.ready = true;
+                      }
+                      schedulePump();
+                    }));
+  }
+
+  /** Saves cursors and reads the other nodes' watermarks, at most one save at a time. */
+  void tick() {
+    long now = context.now();
+    if (closed || savingCursors || now - lastCursorSave < context.config().cursorInterval().toMillis()) {
+      schedulePump();
+      return;
+    }
+    lastCursorSave = now;
+    savingCursors = true;
+    List<FeedCursor> cursors = cursors(now);
+    boolean readRemote = !remoteFloors.isEmpty();
+    int generation = definition.generation();
+    context
+        .feedStore()
+        .saveCursors(cursors)
+        .thenCompose(
+            saved ->
+                readRemote
+                    ? context.feedStore().cursors(definition.id())
+                    : CompletableFuture.completedFuture(Map.<UUID, FeedCursor>of()))
+        .whenComplete(
+            (remote, error) ->
+                context.run(
+                    () -> {
+                      savingCursors = false;
+                      if (error != null) {
+                        LOG.debug("export: cursors of '{}' not saved: {}", definition.name(), error.toString());
+                      } else if (remote != null) {
+                        for (Map.Entry<UUID, Long> floor : remoteFloors.entrySet()) {
+                          FeedCursor cursor = remote.get(floor.getKey());
+                          floor.setValue(
+                              cursor != null && cursor.generation() == generation
+                                  ? cursor.watermark()
+                                  : 0L);
+                        }
+                      }
+                      schedulePump();
+                    }));
+  }
+
+  private List<FeedCursor> cursors(long now) {
+    List<FeedCursor> out = new ArrayList<>();
+    for (LogState log : logs.values()) {
+      if (log.ready) {
+        out.add(
+            new FeedCursor(
+                definition.id(),
+                log.log.id(),
+                log.position,
+                log.buffer.isEmpty() ? floor(log, 0) : log.buffer.getFirst().seq(),
+                now,
+                definition.generation()));
+      }
+    }
+    return out;
+  }
+
+  SinkNodeStatus status(String node) {
+    return new SinkNodeStatus(
+        definition.id(),
+        node,
+        state(),
+        delivered,
+        lagRecords(),
+        lagMillis() == 0 ? 0 : context.now() - lagMillis(),
+        lastError,
+        lastErrorAt,
+        context.now());
+  }
+
+  String state() {
+    if (definition.paused()) {
+      return "PAUSED";
+    }
+    if (sink == null) {
+      return "ERROR";
+    }
+    return failures > 0 ? "RETRYING" : "RUNNING";
+  }
+
+  long lagRecords() {
+    long lag = 0;
+    LocalFeed local = context.localFeed();
+    for (LogState log : logs.values()) {
+      if (log.own && local != null) {
+        lag += Math.max(0, local.settledPosition() - log.position);
+      } else if (!log.exhausted) {
+        lag += Math.max(log.buffer.size(), log.log.lastPosition() - log.position);
+      } else {
+        lag += log.buffer.size();
+      }
+    }
+    return lag;
+  }
+
+  long lagMillis() {
+    long oldest = Long.MAX_VALUE;
+    for (LogState log : logs.values()) {
+      FeedEntry head = log.buffer.peekFirst();
+      if (head != null) {
+        oldest = Math.min(oldest, head.seq() / 1000);
+      }
+    }
+    return oldest == Long.MAX_VALUE ? 0 : Math.max(0, context.now() - oldest);
+  }
+
+  /** Saves the cursors one last time and closes the sink; returns when the save is sent. */
+  CompletableFuture<Void> close() {
+    closed = true;
+    for (Meter meter : meters) {
+      context.registry().remove(meter);
+    }
+    Sink target = sink;
+    if (target != null) {
+      target.close();
+    }
+    return context.feedStore().saveCursors(cursors(context.now())).toCompletableFuture();
+  }
+
+  private static String describe(@Nullable Throwable error) {
+    Throwable cause = error;
+    while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    if (cause == null) {
+      return "unknown";
+    }
+    if (cause instanceof java.util.concurrent.TimeoutException) {
+      return "timed out";
+    }
+    return cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
+  }
+}
