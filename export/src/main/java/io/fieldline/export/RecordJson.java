@@ -1,8 +1,11 @@
 package io.fieldline.export;
 
 import com.fasterxml.jackson.core.JsonEncoding;
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.StreamWriteConstraints;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -34,9 +37,21 @@ import java.util.Map;
  */
 public final class RecordJson {
 
-  /** Parses stored JSON values before they are embedded; trailing garbage makes them strings. */
+  /**
+   * Parses stored JSON values before they are embedded (trailing garbage makes them strings) and
+   * writes the records. Reading keeps Jackson's nesting limit (1,000); writing allows a few levels
+   * more, for the record's own objects around a value nested up to that limit.
+   */
   private static final ObjectMapper MAPPER =
-      JsonMapper.builder().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).build();
+      JsonMapper.builder(
+              JsonFactory.builder()
+                  .streamWriteConstraints(
+                      StreamWriteConstraints.builder()
+                          .maxNestingDepth(StreamReadConstraints.DEFAULT_MAX_DEPTH + 8)
+                          .build())
+                  .build())
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .build();
 
   /** The default record set of an exporter. */
   public RecordJson() {}

@@ -174,6 +174,32 @@ class RecordJsonTest {
   }
 
   @Test
+  void should_embed_when_stored_json_is_nested_to_the_parsers_limit() throws IOException {
+    int depth = 1000;
+    String deep = "[".repeat(depth) + "]".repeat(depth);
+    String tooDeep = "[".repeat(depth + 1) + "]".repeat(depth + 1);
+    FeedEntry entry =
+        telemetry(
+            new TsKvEntry(1000, KvEntry.json("deep", deep)),
+            new TsKvEntry(1000, KvEntry.json("tooDeep", tooDeep)));
+
+    ExportRecord record = recordJson.records(entry, "", "", 0L).get(0);
+
+    String text = text(record);
+    assertThat(text).contains("\"deep\":" + deep + ",");
+    assertThat(text).contains("\"tooDeep\":\"" + tooDeep + "\"");
+  }
+
+  @Test
+  void should_write_valid_json_when_a_name_holds_an_unpaired_surrogate() throws IOException {
+    FeedEntry entry = telemetry(new TsKvEntry(1000, KvEntry.of("a", 1L)));
+
+    ExportRecord record = recordJson.records(entry, "bad\uD800name", "", 0L).get(0);
+
+    assertThat(parse(record).get("deviceName").asText()).isEqualTo("bad\uD800name");
+  }
+
+  @Test
   void should_make_no_record_when_telemetry_is_empty() {
     assertThat(recordJson.records(telemetry(), "", "", 0L)).isEmpty();
   }

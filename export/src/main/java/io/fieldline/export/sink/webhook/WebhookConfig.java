@@ -58,11 +58,23 @@ record WebhookConfig(
   static final int MAX_HEADER_VALUE_LENGTH = 4096;
 
   /**
-   * Headers the sink sets itself or the JDK's client owns ({@code Connection}, {@code Expect},
-   * {@code Upgrade} are restricted there); {@code X-Fieldline-*} is refused as a prefix.
+   * Headers the sink sets itself, that the JDK's client owns ({@code Connection}, {@code Expect},
+   * {@code Upgrade} are restricted there) or that would change how the body is framed or the
+   * connection is kept (hop-by-hop headers); {@code X-Fieldline-*} is refused as a prefix.
    */
   private static final Set<String> RESERVED_HEADERS =
-      Set.of("content-type", "content-length", "host", "connection", "expect", "upgrade");
+      Set.of(
+          "content-type",
+          "content-length",
+          "host",
+          "connection",
+          "expect",
+          "upgrade",
+          "transfer-encoding",
+          "te",
+          "trailer",
+          "keep-alive",
+          "proxy-connection");
 
   WebhookConfig {
     headers = Map.copyOf(headers);

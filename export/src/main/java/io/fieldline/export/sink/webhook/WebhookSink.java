@@ -66,7 +66,9 @@ import org.slf4j.LoggerFactory;
  * <p>Threading: the exporter calls {@link #deliver} one batch at a time; the body is built, signed
  * and sent on the sink's own two threads (named {@code fieldline-webhook-<n>}, idle ones ended
  * after 30 s) and the JDK client's selector thread, so the caller never waits. One batch in flight
- * bounds the sink's memory by one batch plus 4 KiB.
+ * bounds the sink's memory by one batch plus 4 KiB. The stage completes on one of those threads, on
+ * the JDK's {@code CompletableFuture} timer thread (timeout) or in {@link #close}: callers that
+ * touch their own state hop to their own executor.
  */
 public final class WebhookSink implements Sink {
 

@@ -17,9 +17,11 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code secret} (required, write-only): 16 to 1,024 characters, the HMAC-SHA256 key of the
  *       {@code X-Fieldline-Signature} header; left out of {@link #redacted}; an update without it
  *       (or with {@code null}) keeps the stored one;
- *   <li>{@code headers} (default {} ): up to 32 extra string headers sent with every POST, each
- *       value at most 4,096 characters; {@code Content-Type}, {@code Content-Length}, {@code Host},
- *       {@code Connection}, {@code Expect}, {@code Upgrade} and {@code X-Fieldline-*} are refused;
+ *   <li>{@code headers} (default <code>{}</code>): up to 32 extra string headers sent with every
+ *       POST, each value at most 4,096 characters; {@code Content-Type}, {@code Content-Length},
+ *       {@code Host}, {@code Connection}, {@code Expect}, {@code Upgrade}, the hop-by-hop headers
+ *       ({@code Transfer-Encoding}, {@code TE}, {@code Trailer}, {@code Keep-Alive}, {@code
+ *       Proxy-Connection}) and {@code X-Fieldline-*} are refused (names compared ignoring case);
  *   <li>{@code batchSize} (default 500, 1..10,000): most records per POST;
  *   <li>{@code maxBatchBytes} (default 1,048,576, 1 KiB..16 MiB): most bytes of record JSON per
  *       POST (a larger record goes alone);

@@ -135,6 +135,7 @@ class WebhookSinkFactoryTest {
         "content-length",
         "HOST",
         "X-Fieldline-Signature",
+        "Transfer-Encoding",
         "x-fieldline-anything",
         "Connection"
       })
