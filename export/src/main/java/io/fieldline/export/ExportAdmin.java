@@ -61,8 +61,7 @@ public final class ExportAdmin implements SinkAdmin {
         .thenCompose(
             all -> {
               if (all.size() >= maxSinks) {
-                return failed(
-                    "at most " + maxSinks + " sinks (fieldline.export.max-sinks)");
+                return failed("at most " + maxSinks + " sinks (fieldline.export.max-sinks)");
               }
               long now = clock.getAsLong();
               SinkDefinition definition;
@@ -143,7 +142,8 @@ public final class ExportAdmin implements SinkAdmin {
   @Override
   public CompletionStage<Optional<SinkView>> replay(UUID id, long fromTs) {
     if (fromTs < 0) {
-      return CompletableFuture.failedFuture(new InvalidSinkException("fromTs must not be negative"));
+      return CompletableFuture.failedFuture(
+          new InvalidSinkException("fromTs must not be negative"));
     }
     // Retired logs come back so that what they hold is delivered again; the new generation voids
     // every node's cursors of this sink.
@@ -152,10 +152,8 @@ public final class ExportAdmin implements SinkAdmin {
         .thenCompose(
             done ->
                 change(
-                    id,
-                    old -> with(old, old.paused(), Math.max(1, fromTs), old.generation() + 1)))
-        .thenCompose(
-            view -> sinks.deleteStatuses(id).thenApply(done -> view));
+                    id, old -> with(old, old.paused(), Math.max(1, fromTs), old.generation() + 1)))
+        .thenCompose(view -> sinks.deleteStatuses(id).thenApply(done -> view));
   }
 
   @Override
@@ -225,7 +223,8 @@ public final class ExportAdmin implements SinkAdmin {
     SinkFactory factory = factories.get(draft.type());
     if (factory == null) {
       throw new InvalidSinkException(
-          "type must be one of " + String.join(", ", factories.keySet().stream().sorted().toList()));
+          "type must be one of "
+              + String.join(", ", factories.keySet().stream().sorted().toList()));
     }
     ObjectNode filter = SinkFilter.validate(draft.filter());
     ObjectNode configuration = factory.validate(draft.configuration(), previous);
@@ -245,16 +244,18 @@ public final class ExportAdmin implements SinkAdmin {
   private CompletionStage<SinkView> view(SinkDefinition definition) {
     return sinks
         .statuses(definition.id())
-        .thenApply(statuses -> new SinkView(
-            definition.id(),
-            definition.name(),
-            definition.type(),
-            Exporter.object(definition.filterJson()),
-            redacted(definition),
-            definition.paused(),
-            definition.createdTime(),
-            definition.updatedTime(),
-            status(definition, statuses)));
+        .thenApply(
+            statuses ->
+                new SinkView(
+                    definition.id(),
+                    definition.name(),
+                    definition.type(),
+                    Exporter.object(definition.filterJson()),
+                    redacted(definition),
+                    definition.paused(),
+                    definition.createdTime(),
+                    definition.updatedTime(),
+                    status(definition, statuses)));
   }
 
   private ObjectNode redacted(SinkDefinition definition) {
@@ -278,7 +279,10 @@ public final class ExportAdmin implements SinkAdmin {
       }
       lag += status.lagRecords();
       if (status.oldestUndeliveredAt() > 0) {
-        oldest = oldest == 0 ? status.oldestUndeliveredAt() : Math.min(oldest, status.oldestUndeliveredAt());
+        oldest =
+            oldest == 0
+                ? status.oldestUndeliveredAt()
+                : Math.min(oldest, status.oldestUndeliveredAt());
       }
       if (!definition.paused() && rank(status.state()) > rank(state)) {
         state = status.state();
@@ -288,7 +292,8 @@ public final class ExportAdmin implements SinkAdmin {
         lastErrorAt = status.lastErrorAt();
       }
     }
-    return new SinkStatus(state, delivered, lag, oldest == 0 ? 0 : Math.max(0, now - oldest), lastError, lastErrorAt);
+    return new SinkStatus(
+        state, delivered, lag, oldest == 0 ? 0 : Math.max(0, now - oldest), lastError, lastErrorAt);
   }
 
   private static int rank(String state) {

@@ -46,7 +46,10 @@ public record ExportConfig(
         "lease",
         "must be at least three refresh intervals");
     r.check(!cursor.isZero() && !cursor.isNegative(), "cursor-interval", "must be positive");
-    r.check(!retryMin.isZero() && retryMin.compareTo(retryMax) <= 0, "retry-min", "must be positive and at most retry-max");
+    r.check(
+        !retryMin.isZero() && retryMin.compareTo(retryMax) <= 0,
+        "retry-min",
+        "must be positive and at most retry-max");
     return r.validated(
         new ExportConfig(enabled, lease, refresh, cursor, readBatch, retryMin, retryMax, maxSinks));
   }

@@ -9,7 +9,6 @@ import io.fieldline.common.kv.KvEntry;
 import io.fieldline.common.kv.TsKvEntry;
 import io.fieldline.export.sink.InvalidSinkException;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -18,8 +17,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Which records a sink takes: {@code deviceTypes} (a device's type is its profile's name), {@code
- * keys} and {@code kinds} ({@code TELEMETRY}, {@code ATTRIBUTES}); each optional, an absent or empty
- * list takes everything. Immutable.
+ * keys} and {@code kinds} ({@code TELEMETRY}, {@code ATTRIBUTES}); each optional, an absent or
+ * empty list takes everything. Immutable.
  */
 final class SinkFilter {
 
@@ -39,9 +38,7 @@ final class SinkFilter {
   /** Checks a filter as given over REST and returns it in stored form. */
   static ObjectNode validate(ObjectNode filter) throws InvalidSinkException {
     ObjectNode out = JsonNodeFactory.instance.objectNode();
-    Iterator<Map.Entry<String, JsonNode>> fields = filter.fields();
-    while (fields.hasNext()) {
-      Map.Entry<String, JsonNode> field = fields.next();
+    for (Map.Entry<String, JsonNode> field : filter.properties()) {
       if (!FIELDS.contains(field.getKey())) {
         throw new InvalidSinkException(
             "filter: unknown field '" + field.getKey() + "' (expected deviceTypes, keys, kinds)");
@@ -64,7 +61,9 @@ final class SinkFilter {
   /** Reads a stored (validated) filter. */
   static SinkFilter of(JsonNode stored) {
     return new SinkFilter(
-        lenient(stored.get("deviceTypes")), lenient(stored.get("keys")), lenient(stored.get("kinds")));
+        lenient(stored.get("deviceTypes")),
+        lenient(stored.get("keys")),
+        lenient(stored.get("kinds")));
   }
 
   /** Whether records of this device type may pass at all. */

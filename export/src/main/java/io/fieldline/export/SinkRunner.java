@@ -134,7 +134,13 @@ final class SinkRunner {
 
   private void open() {
     try {
-      this.sink = context.factory(definition.type()).create(definition.id(), definition.name(), Exporter.json(definition.configurationJson()));
+      this.sink =
+          context
+              .factory(definition.type())
+              .create(
+                  definition.id(),
+                  definition.name(),
+                  Exporter.object(definition.configurationJson()));
       this.startError = null;
     } catch (RuntimeException e) {
       this.sink = null;
@@ -485,8 +491,7 @@ final class SinkRunner {
           .feedStore()
           .read(log.log.id(), log.scanned, limit)
           .whenComplete(
-              (entries, error) ->
-                  context.run(() -> fetched(log, entries, error, limit, settled)));
+              (entries, error) -> context.run(() -> fetched(log, entries, error, limit, settled)));
       return;
     }
     log.fetching = true;
@@ -583,7 +588,9 @@ final class SinkRunner {
   /** Saves cursors and reads the other nodes' watermarks, at most one save at a time. */
   void tick() {
     long now = context.now();
-    if (closed || savingCursors || now - lastCursorSave < context.config().cursorInterval().toMillis()) {
+    if (closed
+        || savingCursors
+        || now - lastCursorSave < context.config().cursorInterval().toMillis()) {
       schedulePump();
       return;
     }
@@ -606,7 +613,10 @@ final class SinkRunner {
                     () -> {
                       savingCursors = false;
                       if (error != null) {
-                        LOG.debug("export: cursors of '{}' not saved: {}", definition.name(), error.toString());
+                        LOG.debug(
+                            "export: cursors of '{}' not saved: {}",
+                            definition.name(),
+                            error.toString());
                       } else if (remote != null) {
                         for (Map.Entry<UUID, Long> floor : remoteFloors.entrySet()) {
                           FeedCursor cursor = remote.get(floor.getKey());

@@ -10,6 +10,7 @@ import io.fieldline.common.device.DeviceRegistry;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.dao.cassandra.CassandraConfig;
+import io.fieldline.export.SinkAdmin;
 import io.fieldline.fleet.live.LiveData;
 import io.fieldline.fleet.ota.OtaConfig;
 import io.fieldline.fleet.ota.OtaPackages;
@@ -71,6 +72,7 @@ public final class FieldlineServer implements AutoCloseable {
   private @Nullable String adminPassword;
   private @Nullable StorageTier storage;
   private @Nullable ClusterTier cluster;
+  private @Nullable ExportTier export;
   private @Nullable MqttTier mqtt;
   private @Nullable HttpTier http;
   private @Nullable Device demoDevice;
@@ -118,6 +120,9 @@ public final class FieldlineServer implements AutoCloseable {
     StorageTier storageTier =
         StorageTier.start(root, serverConfig, cassandraConfig, metrics, stops);
     storage = storageTier;
+    ExportTier export =
+        ExportTier.start(root, storageTier.storage(), clusterConfig, metrics, stops);
+    this.export = export;
     LocalDeviceEvents localEvents = new LocalDeviceEvents();
     // The device actors write through it: what they store for watched devices is published.
     LiveData live = new LiveData(clusterConfig.nodeId(), localEvents, wsConfig.watchRefresh());
@@ -215,6 +220,12 @@ public final class FieldlineServer implements AutoCloseable {
               serverConfig.dataDir());
     }
     clusterTier.join(mqttTier.server().port(), httpTier.port(), stops);
+  }
+
+  /** Sink management (export), once started. */
+  public Optional<SinkAdmin> sinkAdmin() {
+    ExportTier tier = export;
+    return tier == null ? Optional.empty() : Optional.of(tier.admin());
   }
 
   /** Announces the watched devices again now and then (repairs a lost announcement). */

@@ -80,12 +80,14 @@ public final class CassandraStorage implements AutoCloseable {
   private final @Nullable FeedWriter feed;
   private final CassandraFeedStore feedStore;
   private final CassandraSinkStore sinkStore;
+  private final String feedNode;
 
   private CassandraStorage(
       CqlSession session, CassandraConfig config, FeedConfig feedConfig, MeterRegistry registry) {
     this.session = session;
     this.config = config;
     this.limiter = WriteLimiter.from(config);
+    this.feedNode = feedConfig.node();
     this.feed =
         feedConfig.enabled()
             ? new FeedWriter(
@@ -99,6 +101,15 @@ public final class CassandraStorage implements AutoCloseable {
     this.feedStore = new CassandraFeedStore(session, config.keyspace(), config.writeConsistency());
     this.sinkStore = new CassandraSinkStore(session, config.keyspace(), config.writeConsistency());
     this.telemetryStore = new CassandraTelemetryStore(session, config, limiter, registry, feed);
+    if (feed != null) {
+      FeedWriter writer = feed;
+      FunctionCounter.builder("fieldline.feed.entries", writer, FeedWriter::appended)
+          .description("change feed entries written by this process")
+          .register(registry);
+      Gauge.builder("fieldline.feed.memory.entries", writer, FeedWriter::inMemory)
+          .description("change feed entries of this process's log held in memory")
+          .register(registry);
+    }
     // Client reads wait while any write gauge is overloaded, and start again when it is relieved.
     List<PressureGauge> writeGauges = new ArrayList<>(telemetryStore.pressure());
     writeGauges.add(limiter.pressure());
@@ -299,6 +310,11 @@ public final class CassandraStorage implements AutoCloseable {
   /** This process's change feed log, or empty when {@code fieldline.feed.enabled} is off. */
   public Optional<LocalFeed> localFeed() {
     return Optional.ofNullable(feed);
+  }
+
+  /** The node id recorded with this process's feed log ({@code fieldline.feed.node}). */
+  public String feedNode() {
+    return feedNode;
   }
 
   /** The change feed's logs and cursors. */

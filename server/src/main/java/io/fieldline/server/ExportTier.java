@@ -1,0 +1,59 @@
+package io.fieldline.server;
+
+import com.typesafe.config.Config;
+import io.fieldline.cluster.ClusterConfig;
+import io.fieldline.common.feed.FeedLog;
+import io.fieldline.dao.cassandra.CassandraStorage;
+import io.fieldline.export.ExportAdmin;
+import io.fieldline.export.ExportConfig;
+import io.fieldline.export.Exporter;
+import io.fieldline.export.SinkAdmin;
+import io.fieldline.export.sink.SinkFactory;
+import io.fieldline.export.sink.webhook.WebhookSinkFactory;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
+import java.util.function.Predicate;
+
+/**
+ * Export (docs/export.md): this node's {@link Exporter} over the storage's feed, and the {@link
+ * SinkAdmin} REST serves. Built right after storage, so it stops just before it: after the
+ * transports and actors drained, with the last cursors saved.
+ *
+ * @param exporter this node's deliveries
+ * @param admin sink management for REST and the console
+ */
+record ExportTier(Exporter exporter, SinkAdmin admin) {
+
+  static ExportTier start(
+      Config root,
+      CassandraStorage storage,
+      ClusterConfig cluster,
+      MeterRegistry metrics,
+      StopSteps stops) {
+    ExportConfig config = ExportConfig.from(root);
+    String node = storage.feedNode();
+    // A single node is the only writer: every other log is a previous run of it, taken at once.
+    // In a cluster, a node takes at once only its own id's earlier logs; others' wait for their
+    // lease to run out.
+    Predicate<FeedLog> adoptAtOnce =
+        cluster.enabled() ? log -> log.node().equals(node) : log -> true;
+    List<SinkFactory> factories = List.of(new WebhookSinkFactory());
+    Exporter exporter =
+        new Exporter(
+            config,
+            storage.feedStore(),
+            storage.sinkStore(),
+            storage.localFeed().orElse(null),
+            storage.deviceRegistry(),
+            factories,
+            metrics,
+            node,
+            adoptAtOnce);
+    if (config.enabled()) {
+      exporter.start();
+    }
+    stops.add("export", exporter::close);
+    return new ExportTier(
+        exporter, new ExportAdmin(storage.sinkStore(), storage.feedStore(), exporter));
+  }
+}
