@@ -195,6 +195,14 @@ class RestHardeningIT extends ServerTestBase {
     HttpResponse<String> create =
         post("/api/device", token, "{\"name\":\"" + "n".repeat(100_000) + "\"}");
     assertThat(create.statusCode()).isEqualTo(413);
+    HttpResponse<String> sink =
+        post(
+            "/api/fieldline/sinks",
+            token,
+            "{\"name\":\"s\",\"type\":\"WEBHOOK\",\"configuration\":{\"url\":\""
+                + "u".repeat(100_000)
+                + "\"}}");
+    assertThat(sink.statusCode()).isEqualTo(413);
   }
 
   @Test
