@@ -267,6 +267,9 @@ class RestHardeningIT extends ServerTestBase {
     assertThat(preflight.headers().firstValue("Access-Control-Allow-Origin")).hasValue(ORIGIN);
     assertThat(preflight.headers().firstValue("Access-Control-Allow-Headers"))
         .hasValueSatisfying(value -> assertThat(value).contains("X-Authorization"));
+    // PUT: the export sinks' update (PUT /api/fieldline/sinks/{id}).
+    assertThat(preflight.headers().firstValue("Access-Control-Allow-Methods"))
+        .hasValue("GET, POST, PUT, DELETE, OPTIONS");
   }
 
   @Test
