@@ -7,12 +7,16 @@ import io.fieldline.common.feed.SinkDeadLetter;
 import io.fieldline.export.SinkStatus;
 import io.fieldline.export.SinkView;
 import java.net.http.HttpResponse;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.stream.Stream;
 import org.apache.pekko.http.javadsl.server.Directives;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -224,39 +228,27 @@ class SinkRoutesTest extends RoutesTestBase {
     assertBadRequest(get(SINKS + "/" + sink.id() + "/deadLetters?limit=" + limit));
   }
 
-  @ParameterizedTest
-  @ValueSource(
-      strings = {
-        "GET |",
-        "PUT |",
-        "DELETE |",
-        "POST /pause",
-        "POST /resume",
-        "POST /replay?fromTs=1",
-        "GET /deadLetters"
-      })
-  void should_answer_404_when_the_sink_is_unknown(String call) {
-    String path = SINKS + "/" + UUID.randomUUID() + call.substring(call.indexOf(' ') + 1);
-    path = path.replace("|", "");
-
-    assertNotFound(send(call.substring(0, call.indexOf(' ')), path));
+  /** Every call on one sink: its method and what follows the sink's id in the path. */
+  static Stream<Arguments> callsOnOneSink() {
+    return Stream.of(
+        Arguments.of("GET", ""),
+        Arguments.of("PUT", ""),
+        Arguments.of("DELETE", ""),
+        Arguments.of("POST", "/pause"),
+        Arguments.of("POST", "/resume"),
+        Arguments.of("POST", "/replay?fromTs=1"),
+        Arguments.of("GET", "/deadLetters"));
   }
 
   @ParameterizedTest
-  @ValueSource(
-      strings = {
-        "GET |",
-        "PUT |",
-        "DELETE |",
-        "POST /pause",
-        "POST /resume",
-        "POST /replay?fromTs=1",
-        "GET /deadLetters"
-      })
-  void should_answer_400_when_the_sink_id_is_not_a_uuid(String call) {
-    String suffix = call.substring(call.indexOf(' ') + 1).replace("|", "");
-    String method = call.substring(0, call.indexOf(' '));
+  @MethodSource("callsOnOneSink")
+  void should_answer_404_when_the_sink_is_unknown(String method, String suffix) {
+    assertNotFound(send(method, SINKS + "/" + UUID.randomUUID() + suffix));
+  }
 
+  @ParameterizedTest
+  @MethodSource("callsOnOneSink")
+  void should_answer_400_when_the_sink_id_is_not_a_uuid(String method, String suffix) {
     for (String id : new String[] {"not-a-uuid", "1-1-1-1-1", UUID.randomUUID() + "0"}) {
       HttpResponse<String> answer = send(method, SINKS + "/" + id + suffix);
       assertBadRequest(answer);
@@ -264,13 +256,14 @@ class SinkRoutesTest extends RoutesTestBase {
     }
   }
 
+  /** Sends a valid sink body with every PUT and POST (pause, resume and a replay ignore it). */
   private HttpResponse<String> send(String method, String path) {
     String body = body("unused-" + UUID.randomUUID(), "KAFKA");
     return switch (method) {
       case "GET" -> get(path);
       case "PUT" -> put(path, body);
       case "DELETE" -> delete(path);
-      default -> post(path, "");
+      default -> post(path, body);
     };
   }
 
@@ -332,19 +325,19 @@ class SinkRoutesTest extends RoutesTestBase {
 
   @Test
   void should_answer_503_on_every_path_when_export_is_not_configured() {
-    String sinks = "/api/unconfigured/fieldline/sinks";
-    String id = sinks + "/" + UUID.randomUUID();
-    for (HttpResponse<String> answer :
-        List.of(
-            get(sinks),
-            post(sinks, body("nowhere", "KAFKA")),
-            get(id),
-            put(id, body("nowhere", "KAFKA")),
-            delete(id),
-            post(id + "/pause", ""),
-            post(id + "/resume", ""),
-            post(id + "/replay?fromTs=0", ""),
-            get(id + "/deadLetters"))) {
+    String unconfigured = "/api/unconfigured/fieldline/sinks";
+    List<HttpResponse<String>> answers = new ArrayList<>();
+    answers.add(send("GET", unconfigured));
+    answers.add(send("POST", unconfigured));
+    callsOnOneSink()
+        .map(Arguments::get)
+        .forEach(
+            call ->
+                answers.add(
+                    send((String) call[0], unconfigured + "/" + UUID.randomUUID() + call[1])));
+
+    assertThat(answers).hasSize(9);
+    for (HttpResponse<String> answer : answers) {
       assertError(answer, 503, 2);
       assertThat(json(answer).get("message").asText())
           .isEqualTo("export is not configured on this server");
