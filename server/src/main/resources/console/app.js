@@ -8,6 +8,7 @@ import { loginPage } from './login.js';
 import { devicesPage } from './devices.js';
 import { devicePage } from './device.js';
 import { fleetPage } from './fleet.js';
+import { sinksPage } from './sinks.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -21,6 +22,7 @@ const routes = [
   [/^#\/devices$/, () => devicesPage(main)],
   [/^#\/device\/([0-9a-fA-F-]{36})$/, (id) => devicePage(main, id)],
   [/^#\/fleet$/, () => fleetPage(main)],
+  [/^#\/sinks$/, () => sinksPage(main)],
 ];
 
 function route() {

@@ -18,6 +18,7 @@ import io.fieldline.fleet.provision.ProvisionConfig;
 import io.fieldline.fleet.provision.Provisioning;
 import io.fieldline.fleet.rpc.RpcConfig;
 import io.fieldline.fleet.rpc.RpcService;
+import io.fieldline.server.rest.UnconfiguredSinkAdmin;
 import io.fieldline.server.ws.WsConfig;
 import io.fieldline.transport.common.firmware.FirmwareConfig;
 import io.fieldline.transport.common.firmware.FirmwareDelivery;
@@ -208,6 +209,8 @@ public final class FieldlineServer implements AutoCloseable {
             ota,
             firmware,
             provisioning,
+            // Export (issue 28) is not wired yet: /api/fieldline/sinks answers 503.
+            new UnconfiguredSinkAdmin(),
             stops);
     http = httpTier;
     // After HTTP in the list, so before it when stopping: waiting calls answer 503 first.

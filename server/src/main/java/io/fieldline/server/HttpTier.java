@@ -4,6 +4,7 @@ import io.fieldline.common.credentials.CredentialsRevocation;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.provision.DeviceProvisioning;
 import io.fieldline.dao.cassandra.CassandraStorage;
+import io.fieldline.export.SinkAdmin;
 import io.fieldline.fleet.live.LiveData;
 import io.fieldline.fleet.ota.OtaPackages;
 import io.fieldline.fleet.rpc.RpcService;
@@ -32,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * ({@code /api/v1/{token}/...}, submitting to the same gateway as the MQTT transport), health and
  * metrics on Pekko HTTP, in the device tier's actor system. It reads through the storage tier's
  * ports, and revokes a changed credential through {@code revocation}; readiness asks Cassandra and,
- * in a cluster, whether this node is on its ring.
+ * in a cluster, whether this node is on its ring. Export sinks are managed through {@code sinks}.
  *
  * @param binding the bound listener
  */
@@ -57,6 +58,7 @@ record HttpTier(ServerBinding binding) {
       OtaPackages ota,
       FirmwareDelivery firmware,
       DeviceProvisioning provisioning,
+      SinkAdmin sinks,
       StopSteps stops) {
     JwtTokens tokens =
         new JwtTokens(jwtSecret, config.tokenTtl(), config.refreshTokenTtl(), Clock.systemUTC());
@@ -89,7 +91,8 @@ record HttpTier(ServerBinding binding) {
             new ConsoleRoutes(mqtt.server().port(), mqtt.server().tlsPort()),
             websockets.routes(),
             storage.deviceProfiles(),
-            ota);
+            ota,
+            sinks);
     // The same config the actor system was built from (the whole server's).
     DeviceApiConfig deviceConfig = DeviceApiConfig.from(devices.system().settings().config());
     DeviceApi deviceApi =

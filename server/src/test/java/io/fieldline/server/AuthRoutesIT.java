@@ -10,15 +10,19 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * ThingsBoard's {@code /api/auth/login} and {@code /api/auth/token} against a real server: the
- * token pair's shape, refreshing, both bearer headers, and the 401s of docs/rest-api.md.
+ * token pair's shape, refreshing, both bearer headers, and the 401s of docs/rest-api.md (every
+ * export-sink call among them).
  */
 class AuthRoutesIT extends ServerTestBase {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String PROTECTED = "/api/tenant/devices?pageSize=1&page=0";
+  private static final String SINK = "0b1e7f5e-8a6d-4c1e-9d57-3f2b6a4c9e10";
 
   private JsonNode pair;
 
@@ -109,5 +113,44 @@ class AuthRoutesIT extends ServerTestBase {
     HttpResponse<String> none =
         http.send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString());
     assertThat(none.statusCode()).isEqualTo(401);
+  }
+
+  /**
+   * Every call of {@code /api/fieldline/sinks} (method and path), answered 401 without a token;
+   * with one it reaches the sink routes, which answer 503 while export is not wired (issue 28).
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "GET ",
+        "POST ",
+        "GET /" + SINK,
+        "PUT /" + SINK,
+        "DELETE /" + SINK,
+        "POST /" + SINK + "/pause",
+        "POST /" + SINK + "/resume",
+        "POST /" + SINK + "/replay?fromTs=0",
+        "GET /" + SINK + "/deadLetters"
+      })
+  void should_answer_401_when_a_sink_call_has_no_token(String call) throws IOException {
+    String method = call.substring(0, call.indexOf(' '));
+    URI uri = uri("/api/fieldline/sinks" + call.substring(call.indexOf(' ') + 1));
+    String body = "{\"name\":\"s\",\"type\":\"KAFKA\"}";
+    HttpRequest.Builder anonymous =
+        HttpRequest.newBuilder(uri).method(method, HttpRequest.BodyPublishers.ofString(body));
+
+    HttpResponse<String> refused = send(anonymous);
+    assertThat(refused.statusCode()).as(refused.body()).isEqualTo(401);
+    assertThat(JSON.readTree(refused.body()).get("message").asText())
+        .isEqualTo("Authentication failed");
+
+    HttpResponse<String> wired =
+        send(
+            HttpRequest.newBuilder(uri)
+                .header("X-Authorization", "Bearer " + pair.get("token").asText())
+                .method(method, HttpRequest.BodyPublishers.ofString(body)));
+    assertThat(wired.statusCode()).as(wired.body()).isEqualTo(503);
+    assertThat(JSON.readTree(wired.body()).get("message").asText())
+        .isEqualTo("export is not configured on this server");
   }
 }

@@ -105,7 +105,8 @@ class ConsoleBrowserIT extends RestTestBase {
 
   @Test
   void should_show_the_login_form_when_a_console_page_is_opened_without_a_token() {
-    for (String page : List.of("/#/devices", "/#/fleet", "/#/device/" + UUID.randomUUID())) {
+    for (String page :
+        List.of("/#/devices", "/#/fleet", "/#/sinks", "/#/device/" + UUID.randomUUID())) {
       browser.get(url(page));
       await()
           .atMost(PATIENCE)

@@ -37,6 +37,22 @@ class DashboardMetricsIT extends RestTestBase {
 
   private static final String TELEMETRY = "v1/devices/me/telemetry";
 
+  /**
+   * The export row's meters (issue 28), registered by the export module once the composition root
+   * runs it; until then no server exposes them, and the queries selecting only these are set aside.
+   * The test fails as soon as one is exposed, so that this set goes with the wiring (and the test
+   * then creates a sink, since the {@code sink}-tagged meters exist per sink).
+   */
+  private static final Set<String> NOT_YET_EXPOSED =
+      Set.of(
+          "fieldline_export_delivered_total",
+          "fieldline_export_lag_records",
+          "fieldline_export_lag_seconds",
+          "fieldline_export_failures_total",
+          "fieldline_export_dead_letters_total",
+          "fieldline_feed_entries_total",
+          "fieldline_feed_memory_entries");
+
   private TestingServer zookeeper;
 
   @Override
@@ -129,12 +145,25 @@ class DashboardMetricsIT extends RestTestBase {
               "fieldline_cluster_forwarded_total",
               "fieldline_ws_sessions",
               "jvm_gc_pause_seconds_sum");
-      assertThat(DashboardQueries.missing(queries, DashboardQueries.samples(scrape)))
+      Map<String, Set<String>> samples = DashboardQueries.samples(scrape);
+      assertThat(samples.keySet())
+          .as("export meters exposed now: drop NOT_YET_EXPOSED and give this test a sink")
+          .doesNotContainAnyElementsOf(NOT_YET_EXPOSED);
+      List<Query> exposed =
+          queries.stream()
+              .filter(query -> !NOT_YET_EXPOSED.containsAll(metricNames(query)))
+              .toList();
+      assertThat(queries.size() - exposed.size()).as("export queries set aside").isEqualTo(7);
+      assertThat(DashboardQueries.missing(exposed, samples))
           .as("dashboard queries using names that GET /metrics does not expose")
           .isEmpty();
     } finally {
       mqtt.disconnect();
     }
+  }
+
+  private static Set<String> metricNames(Query query) {
+    return DashboardQueries.metricNames(query.expr());
   }
 
   private static JsonNode read() {

@@ -45,7 +45,7 @@ class MonitoringFilesTest {
     assertThat(dashboard.path("uid").asText()).isNotBlank();
 
     List<JsonNode> panels = DashboardQueries.panels(dashboard);
-    assertThat(panels).hasSizeBetween(15, 25);
+    assertThat(panels).hasSizeBetween(15, 30);
     Set<Integer> ids = new HashSet<>();
     List<String> problems = new ArrayList<>();
     for (JsonNode panel : panels) {

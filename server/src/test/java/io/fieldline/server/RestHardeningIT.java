@@ -195,6 +195,14 @@ class RestHardeningIT extends ServerTestBase {
     HttpResponse<String> create =
         post("/api/device", token, "{\"name\":\"" + "n".repeat(100_000) + "\"}");
     assertThat(create.statusCode()).isEqualTo(413);
+    HttpResponse<String> sink =
+        post(
+            "/api/fieldline/sinks",
+            token,
+            "{\"name\":\"s\",\"type\":\"WEBHOOK\",\"configuration\":{\"url\":\""
+                + "u".repeat(100_000)
+                + "\"}}");
+    assertThat(sink.statusCode()).isEqualTo(413);
   }
 
   @Test
@@ -259,6 +267,9 @@ class RestHardeningIT extends ServerTestBase {
     assertThat(preflight.headers().firstValue("Access-Control-Allow-Origin")).hasValue(ORIGIN);
     assertThat(preflight.headers().firstValue("Access-Control-Allow-Headers"))
         .hasValueSatisfying(value -> assertThat(value).contains("X-Authorization"));
+    // PUT: the export sinks' update (PUT /api/fieldline/sinks/{id}).
+    assertThat(preflight.headers().firstValue("Access-Control-Allow-Methods"))
+        .hasValue("GET, POST, PUT, DELETE, OPTIONS");
   }
 
   @Test

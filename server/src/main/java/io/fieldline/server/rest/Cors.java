@@ -24,7 +24,7 @@ import org.apache.pekko.http.javadsl.server.Route;
  */
 final class Cors extends AllDirectives {
 
-  private static final String ALLOWED_METHODS = "GET, POST, DELETE, OPTIONS";
+  private static final String ALLOWED_METHODS = "GET, POST, PUT, DELETE, OPTIONS";
   private static final String ALLOWED_HEADERS = "Content-Type, X-Authorization, Authorization";
 
   private final Set<String> origins;

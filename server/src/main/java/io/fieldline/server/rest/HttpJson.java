@@ -30,6 +30,7 @@ import org.apache.pekko.http.scaladsl.model.EntityStreamException;
 import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
 import org.apache.pekko.http.scaladsl.model.IllegalRequestException;
 import org.apache.pekko.stream.StreamTcpException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * JSON responses, the one mapping from exceptions to HTTP statuses, and the way every route
@@ -89,13 +90,31 @@ public final class HttpJson {
    * {@link #failure}.
    */
   static Route reply(Supplier<CompletionStage<HttpResponse>> response) {
+    return reply(response, HttpJson::failure);
+  }
+
+  /**
+   * Completes with {@code response}, a failure of it (thrown or as a failed stage) answered by
+   * {@code failure}: a route's own exceptions mapped first, the rest handed on to {@link #failure}.
+   */
+  static Route reply(
+      Supplier<CompletionStage<HttpResponse>> response, Function<Throwable, HttpResponse> failure) {
     CompletionStage<HttpResponse> stage;
     try {
       stage = response.get();
     } catch (RuntimeException e) {
       stage = CompletableFuture.failedFuture(e);
     }
-    return Directives.completeWithFuture(stage.exceptionally(HttpJson::failure));
+    return Directives.completeWithFuture(stage.exceptionally(failure));
+  }
+
+  /** What failed a stage: {@code error} without the {@link CompletionException}s around it. */
+  static Throwable unwrap(@Nullable Throwable error) {
+    Throwable cause = error;
+    while (cause instanceof CompletionException && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return cause == null ? new IllegalStateException("no cause") : cause;
   }
 
   /**

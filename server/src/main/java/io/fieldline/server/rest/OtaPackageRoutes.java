@@ -23,7 +23,6 @@ import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -42,7 +41,6 @@ import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
 import org.apache.pekko.stream.Materializer;
 import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
-import org.jspecify.annotations.Nullable;
 
 /**
  * ThingsBoard's OTA package API under {@code /api}:
@@ -362,21 +360,12 @@ final class OtaPackageRoutes extends AllDirectives {
 
   /** Like {@link HttpJson#reply}, with the OTA failures mapped first ({@link #failure}). */
   static Route reply(Supplier<CompletionStage<HttpResponse>> response) {
-    return HttpJson.reply(
-        () -> {
-          CompletionStage<HttpResponse> stage;
-          try {
-            stage = response.get();
-          } catch (RuntimeException e) {
-            stage = CompletableFuture.failedFuture(e);
-          }
-          return stage.exceptionally(OtaPackageRoutes::failure);
-        });
+    return HttpJson.reply(response, OtaPackageRoutes::failure);
   }
 
   /** No such package 404, conflicts 409, a file too large 413; the rest as every route maps it. */
   static HttpResponse failure(Throwable error) {
-    Throwable cause = unwrap(error);
+    Throwable cause = HttpJson.unwrap(error);
     if (cause instanceof NoSuchElementException) {
       return HttpJson.error(404, String.valueOf(cause.getMessage()));
     }
@@ -390,13 +379,5 @@ final class OtaPackageRoutes extends AllDirectives {
       return HttpJson.error(413, "the request is larger than fieldline.ota.max-package-size");
     }
     return HttpJson.failure(cause);
-  }
-
-  private static Throwable unwrap(@Nullable Throwable error) {
-    Throwable cause = error;
-    while (cause instanceof CompletionException && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
-    return cause == null ? new IllegalStateException("no cause") : cause;
   }
 }

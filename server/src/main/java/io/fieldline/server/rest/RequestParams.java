@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -40,6 +41,16 @@ final class RequestParams {
   /** A timestamp in {@code [MIN_TS, MAX_TS]}; {@code fallback} when absent (null: required). */
   static long timestamp(Map<String, String> params, String name, @Nullable Long fallback) {
     return longIn(params, name, fallback, MIN_TS, MAX_TS);
+  }
+
+  /** Whether {@code text} is a UUID in its canonical 36-character form. */
+  static boolean isUuid(String text) {
+    try {
+      // UUID.fromString accepts short forms like "1-1-1-1-1"; Pekko's path matcher does not.
+      return text.length() == 36 && UUID.fromString(text) != null;
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
   }
 
   /** An integer parameter in {@code [min, max]}; {@code fallback} when absent (null: required). */

@@ -8,6 +8,7 @@ import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.port.TelemetryStore;
 import io.fieldline.common.profile.DeviceProfileStore;
 import io.fieldline.common.query.TelemetryQueries;
+import io.fieldline.export.SinkAdmin;
 import io.fieldline.fleet.ota.OtaPackages;
 import io.fieldline.fleet.rpc.RpcService;
 import io.fieldline.server.console.ConsoleRoutes;
@@ -26,7 +27,9 @@ import org.apache.pekko.http.javadsl.server.Route;
  * request bodies limited to {@link RestConfig#maxBodyBytes()} (413), JSON error bodies for Pekko's
  * own rejections, and every 4xx answer counted and logged ({@link RejectedRequests}). The WebSocket
  * API's route is handed in by the composition root: the {@code ws} package builds on this one (its
- * token, its error answers), so this one does not name it.
+ * token, its error answers), so this one does not name it. Export sinks ({@code
+ * /api/fieldline/sinks}) are managed through the {@link SinkAdmin} handed in, {@link
+ * UnconfiguredSinkAdmin} (503) on a server that runs no export.
  */
 public final class RestApi extends AllDirectives {
 
@@ -54,6 +57,7 @@ public final class RestApi extends AllDirectives {
   private final Cors cors;
   private final Route websockets;
   private final OtaPackageRoutes otaPackages;
+  private final SinkRoutes sinks;
   private final long maxBodyBytes;
 
   public RestApi(
@@ -75,7 +79,8 @@ public final class RestApi extends AllDirectives {
       ConsoleRoutes console,
       Route websockets,
       DeviceProfileStore profileStore,
-      OtaPackages ota) {
+      OtaPackages ota,
+      SinkAdmin sinks) {
     LoginThrottle throttle = new LoginThrottle(config, System::nanoTime);
     this.auth =
         new AuthRoutes(
@@ -95,6 +100,7 @@ public final class RestApi extends AllDirectives {
     this.console = console;
     this.websockets = websockets;
     this.otaPackages = new OtaPackageRoutes(ota, registry);
+    this.sinks = new SinkRoutes(sinks);
   }
 
   public Route routes() {
@@ -131,6 +137,7 @@ public final class RestApi extends AllDirectives {
                             telemetry.routes(user),
                             attributes.routes(user),
                             rpc.routes(),
-                            otaPackages.routes()))));
+                            otaPackages.routes(),
+                            sinks.routes()))));
   }
 }

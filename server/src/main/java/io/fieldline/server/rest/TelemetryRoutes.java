@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
@@ -100,7 +99,7 @@ final class TelemetryRoutes extends AllDirectives {
    * AttributeRoutes}).
    */
   private Route unsupportedEntity(String type) {
-    if (isUuid(type)) {
+    if (RequestParams.isUuid(type)) {
       return reject();
     }
     if (!type.equals("DEVICE")) {
@@ -109,16 +108,10 @@ final class TelemetryRoutes extends AllDirectives {
     }
     return pathPrefix(
         PathMatchers.segment(),
-        id -> isUuid(id) ? reject() : complete(HttpJson.error(400, "device id must be a UUID")));
-  }
-
-  private static boolean isUuid(String text) {
-    try {
-      // UUID.fromString accepts short forms like "1-1-1-1-1"; the path matcher does not.
-      return text.length() == 36 && UUID.fromString(text) != null;
-    } catch (IllegalArgumentException e) {
-      return false;
-    }
+        id ->
+            RequestParams.isUuid(id)
+                ? reject()
+                : complete(HttpJson.error(400, "device id must be a UUID")));
   }
 
   private Route telemetry(DeviceId id, TelemetryQueries reads) {

@@ -64,6 +64,13 @@ abstract class RoutesTestBase {
     return send(postRequest(path, body));
   }
 
+  HttpResponse<String> put(String path, String body) {
+    return send(
+        request(path)
+            .header("Content-Type", "application/json")
+            .PUT(HttpRequest.BodyPublishers.ofString(body)));
+  }
+
   HttpResponse<String> delete(String path) {
     return send(request(path).DELETE());
   }
