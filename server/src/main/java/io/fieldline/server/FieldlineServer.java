@@ -18,7 +18,6 @@ import io.fieldline.fleet.provision.ProvisionConfig;
 import io.fieldline.fleet.provision.Provisioning;
 import io.fieldline.fleet.rpc.RpcConfig;
 import io.fieldline.fleet.rpc.RpcService;
-import io.fieldline.server.rest.UnconfiguredSinkAdmin;
 import io.fieldline.server.ws.WsConfig;
 import io.fieldline.transport.common.firmware.FirmwareConfig;
 import io.fieldline.transport.common.firmware.FirmwareDelivery;
@@ -209,8 +208,7 @@ public final class FieldlineServer implements AutoCloseable {
             ota,
             firmware,
             provisioning,
-            // Export (issue 28) is not wired yet: /api/fieldline/sinks answers 503.
-            new UnconfiguredSinkAdmin(),
+            export.admin(),
             stops);
     http = httpTier;
     // After HTTP in the list, so before it when stopping: waiting calls answer 503 first.

@@ -117,7 +117,8 @@ class AuthRoutesIT extends ServerTestBase {
 
   /**
    * Every call of {@code /api/fieldline/sinks} (method and path), answered 401 without a token;
-   * with one it reaches the sink routes, which answer 503 while export is not wired (issue 28).
+   * with one it reaches the sink routes, which answer it (a list, a refusal of the incomplete
+   * definition, or no such sink).
    */
   @ParameterizedTest
   @ValueSource(
@@ -149,8 +150,6 @@ class AuthRoutesIT extends ServerTestBase {
             HttpRequest.newBuilder(uri)
                 .header("X-Authorization", "Bearer " + pair.get("token").asText())
                 .method(method, HttpRequest.BodyPublishers.ofString(body)));
-    assertThat(wired.statusCode()).as(wired.body()).isEqualTo(503);
-    assertThat(JSON.readTree(wired.body()).get("message").asText())
-        .isEqualTo("export is not configured on this server");
+    assertThat(wired.statusCode()).as(wired.body()).isIn(200, 400, 404);
   }
 }
