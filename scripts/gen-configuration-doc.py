@@ -20,6 +20,7 @@ MODULES = [
     ("actors", "Device actors"),
     ("dao-cassandra", "Cassandra storage"),
     ("cluster", "Cluster (ZooKeeper membership, ring, gRPC forwarding; see [cluster.md](cluster.md))"),
+    ("export", "Export: delivery of the change feed to sinks (see [export.md](export.md))"),
 ]
 
 

@@ -8,7 +8,6 @@ import java.time.Duration;
  * The exporter's settings, the {@code fieldline.export} block (documented in this module's {@code
  * reference.conf}).
  *
- * @param enabled whether this node delivers to sinks
  * @param lease how long a hold on a feed log lasts without renewal
  * @param refreshInterval how often definitions, logs and leases are looked at
  * @param cursorInterval how often cursors are saved and other nodes' progress read
@@ -18,7 +17,6 @@ import java.time.Duration;
  * @param maxSinks most sinks
  */
 public record ExportConfig(
-    boolean enabled,
     Duration lease,
     Duration refreshInterval,
     Duration cursorInterval,
@@ -33,7 +31,6 @@ public record ExportConfig(
   /** Reads and validates {@code fieldline.export}. */
   public static ExportConfig from(Config root) {
     ConfigReader r = ConfigReader.of(root, PATH);
-    boolean enabled = r.bool("enabled");
     Duration lease = r.duration("lease");
     Duration refresh = r.duration("refresh-interval");
     Duration cursor = r.duration("cursor-interval");
@@ -51,6 +48,6 @@ public record ExportConfig(
         "retry-min",
         "must be positive and at most retry-max");
     return r.validated(
-        new ExportConfig(enabled, lease, refresh, cursor, readBatch, retryMin, retryMax, maxSinks));
+        new ExportConfig(lease, refresh, cursor, readBatch, retryMin, retryMax, maxSinks));
   }
 }

@@ -324,7 +324,8 @@ public final class Exporter implements AutoCloseable {
   private void retireFinished() {
     for (FeedLog log : new ArrayList<>(held.values())) {
       boolean finished = runners.values().stream().allMatch(runner -> runner.finished(log.id()));
-      if (finished && !runners.isEmpty()) {
+      // With no sink at all, nothing needs it: a sink created later starts after its entries.
+      if (finished) {
         held.remove(log.id());
         feeds
             .retire(log.id())

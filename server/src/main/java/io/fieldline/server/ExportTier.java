@@ -49,9 +49,7 @@ record ExportTier(Exporter exporter, SinkAdmin admin) {
             metrics,
             node,
             adoptAtOnce);
-    if (config.enabled()) {
-      exporter.start();
-    }
+    exporter.start();
     stops.add("export", exporter::close);
     return new ExportTier(
         exporter, new ExportAdmin(storage.sinkStore(), storage.feedStore(), exporter));

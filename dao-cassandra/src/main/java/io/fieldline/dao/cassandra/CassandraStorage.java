@@ -98,7 +98,12 @@ public final class CassandraStorage implements AutoCloseable {
                 FEED_LEASE_AT_START.toMillis(),
                 System::currentTimeMillis)
             : null;
-    this.feedStore = new CassandraFeedStore(session, config.keyspace(), config.writeConsistency());
+    this.feedStore =
+        new CassandraFeedStore(
+            session,
+            config.keyspace(),
+            config.writeConsistency(),
+            feedConfig.retentionSeconds() + 86_400);
     this.sinkStore = new CassandraSinkStore(session, config.keyspace(), config.writeConsistency());
     this.telemetryStore = new CassandraTelemetryStore(session, config, limiter, registry, feed);
     if (feed != null) {

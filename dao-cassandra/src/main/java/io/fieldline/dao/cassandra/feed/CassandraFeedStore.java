@@ -57,9 +57,15 @@ public final class CassandraFeedStore implements FeedStore {
   private final PreparedStatement deleteCursors;
   private final PreparedStatement publishLast;
 
-  /** Prepares the statements; blocks, so call at startup. */
-  public CassandraFeedStore(CqlSession session, String keyspace, ConsistencyLevel consistency) {
+  /**
+   * Prepares the statements; blocks, so call at startup.
+   *
+   * @param logTtlSeconds how long a log's row outlives its last change (feed retention and a day)
+   */
+  public CassandraFeedStore(
+      CqlSession session, String keyspace, ConsistencyLevel consistency, int logTtlSeconds) {
     this.session = session;
+    String ttl = " USING TTL " + logTtlSeconds;
     this.consistency = consistency;
     String logs = keyspace + ".feed_logs";
     this.selectLogs =
@@ -73,23 +79,27 @@ public final class CassandraFeedStore implements FeedStore {
         session.prepare(
             "UPDATE "
                 + logs
+                + ttl
                 + " SET owner = ?, lease_until = ? WHERE bucket = 0 AND log = ? IF owner = null");
     this.takeLease =
         session.prepare(
             "UPDATE "
                 + logs
+                + ttl
                 + " SET owner = ?, lease_until = ? WHERE bucket = 0 AND log = ?"
                 + " IF owner = ? AND lease_until = ?");
     this.releaseLease =
         session.prepare(
             "UPDATE " + logs + " SET owner = null WHERE bucket = 0 AND log = ? IF owner = ?");
     this.retireLog =
-        session.prepare("UPDATE " + logs + " SET retired = true WHERE bucket = 0 AND log = ?");
+        session.prepare(
+            "UPDATE " + logs + ttl + " SET retired = true WHERE bucket = 0 AND log = ?");
     this.reopenLog =
-        session.prepare("UPDATE " + logs + " SET retired = false WHERE bucket = 0 AND log = ?");
+        session.prepare(
+            "UPDATE " + logs + ttl + " SET retired = false WHERE bucket = 0 AND log = ?");
     this.publishLast =
         session.prepare(
-            "UPDATE " + logs + " SET last_pos = ?, closed = ? WHERE bucket = 0 AND log = ?");
+            "UPDATE " + logs + ttl + " SET last_pos = ?, closed = ? WHERE bucket = 0 AND log = ?");
     String feed = keyspace + ".feed";
     this.readBlock =
         session.prepare(
