@@ -14,6 +14,7 @@ import io.fieldline.common.feed.LocalFeed;
 import io.fieldline.common.feed.SinkDefinition;
 import io.fieldline.common.feed.SinkStore;
 import io.fieldline.export.sink.SinkFactory;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.io.IOException;
@@ -101,6 +102,7 @@ public final class Exporter implements AutoCloseable {
   private final AsyncLoadingCache<DeviceId, DeviceInfo> devices;
   private final RecordJson records = new RecordJson();
   private final Timer latency;
+  private final Counter lostLeases;
   private final Map<UUID, SinkRunner> runners = new HashMap<>(); // export thread
   private final Map<UUID, FeedLog> held = new HashMap<>(); // export thread: adopted logs
   private final AtomicBoolean pumpRequested = new AtomicBoolean();
@@ -133,7 +135,7 @@ public final class Exporter implements AutoCloseable {
     this.node = node;
     this.adoptAtOnce = adoptAtOnce;
     this.clock = System::currentTimeMillis;
-    this.owner = local == null ? UUID.randomUUID() : local.logId();
+    this.owner = local == null ? UUID.randomUUID() : local.processId();
     this.executor =
         Executors.newSingleThreadScheduledExecutor(
             task -> {
@@ -155,6 +157,10 @@ public final class Exporter implements AutoCloseable {
                                     .map((Device d) -> new DeviceInfo(d.name(), d.type()))
                                     .orElse(DeviceInfo.UNKNOWN))
                         .toCompletableFuture());
+    this.lostLeases =
+        Counter.builder("fieldline.feed.leases.lost")
+            .description("times another process took this process's own feed log")
+            .register(registry);
     this.latency =
         Timer.builder("fieldline.export.latency")
             .description("from a record's storage to its delivery")
@@ -220,10 +226,14 @@ public final class Exporter implements AutoCloseable {
                 .thenCompose(
                     ok -> {
                       if (!ok) {
+                        // Frozen longer than the lease: another process adopted the log and
+                        // delivers it. New entries go to a new log of ours.
                         LOG.error(
-                            "export: another process took this process's feed log {}; its"
-                                + " entries are delivered by that process",
+                            "export: another process took this process's feed log {} (frozen"
+                                + " longer than fieldline.export.lease?); writing a new log",
                             local.logId());
+                        lostLeases.increment();
+                        local.rotate();
                       }
                       return feeds.publish(local.logId(), local.settledPosition(), false);
                     })

@@ -462,25 +462,31 @@ final class SinkRunner {
     if (!log.ready) {
       return 0;
     }
-    LocalFeed local = context.localFeed();
-    if (log.own && local != null) {
+    LocalFeed local = ownNow(log);
+    if (local != null) {
       return log.scanned >= local.settledPosition() ? local.pendingSeqFloor() : 0;
     }
     return log.exhausted ? Long.MAX_VALUE : 0;
   }
 
+  // The local feed, if this is still the log it writes (it may have rotated since).
+  private @Nullable LocalFeed ownNow(LogState log) {
+    LocalFeed local = context.localFeed();
+    return log.own && local != null && local.logId().equals(log.log.id()) ? local : null;
+  }
+
   private void fill(LogState log) {
-    if (log.fetching || (!log.own && log.exhausted)) {
+    if (log.fetching || (ownNow(log) == null && log.exhausted)) {
       return;
     }
-    LocalFeed local = context.localFeed();
+    LocalFeed local = ownNow(log);
     int limit = context.config().readBatch();
-    if (log.own && local != null) {
+    if (local != null) {
       long settled = local.settledPosition();
       if (log.scanned >= settled) {
         return;
       }
-      LocalFeed.Tail tail = local.tail(log.scanned, limit);
+      LocalFeed.Tail tail = local.tail(log.log.id(), log.scanned, limit);
       if (tail != null) {
         log.buffer.addAll(tail.entries());
         log.scanned = tail.through();
@@ -528,7 +534,7 @@ final class SinkRunner {
     }
     if (entries.size() < limit) {
       // The end: of what is settled (own log), or of the log (adopted: its writer is gone).
-      if (log.own) {
+      if (ownNow(log) != null) {
         last = Math.max(last, cap);
       } else {
         log.exhausted = true;
@@ -672,9 +678,9 @@ final class SinkRunner {
 
   long lagRecords() {
     long lag = 0;
-    LocalFeed local = context.localFeed();
     for (LogState log : logs.values()) {
-      if (log.own && local != null) {
+      LocalFeed local = ownNow(log);
+      if (local != null) {
         lag += Math.max(0, local.settledPosition() - log.position);
       } else if (!log.exhausted) {
         lag += Math.max(log.buffer.size(), log.log.lastPosition() - log.position);

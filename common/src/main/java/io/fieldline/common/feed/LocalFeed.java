@@ -10,8 +10,18 @@ import org.jspecify.annotations.Nullable;
  */
 public interface LocalFeed {
 
-  /** The id of the log this process writes. */
+  /** The id of the log this process writes now; the other methods are about it. */
   UUID logId();
+
+  /** The id this process holds leases under (the same for every log it writes). */
+  UUID processId();
+
+  /**
+   * Starts a new log, because another process took this one's (it was frozen longer than its
+   * lease): what is written from now on goes to the new log; the old one is delivered by whoever
+   * holds it.
+   */
+  void rotate();
 
   /**
    * Every position at or below it is settled: written (acknowledged) or failed (never acknowledged,
@@ -26,10 +36,11 @@ public interface LocalFeed {
   long pendingSeqFloor();
 
   /**
-   * Settled, written entries with {@code position > after}, at most {@code limit}, from memory;
-   * null when memory no longer reaches back to {@code after} (read the store instead).
+   * Settled, written entries of log {@code logId} with {@code position > after}, at most {@code
+   * limit}, from memory; null when that is not the current log or memory no longer reaches back to
+   * {@code after} (read the store instead).
    */
-  @Nullable Tail tail(long after, int limit);
+  @Nullable Tail tail(UUID logId, long after, int limit);
 
   /** Called (on a storage thread; keep it short) whenever the settled position advances. */
   void onSettled(Runnable listener);

@@ -50,21 +50,43 @@ public final class FeedWriter implements LocalFeed {
   private static final byte WRITTEN = 1;
   private static final byte FAILED = 2;
 
-  /** A feed row for the batch of its message, and the position to settle when it completes. */
-  public record Appended(long position, BoundStatement statement, int bytes) {}
+  /**
+   * A feed row for the batch of its message; {@link #settle} it with the write's outcome.
+   *
+   * @param log the log it belongs to (this process's log when it was appended)
+   */
+  public record Appended(Object log, long position, BoundStatement statement, int bytes) {}
 
-  private final UUID logId = UUID.randomUUID();
+  // One log of this process: a ring of the newest entries, by position % capacity.
+  private static final class Log {
+    final UUID id;
+    final @Nullable FeedEntry[] entries;
+    final long[] seqs;
+    final byte[] states;
+    long nextPosition = 1;
+    long settled;
+
+    Log(UUID id, int capacity) {
+      this.id = id;
+      this.entries = new FeedEntry[capacity];
+      this.seqs = new long[capacity];
+      this.states = new byte[capacity];
+    }
+  }
+
+  private final CqlSession session;
   private final PreparedStatement insert;
+  private final PreparedStatement insertLog;
+  private final DefaultConsistencyLevel consistency;
+  private final String node;
+  private final long leaseMillis;
   private final int ttlSeconds;
   private final LongSupplier clockMillis;
   private final int capacity;
+  private final UUID processId = UUID.randomUUID();
   private final Object lock = new Object();
-  private final @Nullable FeedEntry[] entries; // guarded by lock, by position % capacity
-  private final long[] seqs; // guarded by lock
-  private final byte[] states; // guarded by lock
   private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
-  private long nextPosition = 1; // guarded by lock
-  private long settled; // guarded by lock
+  private Log current; // guarded by lock
   private long lastSeq; // guarded by lock
   private long appended; // guarded by lock
 
@@ -79,33 +101,57 @@ public final class FeedWriter implements LocalFeed {
       DefaultConsistencyLevel consistency,
       long leaseMillis,
       LongSupplier clockMillis) {
+    this.session = session;
+    this.consistency = consistency;
+    this.node = config.node();
+    this.leaseMillis = leaseMillis;
     this.ttlSeconds = config.retentionSeconds();
     this.clockMillis = clockMillis;
     this.capacity = config.memoryEntries();
-    this.entries = new FeedEntry[capacity];
-    this.seqs = new long[capacity];
-    this.states = new byte[capacity];
     this.insert =
         session.prepare(
             "INSERT INTO "
                 + keyspace
                 + ".feed (log, block, pos, seq, device_id, kind, scope, ts, body)"
                 + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?");
+    this.insertLog =
+        session.prepare(
+            "INSERT INTO "
+                + keyspace
+                + ".feed_logs (bucket, log, node, created_at, owner, lease_until, last_pos,"
+                + " closed, retired) VALUES (0, ?, ?, ?, ?, ?, 0, false, false) USING TTL ?");
+    this.current = new Log(UUID.randomUUID(), capacity);
+    session.execute(logRow(current.id));
+  }
+
+  private com.datastax.oss.driver.api.core.cql.Statement<?> logRow(UUID id) {
     long now = clockMillis.getAsLong();
-    session.execute(
-        session
-            .prepare(
-                "INSERT INTO "
-                    + keyspace
-                    + ".feed_logs (bucket, log, node, created_at, owner, lease_until, last_pos,"
-                    + " closed, retired) VALUES (0, ?, ?, ?, ?, ?, 0, false, false) USING TTL ?")
-            .bind(logId, config.node(), now, logId, now + leaseMillis, ttlSeconds + 86_400)
-            .setConsistencyLevel(consistency));
+    return insertLog
+        .bind(id, node, now, processId, now + leaseMillis, ttlSeconds + 86_400)
+        .setConsistencyLevel(consistency);
   }
 
   @Override
   public UUID logId() {
-    return logId;
+    synchronized (lock) {
+      return current.id;
+    }
+  }
+
+  @Override
+  public UUID processId() {
+    return processId;
+  }
+
+  @Override
+  public void rotate() {
+    UUID id = UUID.randomUUID();
+    // Recorded before any entry of it can be acknowledged: the first append waits for nothing,
+    // but the row is written well within the time any delivery looks for it.
+    session.executeAsync(logRow(id));
+    synchronized (lock) {
+      current = new Log(id, capacity);
+    }
   }
 
   /** Entries appended since start (for metrics). */
@@ -118,7 +164,7 @@ public final class FeedWriter implements LocalFeed {
   /** Entries held in memory, settled or not (for metrics). */
   public long inMemory() {
     synchronized (lock) {
-      return Math.min(nextPosition - 1, capacity);
+      return Math.min(current.nextPosition - 1, capacity);
     }
   }
 
@@ -133,10 +179,11 @@ public final class FeedWriter implements LocalFeed {
     }
     ByteBuffer body = FeedBody.telemetry(values);
     synchronized (lock) {
-      long position = reserve();
+      Log log = current;
+      long position = reserve(log);
       long seq = nextSeq(distinct.size());
       FeedEntry entry = new FeedEntry.Telemetry(position, seq, device, values);
-      return keep(entry, seq, TELEMETRY, null, 0L, body);
+      return keep(log, entry, seq, TELEMETRY, null, 0L, body);
     }
   }
 
@@ -144,25 +191,27 @@ public final class FeedWriter implements LocalFeed {
   public Appended attributes(DeviceId device, AttributeScope scope, List<KvEntry> values, long ts) {
     ByteBuffer body = FeedBody.attributes(values);
     synchronized (lock) {
-      long position = reserve();
+      Log log = current;
+      long position = reserve(log);
       long seq = nextSeq(1);
       FeedEntry entry = new FeedEntry.Attributes(position, seq, device, scope, ts, values);
-      return keep(entry, seq, ATTRIBUTES, scope, ts, body);
+      return keep(log, entry, seq, ATTRIBUTES, scope, ts, body);
     }
   }
 
-  /** Records the outcome of the write that carried the row at {@code position}. */
-  public void settle(long position, boolean written) {
+  /** Records the outcome of the write that carried {@code row}. */
+  public void settle(Appended row, boolean written) {
     boolean advanced = false;
     synchronized (lock) {
-      int slot = slot(position);
-      states[slot] = written ? WRITTEN : FAILED;
+      Log log = (Log) row.log();
+      int slot = slot(row.position());
+      log.states[slot] = written ? WRITTEN : FAILED;
       if (!written) {
-        entries[slot] = null;
+        log.entries[slot] = null;
       }
-      while (settled + 1 < nextPosition && states[slot(settled + 1)] != PENDING) {
-        settled++;
-        advanced = true;
+      while (log.settled + 1 < log.nextPosition && log.states[slot(log.settled + 1)] != PENDING) {
+        log.settled++;
+        advanced = log == current;
       }
     }
     if (advanced) {
@@ -175,32 +224,34 @@ public final class FeedWriter implements LocalFeed {
   @Override
   public long settledPosition() {
     synchronized (lock) {
-      return settled;
+      return current.settled;
     }
   }
 
   @Override
   public long pendingSeqFloor() {
     synchronized (lock) {
-      if (settled + 1 < nextPosition) {
-        return seqs[slot(settled + 1)];
+      Log log = current;
+      if (log.settled + 1 < log.nextPosition) {
+        return log.seqs[slot(log.settled + 1)];
       }
       return Math.max(lastSeq + 1, clockMillis.getAsLong() * 1000);
     }
   }
 
   @Override
-  public @Nullable Tail tail(long after, int limit) {
+  public @Nullable Tail tail(UUID logId, long after, int limit) {
     synchronized (lock) {
-      if (!reachableLocked(after)) {
+      Log log = current;
+      if (!log.id.equals(logId) || after < log.nextPosition - 1 - capacity || after > log.settled) {
         return null;
       }
       List<FeedEntry> out = new ArrayList<>(Math.min(limit, 256));
       long through = after;
-      while (through < settled && out.size() < limit) {
+      while (through < log.settled && out.size() < limit) {
         through++;
-        FeedEntry entry = entries[slot(through)];
-        if (states[slot(through)] == WRITTEN && entry != null) {
+        FeedEntry entry = log.entries[slot(through)];
+        if (log.states[slot(through)] == WRITTEN && entry != null) {
           out.add(entry);
         }
       }
@@ -213,20 +264,16 @@ public final class FeedWriter implements LocalFeed {
     listeners.add(listener);
   }
 
-  private boolean reachableLocked(long after) {
-    return after >= nextPosition - 1 - capacity && after <= settled;
-  }
-
-  private long reserve() {
-    long position = nextPosition;
-    if (position - settled > capacity) {
+  private long reserve(Log log) {
+    long position = log.nextPosition;
+    if (position - log.settled > capacity) {
       throw new StoreException(
           StoreException.Kind.OVERLOADED,
           "more than "
               + capacity
               + " change feed writes in flight (fieldline.feed.memory-entries)");
     }
-    nextPosition++;
+    log.nextPosition++;
     appended++;
     return position;
   }
@@ -238,6 +285,7 @@ public final class FeedWriter implements LocalFeed {
   }
 
   private Appended keep(
+      Log log,
       FeedEntry entry,
       long seq,
       byte kind,
@@ -245,13 +293,13 @@ public final class FeedWriter implements LocalFeed {
       long ts,
       ByteBuffer body) {
     int slot = slot(entry.position());
-    entries[slot] = entry;
-    seqs[slot] = seq;
-    states[slot] = PENDING;
+    log.entries[slot] = entry;
+    log.seqs[slot] = seq;
+    log.states[slot] = PENDING;
     BoundStatement statement =
         insert
             .boundStatementBuilder()
-            .setUuid(0, logId)
+            .setUuid(0, log.id)
             .setLong(1, entry.position() / BLOCK)
             .setLong(2, entry.position())
             .setLong(3, seq)
@@ -263,7 +311,7 @@ public final class FeedWriter implements LocalFeed {
             .setInt(9, ttlSeconds)
             .build()
             .setIdempotent(true);
-    return new Appended(entry.position(), statement, 48 + body.remaining());
+    return new Appended(log, entry.position(), statement, 48 + body.remaining());
   }
 
   private int slot(long position) {

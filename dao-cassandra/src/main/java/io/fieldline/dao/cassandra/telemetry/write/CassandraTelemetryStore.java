@@ -286,8 +286,7 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     if (writer == null || feedRow == null) {
       return written;
     }
-    long position = feedRow.position();
-    return written.whenComplete((ok, failure) -> writer.settle(position, failure == null));
+    return written.whenComplete((ok, failure) -> writer.settle(feedRow, failure == null));
   }
 
   private CompletionStage<Void> writeWithFeed(
