@@ -101,9 +101,11 @@ public final class KafkaSink implements Sink {
     Producer<String, byte[]> sending;
     try {
       sending = producer();
-    } catch (KafkaException | IllegalStateException e) {
+    } catch (KafkaException e) {
       return CompletableFuture.completedFuture(
           new Delivery.Retry("cannot create the Kafka producer: " + e.getMessage()));
+    } catch (IllegalStateException e) {
+      return CompletableFuture.completedFuture(new Delivery.Retry("the sink was closed"));
     }
     current = result;
     Acks acks = new Acks(sending, batch.size(), result);
@@ -157,7 +159,7 @@ public final class KafkaSink implements Sink {
     Producer<String, byte[]> result;
     synchronized (lock) {
       if (closed) {
-        throw new IllegalStateException("the sink is closed");
+        throw new IllegalStateException("the sink was closed");
       }
       failed = broken;
       broken = null;

@@ -226,7 +226,8 @@ class KafkaSinkIT {
   void should_recreate_the_producer_when_it_failed_for_good() throws Exception {
     createTopic("recreate", 1);
     DeviceId device = DeviceId.random();
-    try (KafkaSink sink = sink("recreate", 5_000)) {
+    KafkaSink sink = sink("recreate", 5_000);
+    try {
       deliverUntilDelivered(sink, List.of(record(device, 1)));
       Producer<String, byte[]> first = sink.producer();
       first.close(Duration.ZERO);
@@ -236,6 +237,13 @@ class KafkaSinkIT {
       assertThat(refused).isInstanceOf(Delivery.Retry.class);
       deliverUntilDelivered(sink, List.of(record(device, 2)));
       assertThat(sink.producer()).isNotSameAs(first);
+
+      sink.close();
+
+      assertThat(deliver(sink, List.of(record(device, 3))))
+          .isEqualTo(new Delivery.Retry("the sink was closed"));
+    } finally {
+      sink.close();
     }
 
     assertThat(consume("recreate", 2)).hasSize(2);

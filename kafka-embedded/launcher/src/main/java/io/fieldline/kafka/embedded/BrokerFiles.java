@@ -216,6 +216,14 @@ final class BrokerFiles {
     }
   }
 
+  /** Deletes the pid file if it still names {@code pid} (a successor may have written its own). */
+  void deletePid(long pid) {
+    OptionalLong written = readPid();
+    if (written.isPresent() && written.getAsLong() == pid) {
+      deletePid();
+    }
+  }
+
   /** The current size of {@link #log()}: where the next launch's output starts. */
   long logSize() {
     try {

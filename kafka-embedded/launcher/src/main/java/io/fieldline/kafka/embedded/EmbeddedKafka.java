@@ -159,7 +159,7 @@ public final class EmbeddedKafka implements AutoCloseable {
       current.destroyForcibly();
       waitFor(current, KILL_TIMEOUT);
     }
-    files.deletePid();
+    files.deletePid(current.pid());
     LOG.info("[kafka] stopped pid {} in {} ms", current.pid(), millisSince(startNanos));
   }
 
@@ -175,7 +175,7 @@ public final class EmbeddedKafka implements AutoCloseable {
     process = null;
     current.destroyForcibly();
     waitFor(current, KILL_TIMEOUT);
-    files.deletePid();
+    files.deletePid(current.pid());
     LOG.info("[kafka] killed pid {}", current.pid());
   }
 
@@ -235,7 +235,7 @@ public final class EmbeddedKafka implements AutoCloseable {
     if (failure != null) {
       child.destroyForcibly();
       waitFor(child, KILL_TIMEOUT);
-      files.deletePid();
+      files.deletePid(child.pid());
       throw new EmbeddedKafkaException(
           "Kafka (pid " + child.pid() + ") " + failure + files.logTail(logStart, LOG_TAIL_LINES));
     }

@@ -180,6 +180,24 @@ class EmbeddedKafkaIT {
   }
 
   @Test
+  void should_kill_a_leftover_broker_when_a_new_owner_starts_in_the_same_dir() {
+    // The first owner "dies": it never stops its broker, as a test JVM killed with -9 would.
+    EmbeddedKafka abandoned = EmbeddedKafka.start(dir.resolve("abandoned"), 0);
+    long abandonedPid = abandoned.pid();
+    try (EmbeddedKafka successor = EmbeddedKafka.start(dir.resolve("abandoned"), 0)) {
+
+      assertThat(alive(abandonedPid)).isFalse();
+      assertThat(successor.isRunning()).isTrue();
+      abandoned.close();
+      assertThat(successor.dataDir().resolve("kafka.pid"))
+          .content()
+          .isEqualToIgnoringWhitespace(Long.toString(successor.pid()));
+    } finally {
+      abandoned.close();
+    }
+  }
+
+  @Test
   void should_fail_with_the_log_tail_when_kafka_rejects_its_configuration() {
     assertThatThrownBy(
             () -> EmbeddedKafka.start(dir.resolve("broken"), 0, Map.of("num.io.threads", "banana")))
