@@ -9,6 +9,7 @@ import io.fieldline.export.ExportConfig;
 import io.fieldline.export.Exporter;
 import io.fieldline.export.SinkAdmin;
 import io.fieldline.export.sink.SinkFactory;
+import io.fieldline.export.sink.kafka.KafkaSinkFactory;
 import io.fieldline.export.sink.webhook.WebhookSinkFactory;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
@@ -37,7 +38,7 @@ record ExportTier(Exporter exporter, SinkAdmin admin) {
     // lease to run out.
     Predicate<FeedLog> adoptAtOnce =
         cluster.enabled() ? log -> log.node().equals(node) : log -> true;
-    List<SinkFactory> factories = List.of(new WebhookSinkFactory());
+    List<SinkFactory> factories = List.of(new KafkaSinkFactory(), new WebhookSinkFactory());
     Exporter exporter =
         new Exporter(
             config,
