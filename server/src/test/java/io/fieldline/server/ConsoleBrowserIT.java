@@ -3,6 +3,10 @@ package io.fieldline.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fieldline.export.SinkDraft;
+import io.fieldline.export.SinkView;
 import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -43,6 +47,7 @@ class ConsoleBrowserIT extends RestTestBase {
 
   private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
   private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
+  private static final ObjectMapper JSON = new ObjectMapper();
   private static final Path SCREENSHOTS = Path.of("target", "console-screenshots");
   private static final Dimension PHONE = new Dimension(390, 844);
   private static final Dimension DESKTOP = new Dimension(1280, 1100);
@@ -268,6 +273,45 @@ class ConsoleBrowserIT extends RestTestBase {
               });
       screenshot("fleet-desktop");
     }
+  }
+
+  @Test
+  void should_list_a_sink_pause_it_and_open_its_dead_letters_on_the_sinks_page()
+      throws IOException {
+    String name = "console-sink-" + UUID.randomUUID();
+    ObjectNode configuration = JSON.createObjectNode();
+    // Nothing listens there: the sink retries, and says so.
+    configuration.put("url", "http://127.0.0.1:9/console");
+    configuration.put("secret", "console-secret-0123456789");
+    SinkView sink =
+        server
+            .sinkAdmin()
+            .orElseThrow()
+            .create(new SinkDraft(name, "WEBHOOK", JSON.createObjectNode(), configuration))
+            .toCompletableFuture()
+            .join();
+    browser.manage().window().setSize(DESKTOP);
+    logIn("#/sinks");
+    await()
+        .atMost(PATIENCE)
+        .ignoreExceptions()
+        .untilAsserted(() -> assertThat(find("#sink-rows").getText()).contains(name));
+    String row = "#sink-rows tr[data-id='" + sink.id() + "'] ";
+    find(row + "button[name=pause]").click();
+    await()
+        .atMost(PATIENCE)
+        .ignoreExceptions()
+        .untilAsserted(
+            () -> {
+              assertThat(find(row + "button[name=resume]").isDisplayed()).isTrue();
+              assertThat(find(row.trim()).getText()).contains("PAUSED");
+            });
+    find(row + "button[name=dead-letters]").click();
+    await()
+        .atMost(PATIENCE)
+        .ignoreExceptions()
+        .untilAsserted(() -> assertThat(find("#sink-dead-letters").isDisplayed()).isTrue());
+    screenshot("sinks-desktop");
   }
 
   @Test
