@@ -223,20 +223,24 @@ final class SinkRunner {
   // Reads what is needed and sends the next batch, if one may go.
   private void pump() {
     Sink target = sink;
-    if (closed || target == null || definition.paused() || inFlight) {
+    if (closed || target == null) {
       return;
     }
-    long now = context.now();
-    if (now < retryAt) {
-      schedulePumpIn(retryAt - now);
-      return;
-    }
+    // Cursors and the next entries are read even while paused or waiting: the lag shows.
     for (LogState log : logs.values()) {
       if (!log.ready) {
         loadCursor(log);
       } else if (log.buffer.isEmpty()) {
         fill(log);
       }
+    }
+    if (definition.paused() || inFlight) {
+      return;
+    }
+    long now = context.now();
+    if (now < retryAt) {
+      schedulePumpIn(retryAt - now);
+      return;
     }
     Batching batching = target.batching();
     List<ExportRecord> batch = new ArrayList<>();
@@ -679,6 +683,9 @@ final class SinkRunner {
   long lagRecords() {
     long lag = 0;
     for (LogState log : logs.values()) {
+      if (!log.ready) {
+        continue;
+      }
       LocalFeed local = ownNow(log);
       if (local != null) {
         lag += Math.max(0, local.settledPosition() - log.position);
