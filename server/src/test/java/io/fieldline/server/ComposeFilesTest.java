@@ -76,7 +76,8 @@ class ComposeFilesTest {
   @Test
   void should_start_fieldline_after_a_healthy_cassandra_when_one_node_is_composed() {
     Map<String, Object> services = services("docker-compose.yml");
-    assertThat(services).containsOnlyKeys("cassandra", "fieldline", "prometheus", "grafana");
+    assertThat(services)
+        .containsOnlyKeys("cassandra", "fieldline", "prometheus", "grafana", "kafka");
 
     Map<String, Object> cassandra = map(services, "cassandra");
     assertThat(cassandra.get("image")).isEqualTo("cassandra:5.0");
@@ -396,7 +397,12 @@ class ComposeFilesTest {
           // Monitoring is optional: every other service starts without the profile.
           services.forEach(
               (name, service) -> {
-                if (!name.equals("prometheus") && !name.equals("grafana")) {
+                if (name.equals("kafka")) {
+                  // Kafka for a KAFKA sink is optional too, in a profile of its own.
+                  assertThat(strings(asMap(service).get("profiles")))
+                      .as("%s: %s", file, name)
+                      .containsExactly("kafka");
+                } else if (!name.equals("prometheus") && !name.equals("grafana")) {
                   assertThat(asMap(service)).as("%s: %s", file, name).doesNotContainKey("profiles");
                 }
               });
