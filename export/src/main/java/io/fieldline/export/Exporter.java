@@ -7,7 +7,6 @@ import com.github.benmanes.caffeine.cache.AsyncLoadingCache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.device.Device;
-import io.fieldline.common.device.DeviceRegistry;
 import io.fieldline.common.feed.FeedLog;
 import io.fieldline.common.feed.FeedStore;
 import io.fieldline.common.feed.LocalFeed;
@@ -25,13 +24,16 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
@@ -112,6 +114,7 @@ public final class Exporter implements AutoCloseable {
 
   /**
    * @param local this process's own log, or null when the feed is off on this node
+   * @param findDevice a device by id, for the names and types records carry (cached here)
    * @param adoptAtOnce logs of dead processes to take without waiting for their lease to run out
    */
   public Exporter(
@@ -119,7 +122,7 @@ public final class Exporter implements AutoCloseable {
       FeedStore feeds,
       SinkStore sinks,
       @Nullable LocalFeed local,
-      DeviceRegistry registryOfDevices,
+      Function<DeviceId, CompletionStage<Optional<Device>>> findDevice,
       List<SinkFactory> sinkFactories,
       MeterRegistry registry,
       String node,
@@ -149,8 +152,8 @@ public final class Exporter implements AutoCloseable {
             .expireAfterWrite(Duration.ofMinutes(1))
             .buildAsync(
                 (id, executor) ->
-                    registryOfDevices
-                        .findById(id)
+                    findDevice
+                        .apply(id)
                         .thenApply(
                             found ->
                                 found

@@ -45,7 +45,7 @@ record ExportTier(Exporter exporter, SinkAdmin admin) {
             storage.feedStore(),
             storage.sinkStore(),
             storage.localFeed().orElse(null),
-            storage.deviceRegistry(),
+            storage.deviceRegistry()::findById,
             factories,
             metrics,
             node,

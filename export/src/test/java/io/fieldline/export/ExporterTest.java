@@ -1,0 +1,511 @@
+package io.fieldline.export;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fieldline.common.DeviceId;
+import io.fieldline.common.device.Device;
+import io.fieldline.common.feed.FeedCursor;
+import io.fieldline.common.feed.FeedEntry;
+import io.fieldline.common.feed.FeedLog;
+import io.fieldline.common.feed.FeedStore;
+import io.fieldline.common.feed.LocalFeed;
+import io.fieldline.common.feed.SinkDeadLetter;
+import io.fieldline.common.feed.SinkDefinition;
+import io.fieldline.common.feed.SinkNodeStatus;
+import io.fieldline.common.feed.SinkStore;
+import io.fieldline.common.kv.KvEntry;
+import io.fieldline.common.kv.TsKvEntry;
+import io.fieldline.export.sink.Batching;
+import io.fieldline.export.sink.Delivery;
+import io.fieldline.export.sink.Sink;
+import io.fieldline.export.sink.SinkFactory;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The exporter's delivery rules, over in-memory stand-ins of its storage ports (the end-to-end
+ * tests with Cassandra, Kafka and a webhook receiver are in the server module): order by sequence
+ * number across the logs it holds, the other nodes' watermarks, retries, pause.
+ */
+class ExporterTest {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ExportConfig CONFIG =
+      new ExportConfig(
+          Duration.ofSeconds(3),
+          Duration.ofMillis(100),
+          Duration.ofMillis(50),
+          100,
+          Duration.ofMillis(20),
+          Duration.ofMillis(100),
+          10);
+  private static final DeviceId DEVICE = new DeviceId(UUID.randomUUID());
+
+  private final MemoryFeed feed = new MemoryFeed();
+  private final MemorySinks sinks = new MemorySinks();
+  private final RecordingSink sink = new RecordingSink();
+  private Exporter exporter;
+
+  @AfterEach
+  void close() {
+    if (exporter != null) {
+      exporter.close();
+    }
+  }
+
+  @Test
+  void should_deliver_every_settled_entry_of_its_own_log_in_order_and_skip_failed_writes() {
+    start(log -> false);
+    addSink(false);
+    for (int i = 0; i < 250; i++) {
+      feed.append(DEVICE, i, i != 7); // the write of value 7 failed: never delivered
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> sink.values().size() == 249);
+    assertThat(sink.values()).doesNotContain(7L).isSorted();
+    assertThat(sink.seqs()).isSorted().doesNotHaveDuplicates();
+  }
+
+  @Test
+  void should_deliver_an_adopted_log_before_newer_entries_of_its_own() {
+    // The previous run of this node wrote values 0..49 and died; this run writes 50..99.
+    UUID previous = UUID.randomUUID();
+    long seq = System.currentTimeMillis() * 1000 - 5_000_000;
+    for (int i = 0; i < 50; i++) {
+      feed.stored(previous, i + 1, seq + i, DEVICE, i);
+    }
+    feed.logs.add(new FeedLog(previous, "node", 1, UUID.randomUUID(), Long.MAX_VALUE, 50, false));
+    addSink(false, 0); // created before both logs: delivers everything
+    for (int i = 50; i < 100; i++) {
+      feed.append(DEVICE, i, true);
+    }
+    start(log -> log.id().equals(previous)); // taken at once, as a restarted single node does
+    await().atMost(Duration.ofSeconds(10)).until(() -> sink.values().size() >= 100);
+    assertThat(sink.values()).containsExactlyElementsOf(range(0, 100));
+    await().atMost(Duration.ofSeconds(10)).until(() -> feed.retired.contains(previous));
+  }
+
+  @Test
+  void should_wait_for_another_node_whose_watermark_is_behind() {
+    UUID remote = UUID.randomUUID();
+    feed.logs.add(new FeedLog(remote, "other", 1, UUID.randomUUID(), Long.MAX_VALUE, 0, false));
+    SinkDefinition definition = addSink(false, 0);
+    // The other node reported that it may still deliver entries from seq 1 on.
+    feed.cursors.put(
+        key(definition.id(), remote), new FeedCursor(definition.id(), remote, 0, 1, 0, 0));
+    start(log -> false);
+    feed.append(DEVICE, 1, true);
+    await()
+        .during(Duration.ofMillis(500))
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> sink.values().isEmpty());
+    // It moved on: nothing older than now is left there.
+    feed.cursors.put(
+        key(definition.id(), remote),
+        new FeedCursor(definition.id(), remote, 0, Long.MAX_VALUE, 0, 0));
+    await().atMost(Duration.ofSeconds(10)).until(() -> sink.values().equals(List.of(1L)));
+  }
+
+  @Test
+  void should_retry_a_failing_receiver_and_deliver_in_order_when_it_recovers() {
+    sink.failuresLeft.set(3);
+    start(log -> false);
+    SinkDefinition definition = addSink(false);
+    for (int i = 0; i < 20; i++) {
+      feed.append(DEVICE, i, true);
+    }
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> sinks.statuses.values().stream().anyMatch(s -> "RETRYING".equals(s.state())));
+    await().atMost(Duration.ofSeconds(10)).until(() -> distinct(sink.values()).size() == 20);
+    assertThat(distinct(sink.values())).containsExactlyElementsOf(range(0, 20));
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                "RUNNING".equals(sinks.statuses.get(definition.id()).state())
+                    && sinks.statuses.get(definition.id()).lastError() != null);
+  }
+
+  @Test
+  void should_hold_deliveries_while_paused_and_go_on_when_resumed() {
+    start(log -> false);
+    SinkDefinition paused = addSink(true);
+    for (int i = 0; i < 5; i++) {
+      feed.append(DEVICE, i, true);
+    }
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () -> {
+              SinkNodeStatus status = sinks.statuses.get(paused.id());
+              return status != null && status.lagRecords() == 5 && "PAUSED".equals(status.state());
+            });
+    assertThat(sink.values()).isEmpty();
+    sinks.definitions.put(paused.id(), with(paused, false));
+    exporter.refreshSoon();
+    await().atMost(Duration.ofSeconds(10)).until(() -> sink.values().equals(range(0, 5)));
+  }
+
+  private void start(java.util.function.Predicate<FeedLog> adoptAtOnce) {
+    exporter =
+        new Exporter(
+            CONFIG,
+            feed,
+            sinks,
+            feed,
+            id ->
+                CompletableFuture.completedFuture(
+                    Optional.of(new Device(id, "dev", "meter", null, 0))),
+            List.of(new RecordingFactory(sink)),
+            new SimpleMeterRegistry(),
+            "node",
+            adoptAtOnce);
+    exporter.start();
+  }
+
+  private SinkDefinition addSink(boolean paused) {
+    return addSink(paused, System.currentTimeMillis() - 60_000);
+  }
+
+  private SinkDefinition addSink(boolean paused, long created) {
+    SinkDefinition definition =
+        new SinkDefinition(
+            UUID.randomUUID(), "s", "TEST", "{}", "{}", paused, created, created, 0, 0);
+    sinks.definitions.put(definition.id(), definition);
+    return definition;
+  }
+
+  private static SinkDefinition with(SinkDefinition old, boolean paused) {
+    return new SinkDefinition(
+        old.id(),
+        old.name(),
+        old.type(),
+        old.filterJson(),
+        old.configurationJson(),
+        paused,
+        old.createdTime(),
+        old.updatedTime() + 1,
+        old.replayFrom(),
+        old.generation());
+  }
+
+  private static String key(UUID sink, UUID log) {
+    return sink + "/" + log;
+  }
+
+  private static List<Long> range(int from, int to) {
+    List<Long> values = new ArrayList<>();
+    for (long i = from; i < to; i++) {
+      values.add(i);
+    }
+    return values;
+  }
+
+  private static List<Long> distinct(List<Long> values) {
+    return values.stream().distinct().toList();
+  }
+
+  /** This process's log and the feed store, in memory. */
+  private static final class MemoryFeed implements FeedStore, LocalFeed {
+    final UUID own = UUID.randomUUID();
+    final UUID process = UUID.randomUUID();
+    final List<FeedLog> logs = new CopyOnWriteArrayList<>();
+    final Map<UUID, List<FeedEntry>> entries = new ConcurrentHashMap<>();
+    final Map<String, FeedCursor> cursors = new ConcurrentHashMap<>();
+    final Set<UUID> retired = ConcurrentHashMap.newKeySet();
+    final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+    long next = 1;
+    long settled;
+    long lastSeq;
+
+    MemoryFeed() {
+      logs.add(
+          new FeedLog(own, "node", System.currentTimeMillis(), process, Long.MAX_VALUE, 0, false));
+    }
+
+    synchronized void append(DeviceId device, long value, boolean written) {
+      long seq = Math.max(lastSeq + 1, System.currentTimeMillis() * 1000);
+      lastSeq = seq;
+      long position = next++;
+      if (written) {
+        stored(own, position, seq, device, value);
+      }
+      settled = position;
+      listeners.forEach(Runnable::run);
+    }
+
+    void stored(UUID log, long position, long seq, DeviceId device, long value) {
+      entries
+          .computeIfAbsent(log, id -> new CopyOnWriteArrayList<>())
+          .add(
+              new FeedEntry.Telemetry(
+                  position, seq, device, List.of(new TsKvEntry(value, KvEntry.of("v", value)))));
+    }
+
+    @Override
+    public CompletionStage<List<FeedLog>> logs() {
+      return CompletableFuture.completedFuture(
+          logs.stream().filter(log -> !retired.contains(log.id())).toList());
+    }
+
+    @Override
+    public CompletionStage<Boolean> lease(UUID logId, UUID owner, long now, long leaseUntil) {
+      return CompletableFuture.completedFuture(true);
+    }
+
+    @Override
+    public CompletionStage<Void> publish(UUID logId, long lastPosition, boolean closed) {
+      return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public CompletionStage<Void> release(UUID logId, UUID owner) {
+      return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public CompletionStage<Void> retire(UUID logId) {
+      retired.add(logId);
+      return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public CompletionStage<Void> reopenRetired() {
+      retired.clear();
+      return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public CompletionStage<List<FeedEntry>> read(UUID logId, long after, int limit) {
+      return CompletableFuture.completedFuture(
+          entries.getOrDefault(logId, List.of()).stream()
+              .filter(entry -> entry.position() > after)
+              .limit(limit)
+              .toList());
+    }
+
+    @Override
+    public CompletionStage<Long> positionBefore(UUID logId, long seq) {
+      long before = 0;
+      for (FeedEntry entry : entries.getOrDefault(logId, List.of())) {
+        if (entry.seq() >= seq) {
+          break;
+        }
+        before = entry.position();
+      }
+      return CompletableFuture.completedFuture(before);
+    }
+
+    @Override
+    public CompletionStage<Map<UUID, FeedCursor>> cursors(UUID sinkId) {
+      Map<UUID, FeedCursor> out = new ConcurrentHashMap<>();
+      cursors.values().stream()
+          .filter(c -> c.sinkId().equals(sinkId))
+          .forEach(c -> out.put(c.logId(), c));
+      return CompletableFuture.completedFuture(out);
+    }
+
+    @Override
+    public CompletionStage<Void> saveCursors(List<FeedCursor> saved) {
+      // Another node's cursors are the test's to set: only this node's logs are saved.
+      saved.stream()
+          .filter(c -> !c.logId().equals(remoteOf(c)))
+          .forEach(c -> cursors.put(key(c.sinkId(), c.logId()), c));
+      return CompletableFuture.completedFuture(null);
+    }
+
+    private @Nullable UUID remoteOf(FeedCursor cursor) {
+      return logs.stream()
+          .filter(log -> log.node().equals("other") && log.id().equals(cursor.logId()))
+          .map(FeedLog::id)
+          .findFirst()
+          .orElse(null);
+    }
+
+    @Override
+    public CompletionStage<Void> deleteCursors(UUID sinkId) {
+      cursors.values().removeIf(c -> c.sinkId().equals(sinkId));
+      return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public UUID logId() {
+      return own;
+    }
+
+    @Override
+    public UUID processId() {
+      return process;
+    }
+
+    @Override
+    public void rotate() {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public synchronized long settledPosition() {
+      return settled;
+    }
+
+    @Override
+    public synchronized long pendingSeqFloor() {
+      return Math.max(lastSeq + 1, System.currentTimeMillis() * 1000);
+    }
+
+    @Override
+    public synchronized @Nullable Tail tail(UUID logId, long after, int limit) {
+      List<FeedEntry> out =
+          entries.getOrDefault(own, List.of()).stream()
+              .filter(entry -> entry.position() > after && entry.position() <= settled)
+              .limit(limit)
+              .toList();
+      long through = out.size() < limit ? settled : out.get(out.size() - 1).position();
+      return new Tail(out, Math.max(after, through));
+    }
+
+    @Override
+    public void onSettled(Runnable listener) {
+      listeners.add(listener);
+    }
+  }
+
+  /** Sinks, statuses and dead letters, in memory. */
+  private static final class MemorySinks implements SinkStore {
+    final Map<UUID, SinkDefinition> definitions = new ConcurrentHashMap<>();
+    final Map<UUID, SinkNodeStatus> statuses = new ConcurrentHashMap<>();
+
+    @Override
+    public CompletionStage<List<SinkDefinition>> sinks() {
+      return CompletableFuture.completedFuture(List.copyOf(definitions.values()));
+    }
+
+    @Override
+    public CompletionStage<Optional<SinkDefinition>> sink(UUID id) {
+      return CompletableFuture.completedFuture(Optional.ofNullable(definitions.get(id)));
+    }
+
+    @Override
+    public CompletionStage<Void> save(SinkDefinition sink) {
+      definitions.put(sink.id(), sink);
+      return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public CompletionStage<Boolean> delete(UUID id) {
+      return CompletableFuture.completedFuture(definitions.remove(id) != null);
+    }
+
+    @Override
+    public CompletionStage<Void> saveStatus(SinkNodeStatus status) {
+      statuses.put(status.sinkId(), status);
+      return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public CompletionStage<List<SinkNodeStatus>> statuses(UUID sinkId) {
+      SinkNodeStatus status = statuses.get(sinkId);
+      return CompletableFuture.completedFuture(status == null ? List.of() : List.of(status));
+    }
+
+    @Override
+    public CompletionStage<Void> deleteStatuses(UUID sinkId) {
+      statuses.remove(sinkId);
+      return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public CompletionStage<Void> addDeadLetter(SinkDeadLetter letter) {
+      return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public CompletionStage<List<SinkDeadLetter>> deadLetters(UUID sinkId, int limit) {
+      return CompletableFuture.completedFuture(List.of());
+    }
+  }
+
+  /** A receiver that keeps what it got, after failing a set number of times. */
+  private static final class RecordingSink implements Sink {
+    final List<JsonNode> records = new CopyOnWriteArrayList<>();
+    final AtomicInteger failuresLeft = new AtomicInteger();
+
+    @Override
+    public Batching batching() {
+      return new Batching(20, 1 << 20, Duration.ZERO, Duration.ofSeconds(5));
+    }
+
+    @Override
+    public CompletionStage<Delivery> deliver(List<ExportRecord> batch) {
+      if (failuresLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        return CompletableFuture.completedFuture(new Delivery.Retry("HTTP 503: not now"));
+      }
+      for (ExportRecord record : batch) {
+        try {
+          records.add(JSON.readTree(record.json()));
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      }
+      return CompletableFuture.completedFuture(Delivery.DELIVERED);
+    }
+
+    List<Long> values() {
+      return records.stream().map(r -> r.at("/values/v").asLong()).toList();
+    }
+
+    List<Long> seqs() {
+      return records.stream().map(r -> r.get("seq").asLong()).toList();
+    }
+
+    @Override
+    public void close() {}
+  }
+
+  private record RecordingFactory(RecordingSink sink) implements SinkFactory {
+    @Override
+    public String type() {
+      return "TEST";
+    }
+
+    @Override
+    public ObjectNode validate(ObjectNode configuration, @Nullable ObjectNode previous) {
+      return configuration;
+    }
+
+    @Override
+    public ObjectNode redacted(ObjectNode stored) {
+      return stored;
+    }
+
+    @Override
+    public Set<String> secretFields() {
+      return Set.of();
+    }
+
+    @Override
+    public Sink create(UUID sinkId, String sinkName, ObjectNode stored) {
+      return sink;
+    }
+  }
+}
