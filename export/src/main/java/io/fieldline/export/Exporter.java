@@ -313,7 +313,7 @@ public final class Exporter implements AutoCloseable {
       if (!present.contains(gone)) {
         SinkRunner runner = runners.remove(gone);
         if (runner != null) {
-          runner.close();
+          runner.close(false); // deleted: its cursors went with it
         }
       }
     }
@@ -365,7 +365,7 @@ public final class Exporter implements AutoCloseable {
                   closed = true;
                   List<CompletableFuture<?>> saves = new ArrayList<>();
                   for (SinkRunner runner : runners.values()) {
-                    saves.add(runner.close().exceptionally(error -> null));
+                    saves.add(runner.close(true).exceptionally(error -> null));
                   }
                   for (UUID log : held.keySet()) {
                     saves.add(feeds.release(log, owner).toCompletableFuture());

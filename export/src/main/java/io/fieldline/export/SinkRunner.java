@@ -709,8 +709,11 @@ final class SinkRunner {
     return oldest == Long.MAX_VALUE ? 0 : Math.max(0, context.now() - oldest);
   }
 
-  /** Saves the cursors one last time and closes the sink; returns when the save is sent. */
-  CompletableFuture<Void> close() {
+  /**
+   * Closes the sink and, unless it was deleted ({@code save} false: its cursors are gone with it),
+   * saves the cursors one last time; completes when the save is done.
+   */
+  CompletableFuture<Void> close(boolean save) {
     closed = true;
     for (Meter meter : meters) {
       context.registry().remove(meter);
@@ -719,7 +722,9 @@ final class SinkRunner {
     if (target != null) {
       target.close();
     }
-    return context.feedStore().saveCursors(cursors(context.now())).toCompletableFuture();
+    return save
+        ? context.feedStore().saveCursors(cursors(context.now())).toCompletableFuture()
+        : CompletableFuture.completedFuture(null);
   }
 
   private static String describe(@Nullable Throwable error) {
