@@ -126,6 +126,49 @@
 #   TLS_CLIENT [jdk]     TLS=1: the Gatling client's TLS provider: jdk, or openssl (BoringSSL through
 #                        netty-tcnative: less generator CPU beside the server on a small box);
 #                        Fieldline's side is always the JDK's
+#   EXPORT [none]        DevicesAtRate and ColdStart, PHASES=fieldline only: the change feed and its
+#                        export (issue 28, docs/export.md), one run per value, compared by hand:
+#                        none: as shipped (feed on, no sink), what every run before EXPORT measured;
+#                        off: the server gets FIELDLINE_FEED_ENABLED=false, no feed at all (the
+#                        baseline without the feature);
+#                        kafka: a real Kafka 4.4 broker (./fieldline kafka: KRaft, one node, a child
+#                        JVM with 256 MiB of heap, data in <run>/kafka) is started before the server
+#                        and one KAFKA sink ("bench-kafka", filter {}, topic "fieldline-bench",
+#                        default batching) is created over REST once the server is ready, before the
+#                        devices are provisioned and the load starts. The topic is not created
+#                        beforehand: the sink's producer has the broker auto-create it (one
+#                        partition, the launcher's num.partitions) on its first send. The broker's
+#                        kafka-topics is not on its classpath (kafka-tools is not a dependency of
+#                        kafka_2.13), and one partition is what a one-node broker gets anyway; the
+#                        first batch waits for the topic (a retry), which shows in the whole-run
+#                        export latency, not the steady window's. The server's /metrics is scraped
+#                        every 5 s (<run>/fieldline-metrics/) for the steady window. After the load
+#                        the script waits (at most EXPORT_DRAIN s) for fieldline_export_lag_records
+#                        to reach 0, then reads the topic to its end with a plain consumer
+#                        (bench/kafka/CountRecords.java, kafka-clients from the broker's classpath)
+#                        and stops the broker. Reported: records delivered
+#                        (fieldline_export_delivered_total) and records in the topic against the
+#                        messages acknowledged (one record per message here: one ts each), export
+#                        latency storage -> delivered p50/p99/p99.9 (upper bounds of the histogram's
+#                        buckets) over the steady window and the whole run, the broker's CPU;
+#                        kafka-outage: as kafka, and the broker is stopped (SIGTERM: Kafka's
+#                        controlled shutdown) OUTAGE s after the load starts (the first feed entry)
+#                        and started again (same port, same data) OUTAGE s after it went down, so
+#                        the load runs on for DURATION - 2 x OUTAGE s after the restart (DURATION >=
+#                        3 x OUTAGE). The broker's own start (5 s idle, ~20 s on a loaded 2-core box)
+#                        adds to the downtime: the report gives the time without a broker (stop to
+#                        ready). Drain: from the restarted broker being ready until the lag is
+#                        back to its level before the outage (polled every 0.5 s; the level is the
+#                        median of fieldline_export_lag_records over the 10 s before the stop, 0
+#                        when the sink kept up); backlog = the lag when the broker is ready again,
+#                        drain rate = backlog / drain time (also: records delivered per second
+#                        meanwhile, new ones included). The server's heap (jvm_memory_used_bytes
+#                        {area="heap"}, and its old generation alone) is sampled every 2 s
+#                        from the load start to the drain (<run>/export-samples.txt) and reported
+#                        before / during the outage / during the drain
+#   OUTAGE [60]          EXPORT=kafka-outage: seconds of load before the stop, and of broker downtime
+#   EXPORT_DRAIN [300]   EXPORT=kafka*: at most this many seconds after the load for the export to
+#                        deliver everything (lag 0) before the topic is counted
 #   APPEND [1]           append the table to docs/performance.md
 #   JFR [0]              1: record a JFR profile of the server (and Cassandra) during the run
 #   SERVER_JAVA_OPTS     JVM options of the server and of each cluster node (default: those of
@@ -210,6 +253,9 @@ TLS=${TLS:-0}
 TLS_KEY=${TLS_KEY:-ec}
 TLS_CLIENT=${TLS_CLIENT:-jdk}
 APPEND=${APPEND:-1}
+EXPORT=${EXPORT:-none}
+OUTAGE=${OUTAGE:-60}
+EXPORT_DRAIN=${EXPORT_DRAIN:-300}
 JFR=${JFR:-0}
 GATLING_XMX=${GATLING_XMX:-2g}
 HIVEMQ_JAVA_OPTS=${HIVEMQ_JAVA_OPTS:--Xms256m -Xmx1g -XX:+UseG1GC}
@@ -271,6 +317,31 @@ if ! [[ "$CLUSTER_NODES" =~ ^[1-9]$ ]]; then
   echo "bench: CLUSTER_NODES must be 1..9" >&2
   exit 2
 fi
+case "$EXPORT" in
+  none) ;;
+  off | kafka | kafka-outage)
+    if [ "$scenario" != DevicesAtRate ] && [ "$scenario" != ColdStart ]; then
+      echo "bench: EXPORT=$EXPORT runs with DevicesAtRate and ColdStart only" >&2
+      exit 2
+    fi
+    if [ "$(echo $PHASES)" != fieldline ]; then
+      echo "bench: EXPORT=$EXPORT measures the fieldline phase only: set PHASES=fieldline" >&2
+      exit 2
+    fi
+    ;;
+  *)
+    echo "bench: EXPORT must be none, off, kafka or kafka-outage" >&2
+    exit 2
+    ;;
+esac
+if ! [[ "$OUTAGE" =~ ^[1-9][0-9]*$ ]] || ! [[ "$EXPORT_DRAIN" =~ ^[1-9][0-9]*$ ]]; then
+  echo "bench: OUTAGE and EXPORT_DRAIN must be positive whole numbers of seconds" >&2
+  exit 2
+fi
+if [ "$EXPORT" = kafka-outage ] && [ "$DURATION" -lt $((3 * OUTAGE)) ]; then
+  echo "bench: EXPORT=kafka-outage needs DURATION >= 3 x OUTAGE (load, broker down, load again; $DURATION < 3 x $OUTAGE)" >&2
+  exit 2
+fi
 if [ "$TLS" != 0 ] && [ "$TLS" != 1 ]; then
   echo "bench: TLS must be 0 or 1" >&2
   exit 2
@@ -330,6 +401,8 @@ locust_pid=""
 mvn_pid=""
 gatling_pid=""
 writer_pid=""
+kafka_pid=""
+kafka_broker_pid=""
 
 stop_pid() { # pid [seconds before SIGKILL]
   local pid=$1 grace=${2:-10}
@@ -346,6 +419,15 @@ stop_cluster() {
   [ -n "$cluster_dir" ] || return 0
   FIELDLINE_DATA_DIR="$cluster_dir" "$root/scripts/local-cluster.sh" stop >>"$run/cluster.log" 2>&1 || true
   cluster_dir=""
+}
+
+# Stops the launcher with SIGTERM: its shutdown hook stops the broker (Kafka's controlled shutdown,
+# up to 30 s, then SIGKILL); the broker itself is made sure of after.
+kafka_stop() {
+  stop_pid "$kafka_pid" 45
+  kafka_pid=""
+  stop_pid "$kafka_broker_pid" 10
+  kafka_broker_pid=""
 }
 
 stop_samplers() {
@@ -366,6 +448,7 @@ cleanup() {
   stop_pid "$hivemq_pid" 15
   stop_pid "$server_pid" 90
   stop_pid "$cassandra_pid" 30
+  kafka_stop
   stop_cluster
   if [ "$status" -ne 0 ]; then log "stopped (exit $status); logs in $run"; fi
   exit "$status"
@@ -527,6 +610,13 @@ if [ "$scenario" = RpcRoundTrip ]; then
 fi
 if [[ " $PHASES " == *" cluster "* ]]; then command="CLUSTER_NODES=$CLUSTER_NODES $command"; fi
 if [ "$TLS" = 1 ]; then command="TLS=1 TLS_KEY=$TLS_KEY TLS_CLIENT=$TLS_CLIENT $command"; fi
+case "$EXPORT" in
+  off) describe="$describe, export off (no change feed)" ;;
+  kafka) describe="$describe, export to a Kafka sink" ;;
+  kafka-outage) describe="$describe, export to a Kafka sink, broker down $OUTAGE s from $OUTAGE s after the load start" ;;
+esac
+if [ "$EXPORT" = kafka-outage ]; then command="OUTAGE=$OUTAGE $command"; fi
+if [ "$EXPORT" != none ]; then command="EXPORT=$EXPORT $command"; fi
 {
   echo "scenario=$scenario"
   echo "describe=$describe"
@@ -562,11 +652,21 @@ fi
 
 # ---- build (server, launcher classpath, perf-gatling) when something changed --------------------
 perf_cp_file="$root/perf-gatling/target/perf.classpath"
-if [ ! -f "$perf_cp_file" ] || [ ! -f server/target/server.classpath ] \
+# EXPORT=kafka*: also the Kafka launcher and the broker's classpath (what ./fieldline kafka runs).
+build_modules=perf-gatling
+kafka_launcher_cp=kafka-embedded/launcher/target/launcher.classpath
+kafka_cp_file=kafka-embedded/runtime/target/kafka.classpath
+kafka_stale=0
+if [[ "$EXPORT" == kafka* ]] && { [ ! -f "$kafka_launcher_cp" ] || [ ! -f "$kafka_cp_file" ] \
+  || [ -n "$(find pom.xml kafka-embedded -name target -prune -o -type f -newer "$kafka_launcher_cp" -print -quit)" ]; }; then
+  build_modules=perf-gatling,kafka-embedded/launcher
+  kafka_stale=1
+fi
+if [ "$kafka_stale" = 1 ] || [ ! -f "$perf_cp_file" ] || [ ! -f server/target/server.classpath ] \
   || [ ! -f cassandra-embedded/runtime/target/cassandra.classpath ] \
   || [ -n "$(find pom.xml ./*/pom.xml ./*/src cassandra-embedded/*/src -newer "$perf_cp_file" -print -quit 2>/dev/null)" ]; then
-  log "building (mvn -pl perf-gatling -am install, tests skipped)"
-  mvn -q -B -DskipTests -pl perf-gatling -am install >"$run/build.log" 2>&1 \
+  log "building (mvn -pl $build_modules -am install, tests skipped)"
+  mvn -q -B -DskipTests -pl "$build_modules" -am install >"$run/build.log" 2>&1 \
     || { log "build failed, see $run/build.log"; exit 1; }
 fi
 # The dependency plugin rewrites a classpath file only when the classpath changed, but these files
@@ -576,6 +676,7 @@ fi
 mark_built() {
   touch "$perf_cp_file" server/target/server.classpath cluster/target/zookeeper.classpath \
     cassandra-embedded/runtime/target/cassandra.classpath
+  if [[ "$EXPORT" == kafka* ]]; then touch "$kafka_launcher_cp"; fi
 }
 mark_built
 perf_cp="$root/perf-gatling/target/classes:$(cat "$perf_cp_file")"
@@ -672,6 +773,196 @@ gatling_finish() { # phase: waits for the run gatling_start began
   grep -E "^[A-Za-z]+: (connects|subscriptions)=" "$run/gatling-$phase.log" | sed "s/^/[bench] $phase: /" >&2 || true
 }
 
+# ---- export (EXPORT): the Kafka broker, the sink, the outage and the drain ---------------------
+kafka_topic=fieldline-bench
+kafka_sink=bench-kafka
+export_props="$run/export.properties"
+export_scrape="$run/export-scrape.txt"
+
+# Starts ./fieldline kafka on $kafka_port with its data in <run>/kafka (after a stop: the same port,
+# data and controller port) and waits for its "kafka bootstrap=... pid=... dir=..." line; the
+# broker's CPU goes into the fieldline phase's samples under LABEL (a restarted broker is another
+# process: another label).
+kafka_start() { # label
+  local label=$1 before
+  : >>"$run/kafka-launcher.log"
+  before=$(grep -c '^kafka bootstrap=' "$run/kafka-launcher.log" || true)
+  ./fieldline kafka --port "$kafka_port" --data-dir "$run/kafka" >>"$run/kafka-launcher.log" 2>&1 &
+  kafka_pid=$!
+  for _ in $(seq 1 360); do
+    [ "$(grep -c '^kafka bootstrap=' "$run/kafka-launcher.log" || true)" -gt "$before" ] && break
+    kill -0 "$kafka_pid" 2>/dev/null || break
+    sleep 0.25
+  done
+  if [ "$(grep -c '^kafka bootstrap=' "$run/kafka-launcher.log" || true)" -le "$before" ]; then
+    log "kafka: the broker did not start; tail of $run/kafka-launcher.log and $run/kafka/kafka.log:"
+    tail -10 "$run/kafka-launcher.log" >&2
+    tail -20 "$run/kafka/kafka.log" >&2 2>/dev/null || true
+    exit 1
+  fi
+  kafka_broker_pid=$(sed -n 's/^kafka bootstrap=.* pid=\([0-9]*\) .*/\1/p' "$run/kafka-launcher.log" | tail -1)
+  start_sampler "$run/cpu-fieldline.txt" "$label" "$kafka_broker_pid"
+  log "kafka: broker ready on 127.0.0.1:$kafka_port (launcher pid $kafka_pid, broker pid $kafka_broker_pid)"
+}
+
+# Logs in as the admin and creates the KAFKA sink (POST /api/fieldline/sinks); its answer goes to
+# <run>/export-sink.json.
+create_sink() {
+  local token status body
+  token=$(curl -fsS -X POST "http://127.0.0.1:$http_port/api/auth/login" -H 'Content-Type: application/json' \
+    -d "{\"username\":\"$ADMIN_USER\",\"password\":\"$ADMIN_PASSWORD\"}" 2>>"$run/bench.log" \
+    | sed -n 's/.*"token" *: *"\([^"]*\)".*/\1/p')
+  if [ -z "$token" ]; then
+    log "export: could not log in to create the sink"
+    exit 1
+  fi
+  body="{\"name\":\"$kafka_sink\",\"type\":\"KAFKA\",\"filter\":{},\"configuration\":"
+  body="$body{\"bootstrapServers\":\"127.0.0.1:$kafka_port\",\"topic\":\"$kafka_topic\"}}"
+  status=$(curl -sS -o "$run/export-sink.json" -w '%{http_code}' -X POST \
+    "http://127.0.0.1:$http_port/api/fieldline/sinks" -H "X-Authorization: Bearer $token" \
+    -H 'Content-Type: application/json' -d "$body" 2>>"$run/bench.log" || true)
+  if [ "$status" != 200 ]; then
+    log "export: the sink was refused (HTTP $status): $(cat "$run/export-sink.json" 2>/dev/null)"
+    exit 1
+  fi
+  echo "sinkCreatedEpochMillis=$(date +%s%3N)" >>"$export_props"
+  log "export: KAFKA sink $kafka_sink -> 127.0.0.1:$kafka_port, topic $kafka_topic (auto-created on the first send)"
+}
+
+# Sum of every series of metric NAME in a saved /metrics scrape, as an integer.
+metric_sum() { # file name
+  awk -v n="$2" 'index($0, n "{") == 1 || index($0, n " ") == 1 { s += $NF } END { printf "%.0f\n", s }' "$1"
+}
+
+# The server's /metrics into $export_scrape; false when it did not answer.
+export_scrape_now() {
+  curl -fsS --max-time 2 "http://127.0.0.1:$http_port/metrics" >"$export_scrape" 2>/dev/null
+}
+
+# Every 5 s until stopped: the server's /metrics to <dir>/server-<epochMillis>.txt, so that the
+# report can take the export latency histogram over the steady window.
+sample_server_metrics() { # dir
+  local dir=$1 file
+  mkdir -p "$dir"
+  while true; do
+    file="$dir/server-$(date +%s%3N).txt"
+    curl -fsS --max-time 2 "http://127.0.0.1:$http_port/metrics" >"$file" 2>/dev/null || rm -f "$file"
+    sleep 5
+  done
+}
+
+# One line of <run>/export-samples.txt (epochMillis stage lagRecords delivered heapUsedBytes
+# oldGenUsedBytes), also left in s_millis s_lag s_delivered; false when the server did not answer.
+export_sample() { # stage
+  local heap old
+  s_millis=$(date +%s%3N)
+  export_scrape_now || return 1
+  s_lag=$(metric_sum "$export_scrape" fieldline_export_lag_records)
+  s_delivered=$(metric_sum "$export_scrape" fieldline_export_delivered_total)
+  heap=$(awk 'index($0, "jvm_memory_used_bytes{") == 1 && /area="heap"/ { s += $NF } END { printf "%.0f\n", s }' "$export_scrape")
+  # The old generation (G1 Old Gen): what survived collections, without the young churn.
+  old=$(awk 'index($0, "jvm_memory_used_bytes{") == 1 && /area="heap"/ && /Old Gen/ { s += $NF } END { printf "%.0f\n", s }' "$export_scrape")
+  echo "$s_millis $1 $s_lag $s_delivered $heap $old" >>"$run/export-samples.txt"
+}
+
+# EXPORT=kafka-outage, while the load runs: waits for the load's first feed entry, stops the broker
+# OUTAGE s later, starts it again OUTAGE s after the stop, and measures the drain (see the header).
+export_outage() {
+  local load_start stop_at restart_at level backlog delivered0 ready first="" drained="" i
+  local -a before_lags=()
+  : >"$run/export-samples.txt"
+  for _ in $(seq 1 2400); do
+    if export_scrape_now && [ "$(metric_sum "$export_scrape" fieldline_feed_entries_total)" -gt 0 ]; then break; fi
+    kill -0 "$mvn_pid" 2>/dev/null || { log "export: the load ended before its first message was stored"; return 0; }
+    sleep 0.5
+  done
+  load_start=$(date +%s%3N)
+  stop_at=$((load_start + OUTAGE * 1000))
+  log "export: load started (first feed entry); the broker stops in $OUTAGE s"
+  while [ "$(date +%s%3N)" -lt "$stop_at" ]; do
+    if export_sample before && [ "$s_millis" -ge $((stop_at - 10000)) ]; then before_lags+=("$s_lag"); fi
+    sleep 2
+  done
+  # The lag's usual level: the median of the samples of the 10 s before the stop.
+  level=0
+  if [ "${#before_lags[@]}" -gt 0 ]; then
+    level=$(printf '%s\n' "${before_lags[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+  fi
+  log "export: stopping the Kafka broker for $OUTAGE s (lag before: median $level records)"
+  echo "loadStartEpochMillis=$load_start" >>"$export_props"
+  echo "brokerStopEpochMillis=$(date +%s%3N)" >>"$export_props"
+  kafka_stop
+  echo "brokerDownEpochMillis=$(date +%s%3N)" >>"$export_props"
+  restart_at=$((stop_at + OUTAGE * 1000))
+  while [ "$(date +%s%3N)" -lt "$restart_at" ]; do
+    export_sample outage || true
+    sleep 2
+  done
+  echo "brokerRestartEpochMillis=$(date +%s%3N)" >>"$export_props"
+  log "export: starting the Kafka broker again"
+  kafka_start kafka-restarted
+  ready=$(date +%s%3N)
+  export_sample drain || true
+  backlog=${s_lag:-0}
+  delivered0=${s_delivered:-0}
+  for i in $(seq 1 $((EXPORT_DRAIN * 2))); do
+    sleep 0.5
+    export_sample drain || continue
+    if [ -z "$first" ] && [ "$s_delivered" -gt "$delivered0" ]; then first=$s_millis; fi
+    if [ "$s_lag" -le "$level" ]; then
+      drained=$s_millis
+      break
+    fi
+  done
+  {
+    echo "brokerReadyEpochMillis=$ready"
+    echo "drainLevelRecords=$level"
+    echo "backlogRecords=$backlog"
+    echo "deliveredAtReady=$delivered0"
+    echo "firstDeliveryEpochMillis=$first"
+    echo "drainedEpochMillis=$drained"
+    echo "deliveredAtDrained=$([ -n "$drained" ] && echo "$s_delivered")"
+  } >>"$export_props"
+  if [ -n "$drained" ]; then
+    log "export: drained $backlog records in $(awk -v d=$((drained - ready)) 'BEGIN { printf "%.1f", d / 1000 }') s after the broker was ready"
+  else
+    log "export: not drained within $EXPORT_DRAIN s of the restart (lag $s_lag, level $level)"
+  fi
+}
+
+# EXPORT=kafka*, after the load: waits (at most EXPORT_DRAIN s) for the lag to reach 0.
+export_settle() {
+  local start lag=-1
+  start=$(date +%s%3N)
+  for _ in $(seq 1 "$EXPORT_DRAIN"); do
+    if export_scrape_now; then
+      lag=$(metric_sum "$export_scrape" fieldline_export_lag_records)
+      [ "$lag" = 0 ] && break
+    fi
+    sleep 1
+  done
+  echo "settleSeconds=$(awk -v d=$(($(date +%s%3N) - start)) 'BEGIN { printf "%.1f", d / 1000 }')" >>"$export_props"
+  echo "settleLagRecords=$lag" >>"$export_props"
+  [ "$lag" = 0 ] || log "export: lag still $lag records $EXPORT_DRAIN s after the load"
+}
+
+# EXPORT=kafka*: reads the topic to its end and counts its records (bench/kafka/CountRecords.java
+# on the broker's classpath).
+count_topic() {
+  local out
+  log "export: counting the records of topic $kafka_topic"
+  out=$(java -Xmx256m -cp "$(cat "$kafka_cp_file")" "$root/bench/kafka/CountRecords.java" \
+    "127.0.0.1:$kafka_port" "$kafka_topic" 120 2>>"$run/bench.log" | grep '^records=' || true)
+  if [ -z "$out" ]; then
+    log "export: topic count failed (see $run/bench.log); skipped"
+    echo "topicCheck=failed, see bench.log" >>"$export_props"
+    return 0
+  fi
+  log "export: topic $kafka_topic: $out"
+  echo "topicRecords=$(echo "$out" | sed -n 's/^records=\([0-9]*\).*/\1/p')" >>"$export_props"
+  echo "topicCheck=$out" >>"$export_props"
+}
+
 # ---- devices and the Fieldline server ---------------------------------------------------------
 # LiveUpdates with more sessions than the server's default per user (20): the server(s) allow them.
 ws_env=()
@@ -698,11 +989,28 @@ if [ "$needs_fieldline" = 1 ]; then
     tls_env=(FIELDLINE_MQTT_TLS_CERT="$run/tls/server.pem" FIELDLINE_MQTT_TLS_KEY="$run/tls/server.key"
       FIELDLINE_MQTT_TLS_PORT="$fieldline_mqtt")
   fi
+  # EXPORT: the feed off, or a Kafka broker up before the server (its sink is created once the
+  # server is ready).
+  export_env=()
+  if [ "$EXPORT" != none ]; then echo "export=$EXPORT" >"$export_props"; fi
+  if [ "$EXPORT" = off ]; then export_env=(FIELDLINE_FEED_ENABLED=false); fi
+  if [[ "$EXPORT" == kafka* ]]; then
+    kafka_port=$(free_port)
+    {
+      echo "kafkaBootstrap=127.0.0.1:$kafka_port"
+      echo "topic=$kafka_topic"
+      echo "sink=$kafka_sink"
+      echo "outageSeconds=$([ "$EXPORT" = kafka-outage ] && echo "$OUTAGE")"
+    } >>"$export_props"
+    log "kafka: starting a broker (./fieldline kafka --port $kafka_port --data-dir $run/kafka)"
+    mark_built
+    kafka_start kafka
+  fi
   log "starting Fieldline on embedded defaults (mqtt $mqtt_port$([ "$TLS" = 1 ] && echo ", mqtt over TLS $fieldline_mqtt")," \
     "http $http_port, cql $cql_port)"
   server_opts=${SERVER_JAVA_OPTS:--Xms256m -Xmx1g -XX:+UseG1GC}
   mark_built
-  env "${tls_env[@]}" "${ws_env[@]}" \
+  env "${tls_env[@]}" "${ws_env[@]}" "${export_env[@]}" \
     FIELDLINE_DATA_DIR="$run/data" FIELDLINE_MQTT_HOST=127.0.0.1 FIELDLINE_MQTT_PORT=$mqtt_port \
     FIELDLINE_HTTP_HOST=127.0.0.1 FIELDLINE_HTTP_PORT=$http_port \
     FIELDLINE_EMBEDDED_CASSANDRA_CQL_PORT=$cql_port FIELDLINE_EMBEDDED_CASSANDRA_STORAGE_PORT=$storage_port \
@@ -733,10 +1041,15 @@ if [ "$needs_fieldline" = 1 ]; then
   echo "readyEpochMillis=$(date +%s%3N)" >>"$run/bench.properties"
   [ -n "$cassandra_pid" ] || cassandra_pid=$(cat "$run/data/cassandra/cassandra.pid")
   log "Fieldline ready (server pid $server_pid, Cassandra pid $cassandra_pid)"
+  if [[ "$EXPORT" == kafka* ]]; then create_sink; fi
   if [ "$cold_flow" = 1 ] && [[ " $PHASES " == *" fieldline "* ]]; then
     start_machine_sampler "$run/cpu-fieldline.txt"
     start_sampler "$run/cpu-fieldline.txt" server "$server_pid"
     start_sampler "$run/cpu-fieldline.txt" cassandra "$cassandra_pid"
+    if [[ "$EXPORT" == kafka* ]]; then
+      sample_server_metrics "$run/fieldline-metrics" &
+      samplers+=($!)
+    fi
   fi
   # Written under another name and renamed: a waiting simulation never reads half a file.
   provision_args=(--prefix bench-)
@@ -756,17 +1069,20 @@ if [[ " $PHASES " == *" fieldline "* ]]; then
     start_machine_sampler "$run/cpu-fieldline.txt"
     start_sampler "$run/cpu-fieldline.txt" server "$server_pid"
     start_sampler "$run/cpu-fieldline.txt" cassandra "$cassandra_pid"
+    if [[ "$EXPORT" == kafka* ]]; then
+      sample_server_metrics "$run/fieldline-metrics" &
+      samplers+=($!)
+    fi
   fi
   if [ "$JFR" = 1 ]; then
     jcmd "$server_pid" JFR.start name=bench settings=profile filename="$run/server.jfr" >/dev/null
     jcmd "$cassandra_pid" JFR.start name=bench settings=profile filename="$run/cassandra.jfr" >/dev/null 2>&1 || true
   fi
   rest_url="http://127.0.0.1:$http_port"
-  if [ "$cold_flow" = 1 ]; then
-    gatling_finish fieldline || true
-  else
-    gatling fieldline "$fieldline_mqtt" || true
-  fi
+  if [ "$cold_flow" != 1 ]; then gatling_start fieldline "$fieldline_mqtt"; fi
+  if [ "$EXPORT" = kafka-outage ]; then export_outage; fi
+  gatling_finish fieldline || true
+  if [[ "$EXPORT" == kafka* ]]; then export_settle; fi
   if [ "$JFR" = 1 ]; then
     jcmd "$server_pid" JFR.stop name=bench >/dev/null || true
     jcmd "$cassandra_pid" JFR.stop name=bench >/dev/null 2>&1 || true
@@ -774,6 +1090,11 @@ if [[ " $PHASES " == *" fieldline "* ]]; then
   curl -fsS "http://127.0.0.1:$http_port/metrics" >"$run/fieldline-metrics.txt" 2>/dev/null || true
   stop_samplers
   check_rows fieldline "$cql_port" "$run/devices.csv"
+  if [[ "$EXPORT" == kafka* ]]; then
+    count_topic
+    log "kafka: stopping the broker"
+    kafka_stop
+  fi
 fi
 
 # ---- phase 1b: the same devices driven by Locust's MqttUser (a generator we did not write) ------

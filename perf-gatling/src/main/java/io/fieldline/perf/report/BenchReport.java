@@ -36,6 +36,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class BenchReport {
 
+  private final Path dir;
   private final Properties meta = new Properties();
   private final @Nullable PhaseResult fieldline;
   private final @Nullable PhaseResult mosquitto;
@@ -45,6 +46,7 @@ public final class BenchReport {
   private final @Nullable ClusterComparison cluster;
 
   BenchReport(Path dir) throws IOException {
+    this.dir = dir;
     try (Reader in = Files.newBufferedReader(dir.resolve("bench.properties"))) {
       meta.load(in);
     }
@@ -350,6 +352,7 @@ public final class BenchReport {
         .append(ratio(fieldlinePerMsg, rawPerRow))
         .append(" (target ≤ 1.0)\n");
     ScenarioSections.coldStart(md, fieldline, meta);
+    ExportSection.render(md, dir, fieldline);
     ScenarioSections.points(md, fieldline, check, keys);
     ScenarioSections.reconnectStorm(md, fieldline, mosquitto, hivemq, storedLine());
     if (cluster != null) {
@@ -527,7 +530,16 @@ public final class BenchReport {
     }
     double own = 0;
     for (String label :
-        new String[] {"server", "cassandra", "generator", "writer", "mosquitto", "hivemq"}) {
+        new String[] {
+          "server",
+          "cassandra",
+          "generator",
+          "writer",
+          "mosquitto",
+          "hivemq",
+          "kafka",
+          "kafka-restarted"
+        }) {
       if (phase.cpu().has(label)) {
         own += phase.cores(label);
       }

@@ -173,6 +173,20 @@ final class PrometheusText {
     return Double.POSITIVE_INFINITY;
   }
 
+  /** The largest finite bucket bound of histogram {@code name}; NaN when it has none. */
+  double largestFiniteBound(String name) {
+    double largest = Double.NaN;
+    for (Sample sample : samples) {
+      if (sample.name().equals(name + "_bucket")) {
+        Double le = le(sample.labels());
+        if (le != null && !le.isInfinite() && !(le <= largest)) {
+          largest = le;
+        }
+      }
+    }
+    return largest;
+  }
+
   private static @Nullable Double le(String labels) {
     for (String label : labels.split(",")) {
       String[] kv = label.split("=", 2);
