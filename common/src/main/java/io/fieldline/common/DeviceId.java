@@ -23,6 +23,15 @@ public record DeviceId(UUID value) {
     return new DeviceId(UUID.fromString(text));
   }
 
+  /**
+   * Whether this id is one the server keeps for its own writes (the start-up warm-up): its most
+   * significant 64 bits are zero, which no generated device id has (random and time-based UUIDs
+   * carry a version there). Such writes are stored like any other, but never exported.
+   */
+  public boolean reserved() {
+    return value.getMostSignificantBits() == 0L;
+  }
+
   @Override
   public String toString() {
     return value.toString();

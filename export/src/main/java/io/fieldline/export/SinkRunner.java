@@ -260,7 +260,8 @@ final class SinkRunner {
       if (head == null || next == null || head.seq() >= floorExcept(next, taken)) {
         break;
       }
-      FeedEntry kept = filter.apply(head);
+      // The server's own writes (the start-up warm-up) are in the feed, never in a sink.
+      FeedEntry kept = head.deviceId().reserved() ? null : filter.apply(head);
       if (kept != null) {
         CompletableFuture<Exporter.DeviceInfo> device = context.device(head.deviceId());
         if (!device.isDone()) {

@@ -57,7 +57,10 @@ final class WarmUp {
 
   private WarmUp() {}
 
-  /** The reserved id of warm-up device {@code index} (0 ≤ index < {@link #DEVICES}). */
+  /**
+   * The reserved id of warm-up device {@code index} (0 ≤ index < {@link #DEVICES}): {@link
+   * DeviceId#reserved()}, so export leaves its messages out.
+   */
   static DeviceId device(int index) {
     return new DeviceId(new UUID(0L, index + 1L));
   }
