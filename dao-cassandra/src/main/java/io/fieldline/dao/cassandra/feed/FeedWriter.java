@@ -3,6 +3,7 @@ package io.fieldline.dao.cassandra.feed;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
+import com.datastax.oss.driver.api.core.cql.BoundStatementBuilder;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.StoreException;
@@ -248,7 +249,7 @@ public final class FeedWriter implements LocalFeed {
     entries[slot] = entry;
     seqs[slot] = seq;
     states[slot] = PENDING;
-    BoundStatement statement =
+    BoundStatementBuilder builder =
         insert
             .boundStatementBuilder()
             .setUuid(0, logId)
@@ -257,12 +258,14 @@ public final class FeedWriter implements LocalFeed {
             .setLong(3, seq)
             .setUuid(4, entry.deviceId().value())
             .setByte(5, kind)
-            .setString(6, scope == null ? null : scope.name())
             .setLong(7, ts)
             .setByteBuffer(8, body)
-            .setInt(9, ttlSeconds)
-            .build()
-            .setIdempotent(true);
+            .setInt(9, ttlSeconds);
+    if (scope != null) {
+      // Telemetry leaves it unset: a bound null would write a tombstone cell into every row.
+      builder = builder.setString(6, scope.name());
+    }
+    BoundStatement statement = builder.build().setIdempotent(true);
     return new Appended(entry.position(), statement, 48 + body.remaining());
   }
 
