@@ -35,9 +35,10 @@ import org.jspecify.annotations.Nullable;
  * <p>Leases are compare-and-set lightweight transactions on the lease columns as last read, so two
  * processes never both believe they hold a log. Reading a log walks its blocks ({@link
  * FeedWriter#BLOCK} positions per partition) from the one holding {@code after}; an empty block
- * ends the read, so a log's end is where its writer stopped. Every statement is idempotent except
- * the leases, and none goes through the write limiter: these are a few requests per sink and
- * second, next to thousands of message writes.
+ * ends the read, so a log's end is where its writer stopped, unless the log's published last
+ * position lies beyond it (a block of only failed writes: 4,096 writes failed in a row, as in a
+ * Cassandra outage). Every statement is idempotent except the leases, and none goes through the
+ * write limiter: these are a few requests per sink and second, next to thousands of message writes.
  */
 public final class CassandraFeedStore implements FeedStore {
 
@@ -45,6 +46,7 @@ public final class CassandraFeedStore implements FeedStore {
   private final ConsistencyLevel consistency;
   private final PreparedStatement selectLogs;
   private final PreparedStatement selectLease;
+  private final PreparedStatement selectLast;
   private final PreparedStatement takeFreeLease;
   private final PreparedStatement takeLease;
   private final PreparedStatement releaseLease;
@@ -75,6 +77,8 @@ public final class CassandraFeedStore implements FeedStore {
                 + " WHERE bucket = 0");
     this.selectLease =
         session.prepare("SELECT owner, lease_until FROM " + logs + " WHERE bucket = 0 AND log = ?");
+    this.selectLast =
+        session.prepare("SELECT last_pos FROM " + logs + " WHERE bucket = 0 AND log = ?");
     this.takeFreeLease =
         session.prepare(
             "UPDATE "
@@ -204,14 +208,19 @@ public final class CassandraFeedStore implements FeedStore {
 
   @Override
   public CompletionStage<List<FeedEntry>> read(UUID logId, long after, int limit) {
+    if (limit <= 0) {
+      return CompletableFuture.completedFuture(List.of()); // CQL refuses LIMIT 0
+    }
     List<FeedEntry> out = new ArrayList<>(Math.min(limit, 1024));
-    return StoreErrors.translated(readFrom(logId, after, limit, out));
+    return StoreErrors.translated(readFrom(logId, after, limit, out, -1));
   }
 
-  // One block after the other, until the limit, or a block ends and the next one is empty (a
-  // log's end: its writer had not reached it).
+  // One block after the other, until the limit, or a block ends and the next one is empty: the
+  // log's end (its writer had not reached it), unless the log's published last position is beyond
+  // that empty block, which then only held failed writes and is skipped. The published position
+  // is read once, at the first empty block (-1 until then).
   private CompletionStage<List<FeedEntry>> readFrom(
-      UUID logId, long after, int limit, List<FeedEntry> out) {
+      UUID logId, long after, int limit, List<FeedEntry> out, long published) {
     long block = (after + 1) / FeedWriter.BLOCK;
     int wanted = limit - out.size();
     return AsyncRows.collect(
@@ -223,12 +232,33 @@ public final class CassandraFeedStore implements FeedStore {
                 return CompletableFuture.completedFuture(out);
               }
               long endOfBlock = (block + 1) * FeedWriter.BLOCK - 1;
+              long endOfNext = endOfBlock + FeedWriter.BLOCK;
               return firstIn(logId, block + 1)
                   .thenCompose(
-                      first ->
-                          first == null
-                              ? CompletableFuture.completedFuture(out)
-                              : readFrom(logId, endOfBlock, limit, out));
+                      first -> {
+                        if (first != null) {
+                          return readFrom(logId, endOfBlock, limit, out, published);
+                        }
+                        return lastPublished(logId, published)
+                            .thenCompose(
+                                last ->
+                                    last > endOfNext
+                                        ? readFrom(logId, endOfNext, limit, out, last)
+                                        : CompletableFuture.completedFuture(out));
+                      });
+            });
+  }
+
+  // The log's last position as its writer last published it (0 when unknown); `known` if read.
+  private CompletionStage<Long> lastPublished(UUID logId, long known) {
+    if (known >= 0) {
+      return CompletableFuture.completedFuture(known);
+    }
+    return run(selectLast.bind(logId))
+        .thenApply(
+            rs -> {
+              Row row = rs.one();
+              return row == null ? 0L : row.getLong("last_pos");
             });
   }
 
@@ -252,17 +282,36 @@ public final class CassandraFeedStore implements FeedStore {
   @Override
   public CompletionStage<Long> positionBefore(UUID logId, long seq) {
     return StoreErrors.translated(
-        lastBlock(logId, 0, 1).thenCompose(last -> search(logId, seq, 0, last)));
+        lastPublished(logId, -1)
+            .thenCompose(last -> lastBlock(logId, last / FeedWriter.BLOCK, 1))
+            .thenCompose(last -> search(logId, seq, 0, last)));
   }
 
-  // Doubles the block index until a block is empty: the last non-empty block is below it.
-  private CompletionStage<Long> lastBlock(UUID logId, long known, long probe) {
+  // The last block with entries, from `known` (the block of the published last position, or one
+  // with entries): probes known + 1, + 2, + 4 … until a block is empty, then bisects between the
+  // last probe with entries and that empty one.
+  private CompletionStage<Long> lastBlock(UUID logId, long known, long step) {
+    long probe = known + step;
     return firstIn(logId, probe)
         .thenCompose(
             first ->
                 first == null
-                    ? CompletableFuture.completedFuture(known)
-                    : lastBlock(logId, probe, probe * 2));
+                    ? lastBetween(logId, known, probe)
+                    : lastBlock(logId, probe, step * 2));
+  }
+
+  // The last block with entries in [full, empty), where `empty` has none.
+  private CompletionStage<Long> lastBetween(UUID logId, long full, long empty) {
+    if (empty - full <= 1) {
+      return CompletableFuture.completedFuture(full);
+    }
+    long middle = (full + empty) >>> 1;
+    return firstIn(logId, middle)
+        .thenCompose(
+            first ->
+                first == null
+                    ? lastBetween(logId, full, middle)
+                    : lastBetween(logId, middle, empty));
   }
 
   // Binary search for the last block whose first entry is below seq, then a scan of it.

@@ -19,6 +19,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -152,7 +153,19 @@ public final class CassandraSinkStore implements SinkStore {
                                                     && !previous.get().name().equals(sink.name())
                                                 ? release(previous.get())
                                                 : CompletableFuture.completedFuture(null))));
-    return StoreErrors.translated(saved);
+    // A taken name is the caller's error (SinkStore.save: 400 over REST), not a storage failure.
+    CompletableFuture<Void> result = new CompletableFuture<>();
+    saved.whenComplete(
+        (ok, error) -> {
+          if (error == null) {
+            result.complete(null);
+          } else {
+            Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+            result.completeExceptionally(
+                cause instanceof SinkNameTakenException ? cause : StoreErrors.translate(error));
+          }
+        });
+    return result;
   }
 
   // Claims the sink's name, or finds it already its own.

@@ -49,25 +49,40 @@ final class FeedBody {
     return out.flip();
   }
 
+  /** The values of a telemetry row; a corrupt body fails with IllegalArgumentException. */
   static List<TsKvEntry> readTelemetry(ByteBuffer body) {
     ByteBuffer in = body.duplicate();
-    int count = count(in);
-    List<TsKvEntry> entries = new ArrayList<>(count);
-    for (int i = 0; i < count; i++) {
-      long ts = in.getLong();
-      entries.add(new TsKvEntry(ts, read(in)));
+    try {
+      int count = count(in);
+      List<TsKvEntry> entries = new ArrayList<>(count);
+      for (int i = 0; i < count; i++) {
+        long ts = in.getLong();
+        entries.add(new TsKvEntry(ts, read(in)));
+      }
+      return entries;
+    } catch (BufferUnderflowException e) {
+      throw truncated(e);
     }
-    return entries;
   }
 
+  /** The values of an attributes row; a corrupt body fails with IllegalArgumentException. */
   static List<KvEntry> readAttributes(ByteBuffer body) {
     ByteBuffer in = body.duplicate();
-    int count = count(in);
-    List<KvEntry> entries = new ArrayList<>(count);
-    for (int i = 0; i < count; i++) {
-      entries.add(read(in));
+    try {
+      int count = count(in);
+      List<KvEntry> entries = new ArrayList<>(count);
+      for (int i = 0; i < count; i++) {
+        entries.add(read(in));
+      }
+      return entries;
+    } catch (BufferUnderflowException e) {
+      throw truncated(e);
     }
-    return entries;
+  }
+
+  // A body cut short anywhere, the count and a telemetry timestamp included.
+  private static IllegalArgumentException truncated(BufferUnderflowException e) {
+    return new IllegalArgumentException("corrupt feed row: truncated", e);
   }
 
   private static int count(ByteBuffer in) {
@@ -107,20 +122,16 @@ final class FeedBody {
   }
 
   private static KvEntry read(ByteBuffer in) {
-    try {
-      String key = getString(in);
-      byte type = in.get();
-      return switch (type) {
-        case BOOLEAN -> KvEntry.of(key, in.get() != 0);
-        case LONG -> KvEntry.of(key, in.getLong());
-        case DOUBLE -> KvEntry.of(key, in.getDouble());
-        case STRING -> KvEntry.of(key, getString(in));
-        case JSON -> KvEntry.json(key, getString(in));
-        default -> throw new IllegalArgumentException("corrupt feed row: value type " + type);
-      };
-    } catch (BufferUnderflowException e) {
-      throw new IllegalArgumentException("corrupt feed row: truncated", e);
-    }
+    String key = getString(in);
+    byte type = in.get();
+    return switch (type) {
+      case BOOLEAN -> KvEntry.of(key, in.get() != 0);
+      case LONG -> KvEntry.of(key, in.getLong());
+      case DOUBLE -> KvEntry.of(key, in.getDouble());
+      case STRING -> KvEntry.of(key, getString(in));
+      case JSON -> KvEntry.json(key, getString(in));
+      default -> throw new IllegalArgumentException("corrupt feed row: value type " + type);
+    };
   }
 
   private static void putString(ByteBuffer out, String text) {

@@ -3,6 +3,7 @@ package io.fieldline.dao.cassandra.feed;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
+import com.datastax.oss.driver.api.core.cql.BoundStatementBuilder;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.StoreException;
@@ -221,6 +222,20 @@ public final class FeedWriter implements LocalFeed {
     }
   }
 
+  /** Settles a position of the current log (for tests that write rows themselves). */
+  void settle(long position, boolean written) {
+    Log log;
+    synchronized (lock) {
+      log = current;
+    }
+    settle(new Appended(log, position, insert.bind(), 0), written);
+  }
+
+  /** {@link #tail(UUID, long, int)} of the current log (for tests). */
+  @Nullable Tail tail(long after, int limit) {
+    return tail(logId(), after, limit);
+  }
+
   @Override
   public long settledPosition() {
     synchronized (lock) {
@@ -296,7 +311,7 @@ public final class FeedWriter implements LocalFeed {
     log.entries[slot] = entry;
     log.seqs[slot] = seq;
     log.states[slot] = PENDING;
-    BoundStatement statement =
+    BoundStatementBuilder builder =
         insert
             .boundStatementBuilder()
             .setUuid(0, log.id)
@@ -305,12 +320,14 @@ public final class FeedWriter implements LocalFeed {
             .setLong(3, seq)
             .setUuid(4, entry.deviceId().value())
             .setByte(5, kind)
-            .setString(6, scope == null ? null : scope.name())
             .setLong(7, ts)
             .setByteBuffer(8, body)
-            .setInt(9, ttlSeconds)
-            .build()
-            .setIdempotent(true);
+            .setInt(9, ttlSeconds);
+    if (scope != null) {
+      // Telemetry leaves it unset: a bound null would write a tombstone cell into every row.
+      builder = builder.setString(6, scope.name());
+    }
+    BoundStatement statement = builder.build().setIdempotent(true);
     return new Appended(log, entry.position(), statement, 48 + body.remaining());
   }
 
