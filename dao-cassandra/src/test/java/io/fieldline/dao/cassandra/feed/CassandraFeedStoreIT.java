@@ -335,7 +335,8 @@ class CassandraFeedStoreIT extends CassandraTestBase {
 
   @Test
   void should_take_refuse_and_retake_a_lease_when_it_is_free_held_or_expired() {
-    UUID logId = writer().logId();
+    FeedWriter holder = writer();
+    UUID logId = holder.logId();
     UUID a = UUID.randomUUID();
     UUID b = UUID.randomUUID();
     long now = clock.get();
@@ -344,8 +345,10 @@ class CassandraFeedStoreIT extends CassandraTestBase {
         .as("held by its writer until now + 15 s")
         .isFalse();
     await(store.release(logId, a));
-    assertThat(log(logId).owner()).as("a release by a non-holder does nothing").isEqualTo(logId);
-    await(store.release(logId, logId));
+    assertThat(log(logId).owner())
+        .as("a release by a non-holder does nothing")
+        .isEqualTo(holder.processId());
+    await(store.release(logId, holder.processId()));
     assertThat(log(logId).owner()).isNull();
 
     assertThat(await(store.lease(logId, a, now, now + 1_000))).as("free").isTrue();
@@ -373,8 +376,9 @@ class CassandraFeedStoreIT extends CassandraTestBase {
   @Test
   void should_give_a_free_lease_to_exactly_one_when_two_take_it_at_once() {
     for (int round = 0; round < 5; round++) {
-      UUID logId = writer().logId();
-      await(store.release(logId, logId));
+      FeedWriter holder = writer();
+      UUID logId = holder.logId();
+      await(store.release(logId, holder.processId()));
       UUID a = UUID.randomUUID();
       UUID b = UUID.randomUUID();
       long now = clock.get();
@@ -413,7 +417,8 @@ class CassandraFeedStoreIT extends CassandraTestBase {
   @Test
   void should_hide_a_retired_log_until_retired_logs_are_reopened() {
     UUID kept = writer().logId();
-    UUID retired = writer().logId();
+    FeedWriter retiredWriter = writer();
+    UUID retired = retiredWriter.logId();
 
     await(store.retire(retired));
 
@@ -422,7 +427,9 @@ class CassandraFeedStoreIT extends CassandraTestBase {
     await(store.reopenRetired());
 
     assertThat(await(store.logs())).extracting(FeedLog::id).contains(kept, retired);
-    assertThat(log(retired).owner()).as("reopening keeps the row as it was").isEqualTo(retired);
+    assertThat(log(retired).owner())
+        .as("reopening keeps the row as it was")
+        .isEqualTo(retiredWriter.processId());
   }
 
   @Test
