@@ -13,6 +13,7 @@ import io.fieldline.common.kv.TsKvEntry;
 import io.fieldline.dao.cassandra.CassandraTestBase;
 import java.time.Duration;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.BeforeEach;
@@ -62,6 +63,27 @@ class FeedWriterIT extends CassandraTestBase {
         .isEqualTo(2);
     assertThat(append(writer).position()).isEqualTo(3);
     assertThat(writer.appended()).isEqualTo(3);
+  }
+
+  @Test
+  void should_start_a_new_log_from_position_one_when_rotated_and_settle_the_old_one_apart() {
+    FeedWriter writer = writer(16);
+    UUID first = writer.logId();
+    FeedWriter.Appended before = append(writer);
+
+    writer.rotate();
+
+    assertThat(writer.logId()).isNotEqualTo(first);
+    assertThat(writer.settledPosition()).isZero();
+    FeedWriter.Appended after = append(writer);
+    assertThat(after.position()).isEqualTo(1);
+    // The old log's write completes late: it settles there, not in the new log.
+    writer.settle(before, true);
+    assertThat(writer.settledPosition()).isZero();
+    assertThat(writer.tail(first, 0, 10)).as("the old log is no longer in memory").isNull();
+    writer.settle(after, true);
+    assertThat(writer.settledPosition()).isEqualTo(1);
+    assertThat(positions(writer.tail(0, 10))).containsExactly(1L);
   }
 
   @Test
