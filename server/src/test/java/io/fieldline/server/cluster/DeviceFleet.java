@@ -114,6 +114,7 @@ public final class DeviceFleet implements AutoCloseable {
     private final long base;
     private final Set<Long> acked = ConcurrentHashMap.newKeySet();
     private final Set<Long> sent = new TreeSet<>();
+    private final Set<Long> retransmitted = new TreeSet<>();
     private final Deque<Long> retransmit = new ArrayDeque<>();
     private Mqtt3AsyncClient client;
     private int generation;
@@ -135,6 +136,11 @@ public final class DeviceFleet implements AutoCloseable {
 
     public Set<Long> acked() {
       return acked;
+    }
+
+    /** The timestamps sent more than once (no PUBACK for an earlier attempt). */
+    public synchronized Set<Long> retransmitted() {
+      return Set.copyOf(retransmitted);
     }
 
     public synchronized boolean drained() {
@@ -184,6 +190,7 @@ public final class DeviceFleet implements AutoCloseable {
         Long again = retransmit.poll();
         if (again != null) {
           ts = again;
+          retransmitted.add(ts);
         } else if (!stopping) {
           ts = base + next++;
           sent.add(ts);
