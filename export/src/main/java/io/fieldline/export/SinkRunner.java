@@ -257,7 +257,7 @@ final class SinkRunner {
           next = log;
         }
       }
-      if (head == null || next == null || head.seq() >= floorExcept(next, taken)) {
+      if (head == null || next == null || !mayGo(head.seq(), floorExcept(next, taken))) {
         break;
       }
       // The server's own writes (the start-up warm-up) are in the feed, never in a sink.
@@ -443,6 +443,13 @@ final class SinkRunner {
       }
     }
     return null;
+  }
+
+  // Below the floor, an entry may go; at it too, unless the floor is 0 (another log not known
+  // yet). Sequence numbers are per device: two logs often hold the same number (two nodes, the
+  // same millisecond), for different devices; waiting for each other on it, neither would move.
+  private static boolean mayGo(long seq, long floor) {
+    return seq < floor || (seq == floor && floor > 0);
   }
 
   // The lowest sequence number any other log may still deliver: an entry below it may go.

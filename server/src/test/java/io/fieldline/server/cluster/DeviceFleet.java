@@ -31,7 +31,7 @@ import java.util.function.Supplier;
  * <p>HiveMQ MQTT client (async, shared event loops), clean sessions: retransmission is done here,
  * so it does not depend on a node keeping session state. Thread-safe.
  */
-final class DeviceFleet implements AutoCloseable {
+public final class DeviceFleet implements AutoCloseable {
 
   private static final String TOPIC = "v1/devices/me/telemetry";
 
@@ -47,7 +47,7 @@ final class DeviceFleet implements AutoCloseable {
    * @param mqttPorts MQTT ports of the nodes that are up now; a device picks one (round robin)
    * @param pacing pause after each acknowledgement before the device's next new message
    */
-  DeviceFleet(Supplier<List<Integer>> mqttPorts, Duration pacing) {
+  public DeviceFleet(Supplier<List<Integer>> mqttPorts, Duration pacing) {
     this.mqttPorts = mqttPorts;
     this.pacing = pacing;
   }
@@ -56,39 +56,39 @@ final class DeviceFleet implements AutoCloseable {
    * Adds a device whose first connection goes to {@code firstPort}; timestamps start at {@code
    * base}.
    */
-  void add(DeviceId id, String token, long base, int firstPort) {
+  public void add(DeviceId id, String token, long base, int firstPort) {
     devices.add(new Device(devices.size(), id, token, base, firstPort));
   }
 
   /** Starts every device publishing new messages until {@link #stop()}. */
-  void start() {
+  public void start() {
     devices.forEach(device -> scheduler.execute(() -> device.connect(device.firstPort)));
   }
 
   /** No new messages from now on; devices keep retransmitting until everything is acknowledged. */
-  void stop() {
+  public void stop() {
     stopping = true;
   }
 
   /** Every message sent was acknowledged (call after {@link #stop()}). */
-  boolean drained() {
+  public boolean drained() {
     return devices.stream().allMatch(Device::drained);
   }
 
-  long ackedCount() {
+  public long ackedCount() {
     return acked.get();
   }
 
-  int reconnects() {
+  public int reconnects() {
     return reconnects.get();
   }
 
-  List<Device> devices() {
+  public List<Device> devices() {
     return devices;
   }
 
   /** The timestamps whose PUBACK arrived, per device, at this moment. */
-  Map<DeviceId, Set<Long>> ackedSnapshot() {
+  public Map<DeviceId, Set<Long>> ackedSnapshot() {
     Map<DeviceId, Set<Long>> snapshot = new ConcurrentHashMap<>();
     for (Device device : devices) {
       snapshot.put(device.id, Set.copyOf(device.acked));
@@ -106,14 +106,15 @@ final class DeviceFleet implements AutoCloseable {
   }
 
   /** One device; its state is guarded by its own monitor. */
-  final class Device {
-    final DeviceId id;
+  public final class Device {
+    public final DeviceId id;
     final String token;
     final int firstPort;
     private final int index;
     private final long base;
     private final Set<Long> acked = ConcurrentHashMap.newKeySet();
     private final Set<Long> sent = new TreeSet<>();
+    private final Set<Long> retransmitted = new TreeSet<>();
     private final Deque<Long> retransmit = new ArrayDeque<>();
     private Mqtt3AsyncClient client;
     private int generation;
@@ -129,15 +130,20 @@ final class DeviceFleet implements AutoCloseable {
     }
 
     /** Every timestamp this device sent (each at least once). */
-    synchronized Set<Long> sent() {
+    public synchronized Set<Long> sent() {
       return Set.copyOf(sent);
     }
 
-    Set<Long> acked() {
+    public Set<Long> acked() {
       return acked;
     }
 
-    synchronized boolean drained() {
+    /** The timestamps sent more than once (no PUBACK for an earlier attempt). */
+    public synchronized Set<Long> retransmitted() {
+      return Set.copyOf(retransmitted);
+    }
+
+    public synchronized boolean drained() {
       return !inFlight && retransmit.isEmpty() && acked.containsAll(sent);
     }
 
@@ -184,6 +190,7 @@ final class DeviceFleet implements AutoCloseable {
         Long again = retransmit.poll();
         if (again != null) {
           ts = again;
+          retransmitted.add(ts);
         } else if (!stopping) {
           ts = base + next++;
           sent.add(ts);

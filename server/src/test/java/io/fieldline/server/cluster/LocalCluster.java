@@ -32,14 +32,18 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A Fieldline cluster of separate JVMs on 127.0.0.1: a real ZooKeeper (Curator {@code
  * TestingServer} in the test JVM), the module's shared Cassandra, and node processes that all
  * choose free ports (port 0) and publish the ports they bound in their ZooKeeper znode, where this
  * fixture reads them. Short timeouts so failures are detected in seconds.
+ *
+ * <p>{@link #standalone} is the same without ZooKeeper: each node runs on its own (cluster
+ * disabled, as a single server runs), and this fixture reads its ports from its start-up banner.
  */
-final class LocalCluster implements AutoCloseable {
+public final class LocalCluster implements AutoCloseable {
 
   static final String ADMIN = "admin@cluster.test";
   static final String PASSWORD = "cluster-password-123";
@@ -52,8 +56,9 @@ final class LocalCluster implements AutoCloseable {
   private final EmbeddedCassandra cassandra;
   private final String keyspace;
   private final Path workDir;
-  private final TestingServer zookeeper;
-  private final CuratorFramework reader;
+  private final @Nullable TestingServer zookeeper;
+  private final @Nullable CuratorFramework reader;
+  private final Map<String, String> overrides;
   private final Map<String, NodeProcess> nodes = new LinkedHashMap<>();
   private final HttpClient http =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -61,16 +66,44 @@ final class LocalCluster implements AutoCloseable {
   private String adminToken;
 
   LocalCluster(EmbeddedCassandra cassandra, Path workDir) throws Exception {
+    this(cassandra, workDir, Map.of());
+  }
+
+  /**
+   * A cluster whose nodes also get {@code overrides} as environment variables (e.g. {@code
+   * FIELDLINE_EXPORT_LEASE}), over this fixture's own.
+   */
+  public LocalCluster(EmbeddedCassandra cassandra, Path workDir, Map<String, String> overrides)
+      throws Exception {
+    this(cassandra, workDir, overrides, true);
+  }
+
+  /** Nodes without ZooKeeper: each a single server of its own, on the shared keyspace. */
+  public static LocalCluster standalone(
+      EmbeddedCassandra cassandra, Path workDir, Map<String, String> overrides) throws Exception {
+    return new LocalCluster(cassandra, workDir, overrides, false);
+  }
+
+  private LocalCluster(
+      EmbeddedCassandra cassandra, Path workDir, Map<String, String> overrides, boolean clustered)
+      throws Exception {
     this.cassandra = cassandra;
     // Migrated and emptied before the nodes start: they find it ready and start in parallel.
     this.keyspace = ItKeyspace.fresh(cassandra);
     this.workDir = workDir;
-    // 200 ms ticks: ZooKeeper accepts session timeouts down to 400 ms.
-    this.zookeeper = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, 200, -1), true);
-    this.reader =
-        CuratorFrameworkFactory.newClient(zookeeper.getConnectString(), new RetryOneTime(100));
-    reader.start();
-    reader.blockUntilConnected();
+    this.overrides = Map.copyOf(overrides);
+    if (clustered) {
+      // 200 ms ticks: ZooKeeper accepts session timeouts down to 400 ms.
+      this.zookeeper =
+          new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, 200, -1), true);
+      this.reader =
+          CuratorFrameworkFactory.newClient(zookeeper.getConnectString(), new RetryOneTime(100));
+      reader.start();
+      reader.blockUntilConnected();
+    } else {
+      this.zookeeper = null;
+      this.reader = null;
+    }
     this.cql =
         CqlSession.builder()
             .addContactPoint(cassandra.cqlAddress())
@@ -82,9 +115,11 @@ final class LocalCluster implements AutoCloseable {
 
   private Map<String, String> environment() {
     Map<String, String> env = new HashMap<>();
-    env.put("FIELDLINE_ZOOKEEPER", zookeeper.getConnectString());
-    env.put("FIELDLINE_ZOOKEEPER_SESSION_TIMEOUT", SESSION_TIMEOUT.toMillis() + "ms");
-    env.put("FIELDLINE_ZOOKEEPER_CONNECTION_TIMEOUT", SESSION_TIMEOUT.toMillis() + "ms");
+    if (zookeeper != null) {
+      env.put("FIELDLINE_ZOOKEEPER", zookeeper.getConnectString());
+      env.put("FIELDLINE_ZOOKEEPER_SESSION_TIMEOUT", SESSION_TIMEOUT.toMillis() + "ms");
+      env.put("FIELDLINE_ZOOKEEPER_CONNECTION_TIMEOUT", SESSION_TIMEOUT.toMillis() + "ms");
+    }
     env.put("FIELDLINE_CLUSTER_REBALANCE_DELAY", REBALANCE_DELAY.toMillis() + "ms");
     env.put("FIELDLINE_CLUSTER_VIRTUAL_NODES", Integer.toString(VIRTUAL_NODES));
     env.put("FIELDLINE_ADVERTISED_HOST", "127.0.0.1");
@@ -106,11 +141,15 @@ final class LocalCluster implements AutoCloseable {
     env.put("FIELDLINE_DEMO_DEVICE_ENABLED", "false");
     env.put("FIELDLINE_WARM_UP_MESSAGES", "300");
     env.put("FIELDLINE_MQTT_WORKER_THREADS", "2");
+    env.putAll(overrides);
     return env;
   }
 
-  /** Launches the nodes in parallel and returns once every one of them is ready. */
-  List<NodeProcess> start(String... nodeIds) {
+  /**
+   * Launches the nodes in parallel and returns once every one of them is ready. A node id that ran
+   * before (killed or stopped) starts again on its data dir, as a restarted server does.
+   */
+  public List<NodeProcess> start(String... nodeIds) {
     List<NodeProcess> started = new ArrayList<>();
     for (String id : nodeIds) {
       NodeProcess node = NodeProcess.launch(id, environment(), workDir);
@@ -125,12 +164,21 @@ final class LocalCluster implements AutoCloseable {
 
   /** Waits for the node's znode (its ports) and for {@code /health/ready} (it claims devices). */
   void awaitReady(NodeProcess node) {
-    await("registration of " + node)
-        .atMost(Duration.ofSeconds(120))
-        .pollInterval(Duration.ofMillis(200))
-        .failFast("process exited:\n" + node.tail(), () -> !node.isAlive())
-        .until(() -> readMember(node.nodeId()) != null);
-    node.registered(readMember(node.nodeId()));
+    if (reader == null) {
+      await("start-up banner of " + node)
+          .atMost(Duration.ofSeconds(120))
+          .pollInterval(Duration.ofMillis(200))
+          .failFast("process exited:\n" + node.tail(), () -> !node.isAlive())
+          .until(() -> node.announced() != null);
+      node.registered(node.announced());
+    } else {
+      await("registration of " + node)
+          .atMost(Duration.ofSeconds(120))
+          .pollInterval(Duration.ofMillis(200))
+          .failFast("process exited:\n" + node.tail(), () -> !node.isAlive())
+          .until(() -> readMember(node.nodeId()) != null);
+      node.registered(readMember(node.nodeId()));
+    }
     await("readiness of " + node)
         .atMost(Duration.ofSeconds(60))
         .pollInterval(Duration.ofMillis(200))
@@ -138,7 +186,10 @@ final class LocalCluster implements AutoCloseable {
         .until(() -> status(node, "/health/ready") == 200);
   }
 
-  private Member readMember(String nodeId) {
+  private @Nullable Member readMember(String nodeId) {
+    if (reader == null) {
+      return null;
+    }
     try {
       byte[] data = reader.getData().forPath(ROOT + "/" + nodeId);
       return data == null || data.length == 0 ? null : Member.fromJson(data);
@@ -147,12 +198,15 @@ final class LocalCluster implements AutoCloseable {
     }
   }
 
-  NodeProcess node(String id) {
+  public NodeProcess node(String id) {
     return nodes.get(id);
   }
 
   /** Ids of the nodes whose znodes exist now. */
   List<String> registered() {
+    if (reader == null) {
+      return List.of();
+    }
     try {
       return reader.getChildren().forPath(ROOT);
     } catch (Exception e) {
@@ -165,12 +219,12 @@ final class LocalCluster implements AutoCloseable {
     return HashRing.of(nodeIds, VIRTUAL_NODES);
   }
 
-  CqlSession cql() {
+  public CqlSession cql() {
     return cql;
   }
 
   /** A device created over REST on {@code via}; returns its id. */
-  DeviceId createDevice(NodeProcess via, String name, String accessToken) {
+  public DeviceId createDevice(NodeProcess via, String name, String accessToken) {
     HttpResponse<String> response =
         send(
             via,
@@ -213,7 +267,7 @@ final class LocalCluster implements AutoCloseable {
   }
 
   /** POSTs {@code body} as the admin to {@code node}. */
-  HttpResponse<String> post(NodeProcess node, String path, String body) {
+  public HttpResponse<String> post(NodeProcess node, String path, String body) {
     return send(
         node,
         HttpRequest.newBuilder(uri(node, path))
@@ -223,7 +277,7 @@ final class LocalCluster implements AutoCloseable {
   }
 
   /** GETs {@code path} as the admin from {@code node}. */
-  HttpResponse<String> get(NodeProcess node, String path) {
+  public HttpResponse<String> get(NodeProcess node, String path) {
     return send(
         node,
         HttpRequest.newBuilder(uri(node, path))
@@ -231,7 +285,7 @@ final class LocalCluster implements AutoCloseable {
             .GET());
   }
 
-  int status(NodeProcess node, String path) {
+  public int status(NodeProcess node, String path) {
     try {
       return send(
               node, HttpRequest.newBuilder(uri(node, path)).timeout(Duration.ofSeconds(5)).GET())
@@ -242,7 +296,7 @@ final class LocalCluster implements AutoCloseable {
   }
 
   /** The sum of a Prometheus metric's samples on {@code node} (all tags), or -1 if unreachable. */
-  double metric(NodeProcess node, String prometheusName) {
+  public double metric(NodeProcess node, String prometheusName) {
     String text;
     try {
       text =
@@ -291,7 +345,11 @@ final class LocalCluster implements AutoCloseable {
       }
     }
     cql.close();
-    reader.close();
-    zookeeper.close();
+    if (reader != null) {
+      reader.close();
+    }
+    if (zookeeper != null) {
+      zookeeper.close();
+    }
   }
 }

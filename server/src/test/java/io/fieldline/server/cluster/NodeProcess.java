@@ -2,7 +2,9 @@ package io.fieldline.server.cluster;
 
 import io.fieldline.cluster.Member;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -11,6 +13,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -18,9 +22,13 @@ import org.jspecify.annotations.Nullable;
  * configured by environment variables, as {@code scripts/local-cluster.sh} starts it). Every
  * process started here is killed at the latest when the test JVM exits.
  */
-final class NodeProcess {
+public final class NodeProcess {
 
   private static final Set<Process> STARTED = ConcurrentHashMap.newKeySet();
+  private static final Pattern BANNER_MQTT =
+      Pattern.compile("(?m)^  MQTT +mqtt://127\\.0\\.0\\.1:(\\d+)$");
+  private static final Pattern BANNER_HTTP =
+      Pattern.compile("(?m)^  HTTP +http://127\\.0\\.0\\.1:(\\d+) ");
 
   static {
     Runtime.getRuntime()
@@ -31,12 +39,14 @@ final class NodeProcess {
   private final String nodeId;
   private final Process process;
   private final Path log;
+  private final long logStart;
   private volatile @Nullable Member member;
 
-  private NodeProcess(String nodeId, Process process, Path log) {
+  private NodeProcess(String nodeId, Process process, Path log, long logStart) {
     this.nodeId = nodeId;
     this.process = process;
     this.log = log;
+    this.logStart = logStart;
   }
 
   /** Launches the node; it is not ready yet (see {@link LocalCluster#awaitReady}). */
@@ -44,6 +54,8 @@ final class NodeProcess {
     try {
       Path dir = Files.createDirectories(workDir.resolve(nodeId));
       Path log = dir.resolve("node.log");
+      // A restarted node appends to the same log: what this run printed starts here.
+      long logStart = Files.exists(log) ? Files.size(log) : 0;
       List<String> command =
           new ArrayList<>(
               List.of(
@@ -66,7 +78,7 @@ final class NodeProcess {
       builder.environment().put("FIELDLINE_DATA_DIR", dir.resolve("data").toString());
       Process process = builder.start();
       STARTED.add(process);
-      return new NodeProcess(nodeId, process, log);
+      return new NodeProcess(nodeId, process, log, logStart);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -78,19 +90,19 @@ final class NodeProcess {
     return classes + java.io.File.pathSeparator + Files.readString(dependencies).trim();
   }
 
-  String nodeId() {
+  public String nodeId() {
     return nodeId;
   }
 
-  long pid() {
+  public long pid() {
     return process.pid();
   }
 
-  boolean isAlive() {
+  public boolean isAlive() {
     return process.isAlive();
   }
 
-  Path log() {
+  public Path log() {
     return log;
   }
 
@@ -106,12 +118,33 @@ final class NodeProcess {
     return known;
   }
 
-  int mqttPort() {
+  public int mqttPort() {
     return port(member().mqtt());
   }
 
-  int httpPort() {
+  public int httpPort() {
     return port(member().http());
+  }
+
+  /**
+   * The ports this run printed in its start-up banner ({@code Banner}), as a member without gRPC:
+   * how a node without ZooKeeper (no znode to read them from) tells which free ports it bound; null
+   * until the banner is out.
+   */
+  @Nullable Member announced() {
+    String printed;
+    try (InputStream in = Files.newInputStream(log)) {
+      in.skipNBytes(logStart);
+      printed = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return null;
+    }
+    Matcher mqtt = BANNER_MQTT.matcher(printed);
+    Matcher http = BANNER_HTTP.matcher(printed);
+    if (!mqtt.find() || !http.find()) {
+      return null;
+    }
+    return new Member(nodeId, "127.0.0.1:" + mqtt.group(1), "127.0.0.1:" + http.group(1), "");
   }
 
   private static int port(String hostPort) {
@@ -119,13 +152,13 @@ final class NodeProcess {
   }
 
   /** SIGKILL: a crash. */
-  void kill() {
+  public void kill() {
     process.destroyForcibly();
     waitFor(10);
   }
 
   /** SIGTERM: the graceful shutdown. */
-  void stop() {
+  public void stop() {
     process.destroy();
     if (!waitFor(60)) {
       kill();
@@ -170,7 +203,7 @@ final class NodeProcess {
   }
 
   /** The last lines of the node's output, for failure messages. */
-  String tail() {
+  public String tail() {
     try {
       List<String> lines = Files.readAllLines(log);
       return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
