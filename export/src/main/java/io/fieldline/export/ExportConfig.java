@@ -15,6 +15,8 @@ import java.time.Duration;
  * @param retryMin first backoff after a failed delivery
  * @param retryMax longest backoff
  * @param maxSinks most sinks
+ * @param moveWindow how long after a device moved between nodes its records are kept behind its
+ *     former owner's
  */
 public record ExportConfig(
     Duration lease,
@@ -23,7 +25,8 @@ public record ExportConfig(
     int readBatch,
     Duration retryMin,
     Duration retryMax,
-    int maxSinks) {
+    int maxSinks,
+    Duration moveWindow) {
 
   /** The configuration path of this block. */
   public static final String PATH = "fieldline.export";
@@ -38,6 +41,7 @@ public record ExportConfig(
     Duration retryMin = r.duration("retry-min");
     Duration retryMax = r.duration("retry-max");
     int maxSinks = r.integer("max-sinks", 1, 1000);
+    Duration moveWindow = r.duration("move-window");
     r.check(
         lease.compareTo(refresh.multipliedBy(3)) >= 0,
         "lease",
@@ -48,6 +52,7 @@ public record ExportConfig(
         "retry-min",
         "must be positive and at most retry-max");
     return r.validated(
-        new ExportConfig(lease, refresh, cursor, readBatch, retryMin, retryMax, maxSinks));
+        new ExportConfig(
+            lease, refresh, cursor, readBatch, retryMin, retryMax, maxSinks, moveWindow));
   }
 }

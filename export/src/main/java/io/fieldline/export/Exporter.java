@@ -7,6 +7,7 @@ import com.github.benmanes.caffeine.cache.AsyncLoadingCache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.device.Device;
+import io.fieldline.common.feed.DeviceMoves;
 import io.fieldline.common.feed.FeedLog;
 import io.fieldline.common.feed.FeedStore;
 import io.fieldline.common.feed.LocalFeed;
@@ -87,6 +88,8 @@ public final class Exporter implements AutoCloseable {
 
     RecordJson records();
 
+    DeviceMoves moves();
+
     void latency(List<ExportRecord> delivered);
   }
 
@@ -98,6 +101,7 @@ public final class Exporter implements AutoCloseable {
   private final MeterRegistry registry;
   private final String node;
   private final Predicate<FeedLog> adoptAtOnce;
+  private final DeviceMoves moves;
   private final LongSupplier clock;
   private final UUID owner;
   private final ScheduledExecutorService executor;
@@ -116,6 +120,7 @@ public final class Exporter implements AutoCloseable {
    * @param local this process's own log, or null when the feed is off on this node
    * @param findDevice a device by id, for the names and types records carry (cached here)
    * @param adoptAtOnce logs of dead processes to take without waiting for their lease to run out
+   * @param moves the nodes that wrote a device over time ({@link DeviceMoves#NONE} on one node)
    */
   public Exporter(
       ExportConfig config,
@@ -126,7 +131,8 @@ public final class Exporter implements AutoCloseable {
       List<SinkFactory> sinkFactories,
       MeterRegistry registry,
       String node,
-      Predicate<FeedLog> adoptAtOnce) {
+      Predicate<FeedLog> adoptAtOnce,
+      DeviceMoves moves) {
     this.config = config;
     this.feeds = feeds;
     this.sinks = sinks;
@@ -137,6 +143,7 @@ public final class Exporter implements AutoCloseable {
     this.registry = registry;
     this.node = node;
     this.adoptAtOnce = adoptAtOnce;
+    this.moves = moves;
     this.clock = System::currentTimeMillis;
     this.owner = local == null ? UUID.randomUUID() : local.processId();
     this.executor =
@@ -464,6 +471,11 @@ public final class Exporter implements AutoCloseable {
         @Override
         public RecordJson records() {
           return records;
+        }
+
+        @Override
+        public DeviceMoves moves() {
+          return moves;
         }
 
         @Override

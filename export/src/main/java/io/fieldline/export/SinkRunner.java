@@ -21,6 +21,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
@@ -69,6 +70,7 @@ final class SinkRunner {
   private final Exporter.Context context;
   private final Map<UUID, LogState> logs = new LinkedHashMap<>();
   private final Map<UUID, Long> remoteFloors = new HashMap<>();
+  private final Map<UUID, FeedLog> remoteLogs = new HashMap<>();
   private final List<Meter> meters = new ArrayList<>();
   private final Counter deliveredCounter;
   private final Counter retries;
@@ -193,8 +195,10 @@ final class SinkRunner {
       logs.computeIfAbsent(log.id(), id -> new LogState(log, id.equals(ownLog)));
     }
     remoteFloors.keySet().removeIf(id -> remote.stream().noneMatch(log -> log.id().equals(id)));
+    remoteLogs.clear();
     for (FeedLog log : remote) {
       remoteFloors.putIfAbsent(log.id(), 0L);
+      remoteLogs.put(log.id(), log);
     }
     schedulePump();
   }
@@ -257,7 +261,10 @@ final class SinkRunner {
           next = log;
         }
       }
-      if (head == null || next == null || !mayGo(head.seq(), floorExcept(next, taken))) {
+      if (head == null
+          || next == null
+          || !mayGo(head.seq(), floorExcept(next, taken))
+          || !formerOwnersPassed(head, next, taken)) {
         break;
       }
       // The server's own writes (the start-up warm-up) are in the feed, never in a sink.
@@ -460,10 +467,39 @@ final class SinkRunner {
         floor = Math.min(floor, floor(log, taken.getOrDefault(log, 0)));
       }
     }
-    for (long remote : remoteFloors.values()) {
-      floor = Math.min(floor, remote);
-    }
     return floor;
+  }
+
+  // A device that moved between nodes within the move window: its entry waits until every log of
+  // its former owners has nothing older left for this sink. Other devices never wait for another
+  // node, so the nodes deliver side by side.
+  private boolean formerOwnersPassed(FeedEntry entry, LogState from, Map<LogState, Integer> taken) {
+    long at = entry.seq() / 1000;
+    Set<String> owners =
+        context.moves().owners(entry.deviceId(), at - context.config().moveWindow().toMillis(), at);
+    String writer = from.log.node();
+    if (owners.isEmpty() || (owners.size() == 1 && owners.contains(writer))) {
+      return true;
+    }
+    for (String owner : owners) {
+      if (owner.equals(writer)) {
+        continue;
+      }
+      for (LogState log : logs.values()) {
+        if (log != from
+            && log.log.node().equals(owner)
+            && !mayGo(entry.seq(), floor(log, taken.getOrDefault(log, 0)))) {
+          return false;
+        }
+      }
+      for (FeedLog remote : remoteLogs.values()) {
+        if (remote.node().equals(owner)
+            && !mayGo(entry.seq(), remoteFloors.getOrDefault(remote.id(), 0L))) {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 
   private long floor(LogState log, int index) {

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.device.Device;
+import io.fieldline.common.feed.DeviceMoves;
 import io.fieldline.common.feed.FeedCursor;
 import io.fieldline.common.feed.FeedEntry;
 import io.fieldline.common.feed.FeedLog;
@@ -58,13 +59,15 @@ class ExporterTest {
           100,
           Duration.ofMillis(20),
           Duration.ofMillis(100),
-          10);
+          10,
+          Duration.ofSeconds(30));
   private static final DeviceId DEVICE = new DeviceId(UUID.randomUUID());
 
   private final MemoryFeed feed = new MemoryFeed();
   private final MemorySinks sinks = new MemorySinks();
   private final RecordingSink sink = new RecordingSink();
   private Exporter exporter;
+  private DeviceMoves moves = DeviceMoves.NONE;
 
   @AfterEach
   void close() {
@@ -106,7 +109,10 @@ class ExporterTest {
   }
 
   @Test
-  void should_wait_for_another_node_whose_watermark_is_behind() {
+  void should_hold_a_moved_devices_records_behind_its_former_owner_and_no_others() {
+    DeviceId moved = new DeviceId(UUID.randomUUID());
+    // The moved device was written by node "other" before the ring changed; DEVICE never moved.
+    moves = (device, from, to) -> device.equals(moved) ? Set.of("other", "node") : Set.of("node");
     UUID remote = UUID.randomUUID();
     feed.logs.add(new FeedLog(remote, "other", 1, UUID.randomUUID(), Long.MAX_VALUE, 0, false));
     SinkDefinition definition = addSink(false, 0);
@@ -114,16 +120,17 @@ class ExporterTest {
     feed.cursors.put(
         key(definition.id(), remote), new FeedCursor(definition.id(), remote, 0, 1, 0, 0));
     start(log -> false);
-    feed.append(DEVICE, 1, true);
+    feed.append(DEVICE, 2, true);
+    feed.append(moved, 1, true);
     await()
         .during(Duration.ofMillis(500))
-        .atMost(Duration.ofSeconds(2))
-        .until(() -> sink.values().isEmpty());
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> sink.values().equals(List.of(2L)));
     // It moved on: nothing older than now is left there.
     feed.cursors.put(
         key(definition.id(), remote),
         new FeedCursor(definition.id(), remote, 0, Long.MAX_VALUE, 0, 0));
-    await().atMost(Duration.ofSeconds(10)).until(() -> sink.values().equals(List.of(1L)));
+    await().atMost(Duration.ofSeconds(10)).until(() -> sink.values().equals(List.of(2L, 1L)));
   }
 
   @Test
@@ -180,7 +187,8 @@ class ExporterTest {
             List.of(new RecordingFactory(sink)),
             new SimpleMeterRegistry(),
             "node",
-            adoptAtOnce);
+            adoptAtOnce,
+            moves);
     exporter.start();
   }
 

@@ -2,6 +2,7 @@ package io.fieldline.server;
 
 import io.fieldline.cluster.ClusterConfig;
 import io.fieldline.cluster.ClusterNode;
+import io.fieldline.cluster.ClusterView;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.credentials.CredentialsRevocation;
 import io.fieldline.common.events.DeviceEvents;
@@ -68,6 +69,13 @@ record ClusterTier(@Nullable ClusterNode node, ClusterConfig config) {
   void onMembersChanged(Consumer<Collection<String>> listener) {
     if (node != null) {
       node.addViewListener(view -> listener.accept(view.members().keySet()));
+    }
+  }
+
+  /** Runs {@code listener} with every new view of the cluster; never on a single node. */
+  void onViewChanged(Consumer<ClusterView> listener) {
+    if (node != null) {
+      node.addViewListener(listener);
     }
   }
 

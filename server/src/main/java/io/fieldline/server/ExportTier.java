@@ -2,6 +2,8 @@ package io.fieldline.server;
 
 import com.typesafe.config.Config;
 import io.fieldline.cluster.ClusterConfig;
+import io.fieldline.cluster.ring.RingHistory;
+import io.fieldline.common.feed.DeviceMoves;
 import io.fieldline.common.feed.FeedLog;
 import io.fieldline.dao.cassandra.CassandraStorage;
 import io.fieldline.export.ExportAdmin;
@@ -12,8 +14,10 @@ import io.fieldline.export.sink.SinkFactory;
 import io.fieldline.export.sink.kafka.KafkaSinkFactory;
 import io.fieldline.export.sink.webhook.WebhookSinkFactory;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.List;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Export (docs/export.md): this node's {@link Exporter} over the storage's feed, and the {@link
@@ -22,8 +26,10 @@ import java.util.function.Predicate;
  *
  * @param exporter this node's deliveries
  * @param admin sink management for REST and the console
+ * @param rings in a cluster, the rings this node has had (for moved devices' order); null on a
+ *     single node. The cluster tier feeds it once it runs.
  */
-record ExportTier(Exporter exporter, SinkAdmin admin) {
+record ExportTier(Exporter exporter, SinkAdmin admin, @Nullable RingHistory rings) {
 
   static ExportTier start(
       Config root,
@@ -38,6 +44,10 @@ record ExportTier(Exporter exporter, SinkAdmin admin) {
     // lease to run out.
     Predicate<FeedLog> adoptAtOnce =
         cluster.enabled() ? log -> log.node().equals(node) : log -> true;
+    RingHistory rings =
+        cluster.enabled()
+            ? new RingHistory(System::currentTimeMillis, Duration.ofHours(1).toMillis())
+            : null;
     List<SinkFactory> factories = List.of(new KafkaSinkFactory(), new WebhookSinkFactory());
     Exporter exporter =
         new Exporter(
@@ -49,10 +59,11 @@ record ExportTier(Exporter exporter, SinkAdmin admin) {
             factories,
             metrics,
             node,
-            adoptAtOnce);
+            adoptAtOnce,
+            rings == null ? DeviceMoves.NONE : rings);
     exporter.start();
     stops.add("export", exporter::close);
     return new ExportTier(
-        exporter, new ExportAdmin(storage.sinkStore(), storage.feedStore(), exporter));
+        exporter, new ExportAdmin(storage.sinkStore(), storage.feedStore(), exporter), rings);
   }
 }

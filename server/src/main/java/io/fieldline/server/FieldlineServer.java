@@ -1,10 +1,12 @@
 package io.fieldline.server;
 
 import com.typesafe.config.Config;
+import com.typesafe.config.ConfigValueFactory;
 import io.fieldline.actors.ActorsConfig;
 import io.fieldline.cassandra.embedded.EmbeddedCassandra;
 import io.fieldline.cluster.ClusterConfig;
 import io.fieldline.cluster.ClusterNode;
+import io.fieldline.cluster.ring.RingHistory;
 import io.fieldline.common.device.Device;
 import io.fieldline.common.device.DeviceRegistry;
 import io.fieldline.common.events.DeviceEvents;
@@ -117,11 +119,17 @@ public final class FieldlineServer implements AutoCloseable {
         GeneratedSecrets.resolve(
             serverConfig.jwtSecret(), serverConfig.dataDir(), "jwt-secret", 48);
 
+    // In a cluster the feed's log carries the node id the ring knows it by (docs/export.md).
+    Config storageRoot =
+        clusterConfig.enabled()
+            ? root.withValue(
+                "fieldline.feed.node", ConfigValueFactory.fromAnyRef(clusterConfig.nodeId()))
+            : root;
     StorageTier storageTier =
-        StorageTier.start(root, serverConfig, cassandraConfig, metrics, stops);
+        StorageTier.start(storageRoot, serverConfig, cassandraConfig, metrics, stops);
     storage = storageTier;
     ExportTier export =
-        ExportTier.start(root, storageTier.storage(), clusterConfig, metrics, stops);
+        ExportTier.start(storageRoot, storageTier.storage(), clusterConfig, metrics, stops);
     this.export = export;
     LocalDeviceEvents localEvents = new LocalDeviceEvents();
     // The device actors write through it: what they store for watched devices is published.
@@ -148,6 +156,10 @@ public final class FieldlineServer implements AutoCloseable {
     DeviceEvents events = clusterTier.events(localEvents);
     live.useEvents(events);
     clusterTier.onMembersChanged(live::membersChanged);
+    RingHistory rings = export.rings();
+    if (rings != null) {
+      clusterTier.onViewChanged(rings::accept);
+    }
     scheduleRefresh(live);
     OtaPackages ota =
         new OtaPackages(
