@@ -174,6 +174,39 @@ class ExporterTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> sink.values().equals(range(0, 5)));
   }
 
+  @Test
+  void should_deliver_again_from_a_time_when_replayed() {
+    start(log -> false);
+    SinkDefinition definition = addSink(false);
+    for (int i = 0; i < 10; i++) {
+      feed.append(DEVICE, i, true);
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> sink.values().size() == 10);
+    List<Long> firstSeqs = sink.seqs();
+
+    // What ExportAdmin.replay stores: a new generation, from a time before every entry.
+    sinks.definitions.put(
+        definition.id(),
+        new SinkDefinition(
+            definition.id(),
+            definition.name(),
+            definition.type(),
+            definition.filterJson(),
+            definition.configurationJson(),
+            false,
+            definition.createdTime(),
+            definition.updatedTime() + 1,
+            1,
+            definition.generation() + 1));
+    exporter.refreshSoon();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> sink.values().size() == 20);
+    assertThat(sink.values().subList(10, 20)).containsExactlyElementsOf(range(0, 10));
+    assertThat(sink.seqs().subList(10, 20))
+        .as("the same records: a consumer drops them by seq")
+        .containsExactlyElementsOf(firstSeqs);
+  }
+
   private void start(java.util.function.Predicate<FeedLog> adoptAtOnce) {
     exporter =
         new Exporter(
