@@ -174,15 +174,12 @@ public final class FeedWriter implements LocalFeed {
    * writes are already in flight.
    */
   public Appended telemetry(DeviceId device, List<TsKvEntry> values) {
-    Set<Long> distinct = new HashSet<>();
-    for (TsKvEntry value : values) {
-      distinct.add(value.ts());
-    }
+    int records = distinctTimestamps(values);
     ByteBuffer body = FeedBody.telemetry(values);
     synchronized (lock) {
       Log log = current;
       long position = reserve(log);
-      long seq = nextSeq(distinct.size());
+      long seq = nextSeq(records);
       FeedEntry entry = new FeedEntry.Telemetry(position, seq, device, values);
       return keep(log, entry, seq, TELEMETRY, null, 0L, body);
     }
@@ -277,6 +274,24 @@ public final class FeedWriter implements LocalFeed {
   @Override
   public void onSettled(Runnable listener) {
     listeners.add(listener);
+  }
+
+  // How many records the values become: one per distinct timestamp (nearly always one).
+  private static int distinctTimestamps(List<TsKvEntry> values) {
+    if (values.isEmpty()) {
+      return 0;
+    }
+    long first = values.get(0).ts();
+    for (TsKvEntry value : values) {
+      if (value.ts() != first) {
+        Set<Long> distinct = new HashSet<>();
+        for (TsKvEntry each : values) {
+          distinct.add(each.ts());
+        }
+        return distinct.size();
+      }
+    }
+    return 1;
   }
 
   private long reserve(Log log) {
