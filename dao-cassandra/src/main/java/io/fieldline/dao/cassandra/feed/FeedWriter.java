@@ -179,7 +179,7 @@ public final class FeedWriter implements LocalFeed {
     synchronized (lock) {
       Log log = current;
       long position = reserve(log);
-      long seq = nextSeq(records);
+      long seq = nextSeq(Math.max(1, records));
       FeedEntry entry = new FeedEntry.Telemetry(position, seq, device, values);
       return keep(log, entry, seq, TELEMETRY, null, 0L, body);
     }
