@@ -7,6 +7,7 @@ import io.fieldline.cluster.membership.ZooKeeperMembership;
 import io.fieldline.cluster.peer.PeerChannels;
 import io.fieldline.cluster.revocation.GrpcCredentialsRevocation;
 import io.fieldline.cluster.revocation.RevocationService;
+import io.fieldline.cluster.ring.RingHistory;
 import io.fieldline.cluster.ring.RingKeeper;
 import io.fieldline.cluster.takeover.GrpcSessionTakeover;
 import io.fieldline.cluster.takeover.LocalSessions;
@@ -14,6 +15,7 @@ import io.fieldline.cluster.takeover.TakeoverService;
 import io.fieldline.common.credentials.CredentialsRevocation;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.common.feed.DeviceMoves;
 import io.fieldline.common.port.DeviceInbox;
 import io.fieldline.common.port.PressureGauge;
 import io.fieldline.common.port.SessionCloser;
@@ -77,7 +79,11 @@ public final class ClusterNode implements AutoCloseable {
   private final PressureGauge pressure = new PressureGauge("cluster-forwarding", 1, 0);
   private final ExecutorService grpcExecutor;
   private final ScheduledExecutorService timer;
+  // How long a replaced ring is remembered: far longer than export's move-window.
+  private static final Duration RING_HISTORY_KEEP = Duration.ofHours(1);
+
   private final RingKeeper keeper;
+  private final RingHistory rings;
   private final PeerChannels channels;
   private final Forwarder forwarder;
   private final ClusterDeviceInbox gateway;
@@ -107,6 +113,9 @@ public final class ClusterNode implements AutoCloseable {
     scheduler.setRemoveOnCancelPolicy(true); // one deadline per forwarded message, mostly cancelled
     this.timer = scheduler;
     this.keeper = new RingKeeper(config, metrics);
+    // Every ring from the first, with when it came into force: which devices moved (export).
+    this.rings = new RingHistory(System::currentTimeMillis, RING_HISTORY_KEEP.toMillis());
+    keeper.addListener(rings::accept);
     this.channels = PeerChannels.tcp(grpcExecutor, timer, config.forwardTimeout());
     this.forwarder =
         new Forwarder(
@@ -351,6 +360,14 @@ public final class ClusterNode implements AutoCloseable {
   /** Whether this node is on its own ring (connected to ZooKeeper and registered). */
   public boolean claiming() {
     return keeper.view().claiming();
+  }
+
+  /**
+   * The owners each device had on this node's rings over time (docs/export.md: a moved device's
+   * records wait for its former owner's).
+   */
+  public DeviceMoves deviceMoves() {
+    return rings;
   }
 
   /** Called on the ring thread after every rebuild; must not block. */

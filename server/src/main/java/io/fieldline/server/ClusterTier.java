@@ -2,11 +2,11 @@ package io.fieldline.server;
 
 import io.fieldline.cluster.ClusterConfig;
 import io.fieldline.cluster.ClusterNode;
-import io.fieldline.cluster.ClusterView;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.credentials.CredentialsRevocation;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
+import io.fieldline.common.feed.DeviceMoves;
 import io.fieldline.common.port.DeviceInbox;
 import io.fieldline.common.port.PressureGauge;
 import io.fieldline.common.port.SessionCloser;
@@ -72,11 +72,9 @@ record ClusterTier(@Nullable ClusterNode node, ClusterConfig config) {
     }
   }
 
-  /** Runs {@code listener} with every new view of the cluster; never on a single node. */
-  void onViewChanged(Consumer<ClusterView> listener) {
-    if (node != null) {
-      node.addViewListener(listener);
-    }
+  /** Where moved devices were written before; nothing ever moves on a single node. */
+  DeviceMoves deviceMoves() {
+    return node == null ? DeviceMoves.NONE : node.deviceMoves();
   }
 
   /** Tells the other nodes when a device connects here; nothing to tell on a single node. */

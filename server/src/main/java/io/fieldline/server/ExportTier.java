@@ -2,7 +2,7 @@ package io.fieldline.server;
 
 import com.typesafe.config.Config;
 import io.fieldline.cluster.ClusterConfig;
-import io.fieldline.cluster.ring.RingHistory;
+import io.fieldline.common.DeviceId;
 import io.fieldline.common.feed.DeviceMoves;
 import io.fieldline.common.feed.FeedLog;
 import io.fieldline.dao.cassandra.CassandraStorage;
@@ -14,10 +14,9 @@ import io.fieldline.export.sink.SinkFactory;
 import io.fieldline.export.sink.kafka.KafkaSinkFactory;
 import io.fieldline.export.sink.webhook.WebhookSinkFactory;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Predicate;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Export (docs/export.md): this node's {@link Exporter} over the storage's feed, and the {@link
@@ -26,10 +25,24 @@ import org.jspecify.annotations.Nullable;
  *
  * @param exporter this node's deliveries
  * @param admin sink management for REST and the console
- * @param rings in a cluster, the rings this node has had (for moved devices' order); null on a
- *     single node. The cluster tier feeds it once it runs.
+ * @param moves in a cluster, where the moved devices were written before (for their order); the
+ *     cluster tier provides it once it runs ({@link DeviceMoves#NONE} until then and on one node)
  */
-record ExportTier(Exporter exporter, SinkAdmin admin, @Nullable RingHistory rings) {
+record ExportTier(Exporter exporter, SinkAdmin admin, LateMoves moves) {
+
+  /** {@link DeviceMoves} known only once the cluster runs; none until then. */
+  static final class LateMoves implements DeviceMoves {
+    private volatile DeviceMoves delegate = DeviceMoves.NONE;
+
+    void set(DeviceMoves moves) {
+      delegate = moves;
+    }
+
+    @Override
+    public Set<String> owners(DeviceId device, long fromMillis, long toMillis) {
+      return delegate.owners(device, fromMillis, toMillis);
+    }
+  }
 
   static ExportTier start(
       Config root,
@@ -44,10 +57,7 @@ record ExportTier(Exporter exporter, SinkAdmin admin, @Nullable RingHistory ring
     // lease to run out.
     Predicate<FeedLog> adoptAtOnce =
         cluster.enabled() ? log -> log.node().equals(node) : log -> true;
-    RingHistory rings =
-        cluster.enabled()
-            ? new RingHistory(System::currentTimeMillis, Duration.ofHours(1).toMillis())
-            : null;
+    LateMoves moves = new LateMoves();
     List<SinkFactory> factories = List.of(new KafkaSinkFactory(), new WebhookSinkFactory());
     Exporter exporter =
         new Exporter(
@@ -60,10 +70,10 @@ record ExportTier(Exporter exporter, SinkAdmin admin, @Nullable RingHistory ring
             metrics,
             node,
             adoptAtOnce,
-            rings == null ? DeviceMoves.NONE : rings);
+            moves);
     exporter.start();
     stops.add("export", exporter::close);
     return new ExportTier(
-        exporter, new ExportAdmin(storage.sinkStore(), storage.feedStore(), exporter), rings);
+        exporter, new ExportAdmin(storage.sinkStore(), storage.feedStore(), exporter), moves);
   }
 }

@@ -6,7 +6,6 @@ import io.fieldline.actors.ActorsConfig;
 import io.fieldline.cassandra.embedded.EmbeddedCassandra;
 import io.fieldline.cluster.ClusterConfig;
 import io.fieldline.cluster.ClusterNode;
-import io.fieldline.cluster.ring.RingHistory;
 import io.fieldline.common.device.Device;
 import io.fieldline.common.device.DeviceRegistry;
 import io.fieldline.common.events.DeviceEvents;
@@ -156,10 +155,7 @@ public final class FieldlineServer implements AutoCloseable {
     DeviceEvents events = clusterTier.events(localEvents);
     live.useEvents(events);
     clusterTier.onMembersChanged(live::membersChanged);
-    RingHistory rings = export.rings();
-    if (rings != null) {
-      clusterTier.onViewChanged(rings::accept);
-    }
+    export.moves().set(clusterTier.deviceMoves());
     scheduleRefresh(live);
     OtaPackages ota =
         new OtaPackages(
