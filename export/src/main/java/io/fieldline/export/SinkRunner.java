@@ -14,7 +14,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tags;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -50,11 +49,67 @@ final class SinkRunner {
 
   private static final Logger LOG = LoggerFactory.getLogger(SinkRunner.class);
 
+  /** Entries read and not yet delivered, in position order; indexed from the oldest. */
+  private static final class Buffer {
+    private final ArrayList<FeedEntry> entries = new ArrayList<>();
+    private int head;
+
+    int size() {
+      return entries.size() - head;
+    }
+
+    boolean isEmpty() {
+      return size() == 0;
+    }
+
+    /** The entry {@code index} places after the oldest. */
+    FeedEntry get(int index) {
+      return entries.get(head + index);
+    }
+
+    @Nullable FeedEntry peekFirst() {
+      return isEmpty() ? null : entries.get(head);
+    }
+
+    FeedEntry getFirst() {
+      return entries.get(head);
+    }
+
+    @Nullable FeedEntry pollFirst() {
+      if (isEmpty()) {
+        return null;
+      }
+      FeedEntry first = entries.get(head);
+      head++;
+      if (head == entries.size()) {
+        entries.clear();
+        head = 0;
+      } else if (head > 1024) {
+        entries.subList(0, head).clear();
+        head = 0;
+      }
+      return first;
+    }
+
+    void addLast(FeedEntry entry) {
+      entries.add(entry);
+    }
+
+    void addAll(List<FeedEntry> more) {
+      entries.addAll(more);
+    }
+
+    void clear() {
+      entries.clear();
+      head = 0;
+    }
+  }
+
   /** One log this runner delivers, and how far. */
   private static final class LogState {
     final FeedLog log;
     final boolean own;
-    final ArrayDeque<FeedEntry> buffer = new ArrayDeque<>();
+    final Buffer buffer = new Buffer();
     long position; // every entry at or below it is delivered or filtered out
     long scanned; // every entry at or below it is delivered or buffered
     boolean ready;
@@ -231,14 +286,17 @@ final class SinkRunner {
       return;
     }
     // Cursors and the next entries are read even while paused or waiting: the lag shows.
+    Batching batching = target.batching();
+    int available = 0;
     for (LogState log : logs.values()) {
       if (!log.ready) {
         loadCursor(log);
-      } else if (log.buffer.isEmpty()) {
+      } else if (log.buffer.size() < batching.maxRecords()) {
         fill(log);
       }
+      available += log.buffer.size();
     }
-    if (definition.paused() || inFlight) {
+    if (definition.paused() || inFlight || available == 0) {
       return;
     }
     long now = context.now();
@@ -246,7 +304,18 @@ final class SinkRunner {
       schedulePumpIn(retryAt - now);
       return;
     }
-    Batching batching = target.batching();
+    // A batch that is not full yet waits for its linger before it is made (made once, not at
+    // every wake-up meanwhile).
+    long linger = batching.linger().toMillis();
+    if (linger > 0 && available < batching.maxRecords()) {
+      if (lingerUntil == 0) {
+        lingerUntil = now + linger;
+      }
+      if (now < lingerUntil) {
+        schedulePumpIn(lingerUntil - now);
+        return;
+      }
+    }
     List<ExportRecord> batch = new ArrayList<>();
     Map<LogState, Integer> taken = new HashMap<>();
     int bytes = 0;
@@ -306,16 +375,6 @@ final class SinkRunner {
       advance(taken);
       schedulePump();
       return;
-    }
-    long linger = batching.linger().toMillis();
-    if (!full && linger > 0) {
-      if (lingerUntil == 0) {
-        lingerUntil = now + linger;
-      }
-      if (now < lingerUntil) {
-        schedulePumpIn(lingerUntil - now);
-        return;
-      }
     }
     lingerUntil = 0;
     inFlight = true;
@@ -437,19 +496,7 @@ final class SinkRunner {
   }
 
   private @Nullable FeedEntry peek(LogState log, int index) {
-    if (index >= log.buffer.size()) {
-      return null;
-    }
-    if (index == 0) {
-      return log.buffer.peekFirst();
-    }
-    int i = 0;
-    for (FeedEntry entry : log.buffer) {
-      if (i++ == index) {
-        return entry;
-      }
-    }
-    return null;
+    return index < log.buffer.size() ? log.buffer.get(index) : null;
   }
 
   // Below the floor, an entry may go; at it too, unless the floor is 0 (another log not known
