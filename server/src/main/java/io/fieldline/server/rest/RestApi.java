@@ -28,8 +28,7 @@ import org.apache.pekko.http.javadsl.server.Route;
  * own rejections, and every 4xx answer counted and logged ({@link RejectedRequests}). The WebSocket
  * API's route is handed in by the composition root: the {@code ws} package builds on this one (its
  * token, its error answers), so this one does not name it. Export sinks ({@code
- * /api/fieldline/sinks}) are managed through the {@link SinkAdmin} handed in, {@link
- * UnconfiguredSinkAdmin} (503) on a server that runs no export.
+ * /api/fieldline/sinks}) are managed through the {@link SinkAdmin} handed in.
  */
 public final class RestApi extends AllDirectives {
 

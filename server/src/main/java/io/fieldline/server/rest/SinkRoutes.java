@@ -23,10 +23,9 @@ import org.apache.pekko.http.javadsl.unmarshalling.Unmarshaller;
  * {@code {"fromTs":..}}), and {@code GET /{id}/deadLetters?limit=}. Everything goes through the
  * export module's port, {@link SinkAdmin}; this class checks the request's shape and maps the
  * answers: an unknown id 404, a definition the export module refuses ({@link InvalidSinkException})
- * or a name in use ({@link SinkNameTakenException}) 400, export not running on this node ({@link
- * UnconfiguredSinkAdmin}) 503, the rest as {@link HttpJson#failure}. A sink id that is not a UUID
- * answers 400 on every path below the collection. Stateless; the stages complete on whatever thread
- * the port completes them.
+ * or a name in use ({@link SinkNameTakenException}) 400, the rest as {@link HttpJson#failure}. A
+ * sink id that is not a UUID answers 400 on every path below the collection. Stateless; the stages
+ * complete on whatever thread the port completes them.
  */
 final class SinkRoutes extends AllDirectives {
 
@@ -136,17 +135,11 @@ final class SinkRoutes extends AllDirectives {
     return HttpJson.reply(response, SinkRoutes::failure);
   }
 
-  /**
-   * A refused definition or a taken name 400 with its message, export not running 503; the rest as
-   * every route maps it.
-   */
+  /** A refused definition or a taken name 400 with its message; the rest as every route maps it. */
   static HttpResponse failure(Throwable error) {
     Throwable cause = HttpJson.unwrap(error);
     if (cause instanceof InvalidSinkException || cause instanceof SinkNameTakenException) {
       return HttpJson.error(400, HttpJson.clientMessage(cause, "invalid sink definition"));
-    }
-    if (cause instanceof UnconfiguredSinkAdmin.ExportNotConfiguredException) {
-      return HttpJson.error(503, String.valueOf(cause.getMessage()));
     }
     return HttpJson.failure(cause);
   }

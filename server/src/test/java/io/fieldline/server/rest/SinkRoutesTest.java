@@ -7,11 +7,8 @@ import io.fieldline.common.feed.SinkDeadLetter;
 import io.fieldline.export.SinkStatus;
 import io.fieldline.export.SinkView;
 import java.net.http.HttpResponse;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.UUID;
 import java.util.stream.Stream;
-import org.apache.pekko.http.javadsl.server.Directives;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -32,10 +29,7 @@ class SinkRoutesTest extends RoutesTestBase {
 
   @Override
   Route routes() {
-    return Directives.concat(
-        Directives.pathPrefix(
-            "unconfigured", () -> new SinkRoutes(new UnconfiguredSinkAdmin()).routes()),
-        new SinkRoutes(sinks).routes());
+    return new SinkRoutes(sinks).routes();
   }
 
   private static String body(String name, String type) {
@@ -320,27 +314,6 @@ class SinkRoutesTest extends RoutesTestBase {
       assertError(post(SINKS + "/" + sink.id() + "/pause", ""), 503, 2);
     } finally {
       sinks.failing = false;
-    }
-  }
-
-  @Test
-  void should_answer_503_on_every_path_when_export_is_not_configured() {
-    String unconfigured = "/api/unconfigured/fieldline/sinks";
-    List<HttpResponse<String>> answers = new ArrayList<>();
-    answers.add(send("GET", unconfigured));
-    answers.add(send("POST", unconfigured));
-    callsOnOneSink()
-        .map(Arguments::get)
-        .forEach(
-            call ->
-                answers.add(
-                    send((String) call[0], unconfigured + "/" + UUID.randomUUID() + call[1])));
-
-    assertThat(answers).hasSize(9);
-    for (HttpResponse<String> answer : answers) {
-      assertError(answer, 503, 2);
-      assertThat(json(answer).get("message").asText())
-          .isEqualTo("export is not configured on this server");
     }
   }
 }
