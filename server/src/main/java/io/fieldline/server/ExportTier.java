@@ -2,7 +2,6 @@ package io.fieldline.server;
 
 import com.typesafe.config.Config;
 import io.fieldline.cluster.ClusterConfig;
-import io.fieldline.common.DeviceId;
 import io.fieldline.common.feed.DeviceMoves;
 import io.fieldline.common.feed.FeedLog;
 import io.fieldline.dao.cassandra.CassandraStorage;
@@ -15,39 +14,23 @@ import io.fieldline.export.sink.kafka.KafkaSinkFactory;
 import io.fieldline.export.sink.webhook.WebhookSinkFactory;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
-import java.util.Set;
 import java.util.function.Predicate;
 
 /**
  * Export (docs/export.md): this node's {@link Exporter} over the storage's feed, and the {@link
- * SinkAdmin} REST serves. Built right after storage, so it stops just before it: after the
- * transports and actors drained, with the last cursors saved.
+ * SinkAdmin} REST serves. Built after the cluster tier (which says which devices moved) and before
+ * the transports, so it stops after they drained, with the last cursors saved.
  *
  * @param exporter this node's deliveries
  * @param admin sink management for REST and the console
- * @param moves in a cluster, where the moved devices were written before (for their order); the
- *     cluster tier provides it once it runs ({@link DeviceMoves#NONE} until then and on one node)
  */
-record ExportTier(Exporter exporter, SinkAdmin admin, LateMoves moves) {
-
-  /** {@link DeviceMoves} known only once the cluster runs; none until then. */
-  static final class LateMoves implements DeviceMoves {
-    private volatile DeviceMoves delegate = DeviceMoves.NONE;
-
-    void set(DeviceMoves moves) {
-      delegate = moves;
-    }
-
-    @Override
-    public Set<String> owners(DeviceId device, long fromMillis, long toMillis) {
-      return delegate.owners(device, fromMillis, toMillis);
-    }
-  }
+record ExportTier(Exporter exporter, SinkAdmin admin) {
 
   static ExportTier start(
       Config root,
       CassandraStorage storage,
       ClusterConfig cluster,
+      DeviceMoves moves,
       MeterRegistry metrics,
       StopSteps stops) {
     ExportConfig config = ExportConfig.from(root);
@@ -57,7 +40,6 @@ record ExportTier(Exporter exporter, SinkAdmin admin, LateMoves moves) {
     // lease to run out.
     Predicate<FeedLog> adoptAtOnce =
         cluster.enabled() ? log -> log.node().equals(node) : log -> true;
-    LateMoves moves = new LateMoves();
     List<SinkFactory> factories = List.of(new KafkaSinkFactory(), new WebhookSinkFactory());
     Exporter exporter =
         new Exporter(
@@ -74,6 +56,6 @@ record ExportTier(Exporter exporter, SinkAdmin admin, LateMoves moves) {
     exporter.start();
     stops.add("export", exporter::close);
     return new ExportTier(
-        exporter, new ExportAdmin(storage.sinkStore(), storage.feedStore(), exporter), moves);
+        exporter, new ExportAdmin(storage.sinkStore(), storage.feedStore(), exporter));
   }
 }

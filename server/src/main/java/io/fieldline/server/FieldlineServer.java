@@ -127,9 +127,6 @@ public final class FieldlineServer implements AutoCloseable {
     StorageTier storageTier =
         StorageTier.start(storageRoot, serverConfig, cassandraConfig, metrics, stops);
     storage = storageTier;
-    ExportTier export =
-        ExportTier.start(storageRoot, storageTier.storage(), clusterConfig, metrics, stops);
-    this.export = export;
     LocalDeviceEvents localEvents = new LocalDeviceEvents();
     // The device actors write through it: what they store for watched devices is published.
     LiveData live = new LiveData(clusterConfig.nodeId(), localEvents, wsConfig.watchRefresh());
@@ -155,7 +152,17 @@ public final class FieldlineServer implements AutoCloseable {
     DeviceEvents events = clusterTier.events(localEvents);
     live.useEvents(events);
     clusterTier.onMembersChanged(live::membersChanged);
-    export.moves().set(clusterTier.deviceMoves());
+    // After the cluster (it knows which devices moved), before the transports: stopped after
+    // they drained, before the cluster and storage.
+    ExportTier export =
+        ExportTier.start(
+            storageRoot,
+            storageTier.storage(),
+            clusterConfig,
+            clusterTier.deviceMoves(),
+            metrics,
+            stops);
+    this.export = export;
     scheduleRefresh(live);
     OtaPackages ota =
         new OtaPackages(
