@@ -1,6 +1,5 @@
 package io.fieldline.server;
 
-import com.typesafe.config.Config;
 import io.fieldline.cluster.ClusterConfig;
 import io.fieldline.common.feed.DeviceMoves;
 import io.fieldline.common.feed.FeedLog;
@@ -27,13 +26,12 @@ import java.util.function.Predicate;
 record ExportTier(Exporter exporter, SinkAdmin admin) {
 
   static ExportTier start(
-      Config root,
+      ExportConfig config,
       CassandraStorage storage,
       ClusterConfig cluster,
       DeviceMoves moves,
       MeterRegistry metrics,
       StopSteps stops) {
-    ExportConfig config = ExportConfig.from(root);
     String node = storage.feedNode();
     // A single node is the only writer: every other log is a previous run of it, taken at once.
     // In a cluster, a node takes at once only its own id's earlier logs; others' wait for their

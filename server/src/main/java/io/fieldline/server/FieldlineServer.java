@@ -11,6 +11,7 @@ import io.fieldline.common.device.DeviceRegistry;
 import io.fieldline.common.events.DeviceEvents;
 import io.fieldline.common.events.LocalDeviceEvents;
 import io.fieldline.dao.cassandra.CassandraConfig;
+import io.fieldline.export.ExportConfig;
 import io.fieldline.export.SinkAdmin;
 import io.fieldline.fleet.live.LiveData;
 import io.fieldline.fleet.ota.OtaConfig;
@@ -108,6 +109,7 @@ public final class FieldlineServer implements AutoCloseable {
     ProvisionConfig provisionConfig = ProvisionConfig.from(root);
     FirmwareConfig firmwareConfig = FirmwareConfig.from(root);
     WarmUp.Settings warmUp = WarmUp.Settings.from(root);
+    ExportConfig exportConfig = ExportConfig.from(root);
     config = serverConfig;
     bindJvmMetrics();
     String password =
@@ -156,7 +158,7 @@ public final class FieldlineServer implements AutoCloseable {
     // they drained, before the cluster and storage.
     ExportTier export =
         ExportTier.start(
-            storageRoot,
+            exportConfig,
             storageTier.storage(),
             clusterConfig,
             clusterTier.deviceMoves(),
