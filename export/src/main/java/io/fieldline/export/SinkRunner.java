@@ -134,7 +134,7 @@ final class SinkRunner {
   private SinkDefinition definition;
   private SinkFilter filter;
   private @Nullable Sink sink;
-  private @Nullable String startError;
+  private boolean restartPending; // the configuration changed during a delivery
   private boolean inFlight;
   private boolean savingCursors;
   private boolean pumpScheduled;
@@ -198,12 +198,11 @@ final class SinkRunner {
                   definition.id(),
                   definition.name(),
                   Exporter.object(definition.configurationJson()));
-      this.startError = null;
     } catch (RuntimeException e) {
       this.sink = null;
-      this.startError = "cannot start: " + e.getMessage();
-      error(startError);
-      LOG.warn("export: sink '{}' {}", definition.name(), startError);
+      String why = "cannot start: " + e.getMessage();
+      error(why);
+      LOG.warn("export: sink '{}' {}", definition.name(), why);
     }
   }
 
@@ -226,7 +225,7 @@ final class SinkRunner {
       }
       open();
     } else if (reconfigured) {
-      startError = "restart"; // after the delivery in flight; see delivered()
+      restartPending = true; // after the delivery in flight; see delivered()
     }
     if (replay) {
       for (LogState log : logs.values()) {
@@ -446,7 +445,8 @@ final class SinkRunner {
       retries.increment();
       backoff(((Delivery.Retry) outcome).error());
     }
-    if ("restart".equals(startError)) {
+    if (restartPending) {
+      restartPending = false;
       Sink old = sink;
       if (old != null) {
         old.close();
