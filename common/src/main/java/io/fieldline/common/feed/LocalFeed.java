@@ -24,6 +24,16 @@ public interface LocalFeed {
   void rotate();
 
   /**
+   * The exporter renewed the lease of log {@code logId} until {@code until} (epoch milliseconds, as
+   * it computed it before asking). From then on a write of that log that completes after {@code
+   * until}, less a margin for the clocks of the nodes, is not acknowledged: another process may
+   * have adopted the log and read it to its end (this one was frozen or cut off from storage longer
+   * than the lease). Such a write fails, the device sends the message again, and it goes to a new
+   * log. Until the first call nothing is fenced (the log's own first lease covers the start).
+   */
+  void leaseHeld(UUID logId, long until);
+
+  /**
    * Every position at or below it is settled: written (acknowledged) or failed (never acknowledged,
    * never delivered from memory).
    */

@@ -111,6 +111,11 @@ public final class CassandraStorage implements AutoCloseable {
       FunctionCounter.builder("fieldline.feed.entries", writer, FeedWriter::appended)
           .description("change feed entries written by this process")
           .register(registry);
+      FunctionCounter.builder("fieldline.feed.fenced", writer, FeedWriter::fenced)
+          .description(
+              "writes completed after this process's feed lease ran out: not acknowledged, the"
+                  + " device resends")
+          .register(registry);
       Gauge.builder("fieldline.feed.memory.entries", writer, FeedWriter::inMemory)
           .description("change feed entries of this process's log held in memory")
           .register(registry);

@@ -66,6 +66,7 @@ public final class FeedWriter implements LocalFeed {
     final byte[] states;
     long nextPosition = 1;
     long settled;
+    long fenceAt = Long.MAX_VALUE; // a write completing later does not count (see leaseHeld)
 
     Log(UUID id, int capacity) {
       this.id = id;
@@ -87,7 +88,15 @@ public final class FeedWriter implements LocalFeed {
   private final UUID processId = UUID.randomUUID();
   private final Object lock = new Object();
   private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+
+  /**
+   * How much earlier than the lease's end a write must complete to count: room for the clocks of
+   * the nodes to disagree (an adopter acts on its own clock).
+   */
+  static final long FENCE_MARGIN_MILLIS = 2_000;
+
   private Log current; // guarded by lock
+  private long fenced; // guarded by lock
   private long lastSeq; // guarded by lock
   private long appended; // guarded by lock
 
@@ -155,6 +164,22 @@ public final class FeedWriter implements LocalFeed {
     }
   }
 
+  @Override
+  public void leaseHeld(UUID logId, long until) {
+    synchronized (lock) {
+      if (current.id.equals(logId)) {
+        current.fenceAt = until - FENCE_MARGIN_MILLIS;
+      }
+    }
+  }
+
+  /** Writes that completed after their log's fence and were not acknowledged (for metrics). */
+  public long fenced() {
+    synchronized (lock) {
+      return fenced;
+    }
+  }
+
   /** Entries appended since start (for metrics). */
   public long appended() {
     synchronized (lock) {
@@ -197,15 +222,24 @@ public final class FeedWriter implements LocalFeed {
     }
   }
 
-  /** Records the outcome of the write that carried {@code row}. */
-  public void settle(Appended row, boolean written) {
+  /**
+   * Records the outcome of the write that carried {@code row}. Returns false for a write that
+   * completed after its log's fence ({@link #leaseHeld}): it must not be acknowledged. It is then
+   * settled as failed (never given out from memory), and the next entries go to a new log.
+   */
+  public boolean settle(Appended row, boolean written) {
     boolean advanced = false;
+    boolean late = false;
     synchronized (lock) {
       Log log = (Log) row.log();
       int slot = slot(row.position());
-      log.states[slot] = written ? WRITTEN : FAILED;
-      if (!written) {
+      late = written && clockMillis.getAsLong() > log.fenceAt;
+      log.states[slot] = written && !late ? WRITTEN : FAILED;
+      if (!written || late) {
         log.entries[slot] = null;
+      }
+      if (late) {
+        fenced++;
       }
       while (log.settled + 1 < log.nextPosition && log.states[slot(log.settled + 1)] != PENDING) {
         log.settled++;
@@ -217,15 +251,31 @@ public final class FeedWriter implements LocalFeed {
         listener.run();
       }
     }
+    if (late) {
+      rotateAway((Log) row.log());
+    }
+    return !late;
+  }
+
+  // After a late write: new entries go to a new log, once per fenced log.
+  private void rotateAway(Log fencedLog) {
+    UUID id = UUID.randomUUID();
+    synchronized (lock) {
+      if (current != fencedLog) {
+        return;
+      }
+      current = new Log(id, capacity);
+    }
+    session.executeAsync(logRow(id));
   }
 
   /** Settles a position of the current log (for tests that write rows themselves). */
-  void settle(long position, boolean written) {
+  boolean settle(long position, boolean written) {
     Log log;
     synchronized (lock) {
       log = current;
     }
-    settle(new Appended(log, position, insert.bind(), 0), written);
+    return settle(new Appended(log, position, insert.bind(), 0), written);
   }
 
   /** {@link #tail(UUID, long, int)} of the current log (for tests). */

@@ -135,6 +135,27 @@ class FeedTelemetryStoreIT extends CassandraTestBase {
   }
 
   @Test
+  void should_fail_a_write_completing_after_the_feed_lease_ran_out_and_go_on_in_a_new_log() {
+    // This process was frozen, or cut off from Cassandra, past its lease: another may have
+    // adopted the log and read it to its end. The write is stored but must not be acknowledged.
+    FeedWriter feed = writer(1024);
+    CassandraTelemetryStore store = store(config, new WriteLimiter(8, 100), feed);
+    DeviceId device = DeviceId.random();
+    UUID fencedLog = feed.logId();
+    feed.leaseHeld(fencedLog, System.currentTimeMillis() - 1);
+
+    assertThat(failureKind(store.writeTelemetry(device, message(1, T0)).toCompletableFuture()))
+        .isEqualTo(StoreException.Kind.UNAVAILABLE);
+    assertThat(feed.fenced()).isEqualTo(1);
+    assertThat(feed.logId()).as("later entries go to a new log").isNotEqualTo(fencedLog);
+
+    // The device's resend: acknowledged, in the new log (no lease taken on it yet: no fence).
+    await(store.writeTelemetry(device, message(1, T0)));
+    assertThat(positions(feed.tail(0, 10))).containsExactly(1L);
+    assertThat(feed.fenced()).isEqualTo(1);
+  }
+
+  @Test
   void
       should_write_exactly_one_feed_row_after_all_the_data_when_the_message_does_not_fit_a_batch() {
     // 60 values, 60 key index rows and a partition row: 121 statements, beyond a coalesced batch

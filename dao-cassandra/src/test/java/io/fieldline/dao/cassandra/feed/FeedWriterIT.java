@@ -87,6 +87,42 @@ class FeedWriterIT extends CassandraTestBase {
   }
 
   @Test
+  void should_not_count_a_write_completing_after_the_lease_less_the_margin_and_rotate_once() {
+    FeedWriter writer = writer(16);
+    UUID first = writer.logId();
+    FeedWriter.Appended inTime = append(writer);
+    FeedWriter.Appended late = append(writer);
+    FeedWriter.Appended alsoLate = append(writer);
+    writer.leaseHeld(first, T0 + 15_000);
+
+    clock.set(T0 + 15_000 - FeedWriter.FENCE_MARGIN_MILLIS);
+    assertThat(writer.settle(inTime, true)).as("at the fence: still counts").isTrue();
+    clock.set(T0 + 15_000 - FeedWriter.FENCE_MARGIN_MILLIS + 1);
+    assertThat(writer.settle(late, true)).isFalse();
+    UUID second = writer.logId();
+    assertThat(second).isNotEqualTo(first);
+    assertThat(writer.settle(alsoLate, true)).isFalse();
+    assertThat(writer.logId()).as("one rotation per fenced log").isEqualTo(second);
+    assertThat(writer.fenced()).isEqualTo(2);
+    // A lease renewal of the old log no longer moves anything: the new log has no fence yet.
+    writer.leaseHeld(first, T0 + 60_000);
+    FeedWriter.Appended next = append(writer);
+    clock.set(T0 + 1_000_000);
+    assertThat(writer.settle(next, true)).isTrue();
+    assertThat(positions(writer.tail(0, 10))).containsExactly(1L);
+  }
+
+  @Test
+  void should_count_writes_at_any_time_while_no_lease_was_reported() {
+    FeedWriter writer = writer(16);
+    FeedWriter.Appended row = append(writer);
+    clock.set(T0 + 1_000_000_000L);
+
+    assertThat(writer.settle(row, true)).isTrue();
+    assertThat(writer.fenced()).isZero();
+  }
+
+  @Test
   void should_advance_the_settled_position_only_over_contiguous_settled_positions() {
     FeedWriter writer = writer(16);
     AtomicInteger advances = new AtomicInteger();

@@ -286,7 +286,24 @@ public final class CassandraTelemetryStore implements TelemetryStore {
     if (writer == null || feedRow == null) {
       return written;
     }
-    return written.whenComplete((ok, failure) -> writer.settle(feedRow, failure == null));
+    CompletableFuture<Void> settled = new CompletableFuture<>();
+    written.whenComplete(
+        (ok, failure) -> {
+          boolean counted = writer.settle(feedRow, failure == null);
+          if (failure != null) {
+            settled.completeExceptionally(failure);
+          } else if (!counted) {
+            settled.completeExceptionally(
+                new StoreException(
+                    StoreException.Kind.UNAVAILABLE,
+                    "written after this process's change feed lease ran out (frozen or cut off"
+                        + " from storage longer than fieldline.export.lease): not acknowledged,"
+                        + " the device sends it again"));
+          } else {
+            settled.complete(null);
+          }
+        });
+    return settled;
   }
 
   private CompletionStage<Void> writeWithFeed(
