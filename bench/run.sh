@@ -152,10 +152,10 @@
 #                        latency storage -> delivered p50/p99/p99.9 (upper bounds of the histogram's
 #                        buckets) over the steady window and the whole run, the broker's CPU;
 #                        kafka-outage: as kafka, and the broker is stopped (SIGTERM: Kafka's
-#                        controlled shutdown) OUTAGE s after the load starts (the first feed entry)
-#                        and started again (same port, same data) OUTAGE s after it went down, so
-#                        the load runs on for DURATION - 2 x OUTAGE s after the restart (DURATION >=
-#                        3 x OUTAGE). The broker's own start (5 s idle, ~20 s on a loaded 2-core box)
+#                        controlled shutdown) OUTAGE_AFTER s after the load starts (the first feed
+#                        entry) and started again (same port, same data) OUTAGE s after it went
+#                        down, so the load runs on for DURATION - OUTAGE_AFTER - OUTAGE s after the
+#                        restart (DURATION >= 2 x OUTAGE_AFTER + OUTAGE). The broker's own start (5 s idle, ~20 s on a loaded 2-core box)
 #                        adds to the downtime: the report gives the time without a broker (stop to
 #                        ready). Drain: from the restarted broker being ready until the lag is
 #                        back to its level before the outage (polled every 0.5 s; the level is the
@@ -166,7 +166,8 @@
 #                        {area="heap"}, and its old generation alone) is sampled every 2 s
 #                        from the load start to the drain (<run>/export-samples.txt) and reported
 #                        before / during the outage / during the drain
-#   OUTAGE [60]          EXPORT=kafka-outage: seconds of load before the stop, and of broker downtime
+#   OUTAGE [60]          EXPORT=kafka-outage: seconds of broker downtime
+#   OUTAGE_AFTER [OUTAGE] EXPORT=kafka-outage: seconds of load before the stop
 #   EXPORT_DRAIN [300]   EXPORT=kafka*: at most this many seconds after the load for the export to
 #                        deliver everything (lag 0) before the topic is counted
 #   APPEND [1]           append the table to docs/performance.md
@@ -255,6 +256,7 @@ TLS_CLIENT=${TLS_CLIENT:-jdk}
 APPEND=${APPEND:-1}
 EXPORT=${EXPORT:-none}
 OUTAGE=${OUTAGE:-60}
+OUTAGE_AFTER=${OUTAGE_AFTER:-$OUTAGE}
 EXPORT_DRAIN=${EXPORT_DRAIN:-300}
 JFR=${JFR:-0}
 GATLING_XMX=${GATLING_XMX:-2g}
@@ -334,12 +336,13 @@ case "$EXPORT" in
     exit 2
     ;;
 esac
-if ! [[ "$OUTAGE" =~ ^[1-9][0-9]*$ ]] || ! [[ "$EXPORT_DRAIN" =~ ^[1-9][0-9]*$ ]]; then
-  echo "bench: OUTAGE and EXPORT_DRAIN must be positive whole numbers of seconds" >&2
+if ! [[ "$OUTAGE" =~ ^[1-9][0-9]*$ ]] || ! [[ "$OUTAGE_AFTER" =~ ^[1-9][0-9]*$ ]] \
+  || ! [[ "$EXPORT_DRAIN" =~ ^[1-9][0-9]*$ ]]; then
+  echo "bench: OUTAGE, OUTAGE_AFTER and EXPORT_DRAIN must be positive whole numbers of seconds" >&2
   exit 2
 fi
-if [ "$EXPORT" = kafka-outage ] && [ "$DURATION" -lt $((3 * OUTAGE)) ]; then
-  echo "bench: EXPORT=kafka-outage needs DURATION >= 3 x OUTAGE (load, broker down, load again; $DURATION < 3 x $OUTAGE)" >&2
+if [ "$EXPORT" = kafka-outage ] && [ "$DURATION" -lt $((2 * OUTAGE_AFTER + OUTAGE)) ]; then
+  echo "bench: EXPORT=kafka-outage needs DURATION >= 2 x OUTAGE_AFTER + OUTAGE (load, broker down, load again; $DURATION < 2 x $OUTAGE_AFTER + $OUTAGE)" >&2
   exit 2
 fi
 if [ "$TLS" != 0 ] && [ "$TLS" != 1 ]; then
@@ -613,9 +616,9 @@ if [ "$TLS" = 1 ]; then command="TLS=1 TLS_KEY=$TLS_KEY TLS_CLIENT=$TLS_CLIENT $
 case "$EXPORT" in
   off) describe="$describe, export off (no change feed)" ;;
   kafka) describe="$describe, export to a Kafka sink" ;;
-  kafka-outage) describe="$describe, export to a Kafka sink, broker down $OUTAGE s from $OUTAGE s after the load start" ;;
+  kafka-outage) describe="$describe, export to a Kafka sink, broker down $OUTAGE s from $OUTAGE_AFTER s after the load start" ;;
 esac
-if [ "$EXPORT" = kafka-outage ]; then command="OUTAGE=$OUTAGE $command"; fi
+if [ "$EXPORT" = kafka-outage ]; then command="OUTAGE=$OUTAGE OUTAGE_AFTER=$OUTAGE_AFTER $command"; fi
 if [ "$EXPORT" != none ]; then command="EXPORT=$EXPORT $command"; fi
 {
   echo "scenario=$scenario"
@@ -866,7 +869,8 @@ export_sample() { # stage
 }
 
 # EXPORT=kafka-outage, while the load runs: waits for the load's first feed entry, stops the broker
-# OUTAGE s later, starts it again OUTAGE s after the stop, and measures the drain (see the header).
+# OUTAGE_AFTER s later, starts it again OUTAGE s after the stop, and measures the drain (see the
+# header).
 export_outage() {
   local load_start stop_at restart_at level backlog delivered0 ready first="" drained="" i
   local -a before_lags=()
@@ -877,8 +881,8 @@ export_outage() {
     sleep 0.5
   done
   load_start=$(date +%s%3N)
-  stop_at=$((load_start + OUTAGE * 1000))
-  log "export: load started (first feed entry); the broker stops in $OUTAGE s"
+  stop_at=$((load_start + OUTAGE_AFTER * 1000))
+  log "export: load started (first feed entry); the broker stops in $OUTAGE_AFTER s"
   while [ "$(date +%s%3N)" -lt "$stop_at" ]; do
     if export_sample before && [ "$s_millis" -ge $((stop_at - 10000)) ]; then before_lags+=("$s_lag"); fi
     sleep 2

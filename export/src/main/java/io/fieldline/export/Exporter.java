@@ -112,6 +112,7 @@ public final class Exporter implements AutoCloseable {
   private final Map<UUID, SinkRunner> runners = new HashMap<>(); // export thread
   private final Map<UUID, FeedLog> held = new HashMap<>(); // export thread: adopted logs
   private final AtomicBoolean pumpRequested = new AtomicBoolean();
+  private volatile List<SinkRunner> active = List.of(); // the runners, for storage threads
   private List<FeedLog> known = List.of(); // export thread
   private boolean refreshing; // export thread
   private volatile boolean closed;
@@ -203,10 +204,15 @@ public final class Exporter implements AutoCloseable {
     executor.execute(this::refresh);
   }
 
-  // Called on storage threads whenever the own log's settled position advances: one pass of the
-  // runners per burst of completions.
+  // Called on storage threads whenever the own log's settled position advances. Only a runner
+  // waiting for entries needs waking: one that lingers, waits to retry or has a batch in flight
+  // wakes on its own timer or delivery. A burst of completions costs one pass at most.
   private void requestPump() {
-    if (pumpRequested.compareAndSet(false, true)) {
+    boolean wanted = false;
+    for (SinkRunner runner : active) {
+      wanted |= runner.awaitingEntries();
+    }
+    if (wanted && pumpRequested.compareAndSet(false, true)) {
       executor.execute(
           () -> {
             pumpRequested.set(false);
@@ -228,20 +234,23 @@ public final class Exporter implements AutoCloseable {
     refreshing = true;
     long now = clock.getAsLong();
     long until = now + config.lease().toMillis();
+    UUID ownLog = local == null ? null : local.logId();
     CompletableFuture<Void> own =
-        local == null
+        local == null || ownLog == null
             ? CompletableFuture.completedFuture(null)
             : feeds
-                .lease(local.logId(), owner, now, until)
+                .lease(ownLog, owner, now, until)
                 .thenCompose(
                     ok -> {
-                      if (!ok) {
+                      if (ok) {
+                        local.leaseHeld(ownLog, until); // the fence: see LocalFeed#leaseHeld
+                      } else {
                         // Frozen longer than the lease: another process adopted the log and
                         // delivers it. New entries go to a new log of ours.
                         LOG.error(
                             "export: another process took this process's feed log {} (frozen"
                                 + " longer than fieldline.export.lease?); writing a new log",
-                            local.logId());
+                            ownLog);
                         lostLeases.increment();
                         local.rotate();
                       }
@@ -324,6 +333,7 @@ public final class Exporter implements AutoCloseable {
         }
       }
     }
+    active = List.copyOf(runners.values());
     List<FeedLog> mine = new ArrayList<>(held.values());
     List<FeedLog> others = new ArrayList<>();
     UUID ownId = local == null ? null : local.logId();

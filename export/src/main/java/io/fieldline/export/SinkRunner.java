@@ -138,6 +138,9 @@ final class SinkRunner {
   private boolean inFlight;
   private boolean savingCursors;
   private boolean pumpScheduled;
+  // Whether an entry settling in the own log could start a batch now (read by storage threads):
+  // false while paused, lingering, waiting to retry or with a batch in flight.
+  private volatile boolean awaitingEntries = true;
   private long retryAt;
   private int failures;
   private long delivered;
@@ -191,13 +194,15 @@ final class SinkRunner {
 
   private void open() {
     try {
-      this.sink =
+      Sink created =
           context
               .factory(definition.type())
               .create(
                   definition.id(),
                   definition.name(),
                   Exporter.object(definition.configurationJson()));
+      this.sink = created;
+      created.start();
     } catch (RuntimeException e) {
       this.sink = null;
       String why = "cannot start: " + e.getMessage();
@@ -263,6 +268,11 @@ final class SinkRunner {
     return log == null || (log.exhausted && log.buffer.isEmpty() && log.position >= log.scanned);
   }
 
+  /** Whether newly settled entries should wake this runner; any thread. */
+  boolean awaitingEntries() {
+    return awaitingEntries;
+  }
+
   void schedulePump() {
     if (!pumpScheduled && !closed) {
       pumpScheduled = true;
@@ -284,6 +294,9 @@ final class SinkRunner {
     if (closed || target == null) {
       return;
     }
+    // Set before the entries are read: one settled after this read wakes the runner again.
+    long now = context.now();
+    awaitingEntries = !definition.paused() && !inFlight && now >= retryAt && lingerUntil == 0;
     // Cursors and the next entries are read even while paused or waiting: the lag shows.
     Batching batching = target.batching();
     int available = 0;
@@ -298,7 +311,6 @@ final class SinkRunner {
     if (definition.paused() || inFlight || available == 0) {
       return;
     }
-    long now = context.now();
     if (now < retryAt) {
       schedulePumpIn(retryAt - now);
       return;
@@ -311,6 +323,7 @@ final class SinkRunner {
         lingerUntil = now + linger;
       }
       if (now < lingerUntil) {
+        awaitingEntries = false; // the linger's end reads what came meanwhile
         schedulePumpIn(lingerUntil - now);
         return;
       }
@@ -340,7 +353,9 @@ final class SinkRunner {
       if (kept != null) {
         CompletableFuture<Exporter.DeviceInfo> device = context.device(head.deviceId());
         if (!device.isDone()) {
-          device.whenComplete((info, error) -> context.run(this::schedulePump));
+          // Devices not seen yet (after a start, a thousand at once): looked up side by side,
+          // not one round trip per device.
+          lookUpBuffered().whenComplete((done, error) -> context.run(this::schedulePump));
           break;
         }
         Exporter.DeviceInfo info = device.getNow(Exporter.DeviceInfo.UNKNOWN);
@@ -377,6 +392,7 @@ final class SinkRunner {
     }
     lingerUntil = 0;
     inFlight = true;
+    awaitingEntries = false; // the delivery's end reads what came meanwhile
     List<ExportRecord> sent = List.copyOf(batch);
     CompletableFuture<Delivery> delivery;
     try {
@@ -398,6 +414,21 @@ final class SinkRunner {
                         error != null
                             ? new Delivery.Retry(describe(error))
                             : outcome == null ? new Delivery.Retry("no answer") : outcome)));
+  }
+
+  // Starts the lookups of every device with a buffered entry; completes when they are done.
+  private CompletableFuture<Void> lookUpBuffered() {
+    List<CompletableFuture<Exporter.DeviceInfo>> pending = new ArrayList<>();
+    for (LogState log : logs.values()) {
+      for (int i = 0; i < log.buffer.size(); i++) {
+        CompletableFuture<Exporter.DeviceInfo> device =
+            context.device(log.buffer.get(i).deviceId());
+        if (!device.isDone()) {
+          pending.add(device);
+        }
+      }
+    }
+    return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new));
   }
 
   private void delivered(Map<LogState, Integer> taken, List<ExportRecord> sent, Delivery outcome) {

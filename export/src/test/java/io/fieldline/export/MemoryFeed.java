@@ -30,6 +30,7 @@ final class MemoryFeed implements FeedStore, LocalFeed {
   long next = 1;
   long settled;
   long lastSeq;
+  volatile long leasedUntil;
 
   /** The key of a cursor in {@link #cursors}. */
   static String key(UUID sink, UUID log) {
@@ -159,6 +160,11 @@ final class MemoryFeed implements FeedStore, LocalFeed {
   @Override
   public void rotate() {
     throw new UnsupportedOperationException();
+  }
+
+  @Override
+  public void leaseHeld(UUID logId, long until) {
+    leasedUntil = until;
   }
 
   @Override

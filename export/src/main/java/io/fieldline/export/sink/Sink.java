@@ -11,6 +11,12 @@ import java.util.concurrent.CompletionStage;
  */
 public interface Sink extends AutoCloseable {
 
+  /**
+   * Starts connecting ahead of the first delivery, without blocking the caller; called once by the
+   * exporter after creating the sink. A sink that connects per delivery does nothing.
+   */
+  default void start() {}
+
   /** How the exporter should cut batches for this sink. */
   Batching batching();
 

@@ -46,9 +46,10 @@ import org.slf4j.LoggerFactory;
  * after sending (it expired, the broker went away) can leave later ones of the same batch in the
  * topic before the Retry sends the whole batch again: consumers drop repeats by {@code seq}.
  *
- * <p>The producer is created at the first delivery (so a sink is built without reaching Kafka) and
- * again after it failed for good (fenced, out of sequence, closed): the broken one is closed at the
- * next delivery.
+ * <p>The producer is created by {@link #start} (so a sink is built without reaching Kafka), which
+ * also asks for the topic's metadata, so that the first delivery finds the broker known and the
+ * topic created (where the broker creates topics on demand). It is created again after it failed
+ * for good (fenced, out of sequence, closed): the broken one is closed at the next delivery.
  *
  * <p>Threads: {@link #deliver} and {@link #close} from any thread, one delivery at a time (the
  * {@link Sink} contract). {@code deliver} blocks its caller at most {@code max.block.ms} (100 ms),
@@ -85,6 +86,26 @@ public final class KafkaSink implements Sink {
     this.clientId = clientId;
     this.logPrefix = "[export|" + sinkName + "]";
     this.batching = config.batching();
+  }
+
+  /**
+   * Creates the producer and asks for the topic's metadata on a short-lived thread: the request
+   * waits at most {@code max.block.ms}, the producer goes on fetching after it.
+   */
+  @Override
+  public void start() {
+    Thread thread =
+        new Thread(
+            () -> {
+              try {
+                producer().partitionsFor(config.topic());
+              } catch (KafkaException | IllegalStateException e) {
+                LOG.debug("{} topic metadata not there yet: {}", logPrefix, e.toString());
+              }
+            },
+            "fieldline-export-kafka-start");
+    thread.setDaemon(true);
+    thread.start();
   }
 
   @Override
