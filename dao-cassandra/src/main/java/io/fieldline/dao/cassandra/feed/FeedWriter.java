@@ -202,7 +202,7 @@ public final class FeedWriter implements LocalFeed {
     int records = distinctTimestamps(values);
     ByteBuffer body = FeedBody.telemetry(values);
     synchronized (lock) {
-      Log log = current;
+      Log log = writable();
       long position = reserve(log);
       long seq = nextSeq(Math.max(1, records));
       FeedEntry entry = new FeedEntry.Telemetry(position, seq, device, values);
@@ -214,7 +214,7 @@ public final class FeedWriter implements LocalFeed {
   public Appended attributes(DeviceId device, AttributeScope scope, List<KvEntry> values, long ts) {
     ByteBuffer body = FeedBody.attributes(values);
     synchronized (lock) {
-      Log log = current;
+      Log log = writable();
       long position = reserve(log);
       long seq = nextSeq(1);
       FeedEntry entry = new FeedEntry.Attributes(position, seq, device, scope, ts, values);
@@ -342,6 +342,17 @@ public final class FeedWriter implements LocalFeed {
       }
     }
     return 1;
+  }
+
+  // The log to append to: the current one, or a new one once the current one's fence has passed
+  // (its lease was not renewed in time): an entry appended then would fail at any completion.
+  private Log writable() {
+    if (clockMillis.getAsLong() > current.fenceAt) {
+      UUID id = UUID.randomUUID();
+      session.executeAsync(logRow(id));
+      current = new Log(id, capacity);
+    }
+    return current;
   }
 
   private long reserve(Log log) {

@@ -136,23 +136,44 @@ class FeedTelemetryStoreIT extends CassandraTestBase {
 
   @Test
   void should_fail_a_write_completing_after_the_feed_lease_ran_out_and_go_on_in_a_new_log() {
-    // This process was frozen, or cut off from Cassandra, past its lease: another may have
-    // adopted the log and read it to its end. The write is stored but must not be acknowledged.
+    // This process was frozen, or cut off from Cassandra, past its lease while a write was in
+    // flight: another may have adopted the log and read it to its end. The write is stored but
+    // must not be acknowledged.
     FeedWriter feed = writer(1024);
-    CassandraTelemetryStore store = store(config, new WriteLimiter(8, 100), feed);
+    WriteLimiter limiter = new WriteLimiter(1, 1000);
+    CompletableFuture<Void> blocker = occupy(limiter);
+    CassandraTelemetryStore store = store(config, limiter, feed);
     DeviceId device = DeviceId.random();
     UUID fencedLog = feed.logId();
-    feed.leaseHeld(fencedLog, System.currentTimeMillis() - 1);
+    feed.leaseHeld(fencedLog, System.currentTimeMillis() + 60_000);
+    CompletableFuture<Void> inFlight =
+        store.writeTelemetry(device, message(1, T0)).toCompletableFuture();
 
-    assertThat(failureKind(store.writeTelemetry(device, message(1, T0)).toCompletableFuture()))
-        .isEqualTo(StoreException.Kind.UNAVAILABLE);
+    feed.leaseHeld(fencedLog, System.currentTimeMillis() - 1); // the lease ran out meanwhile
+    blocker.complete(null);
+
+    assertThat(failureKind(inFlight)).isEqualTo(StoreException.Kind.UNAVAILABLE);
     assertThat(feed.fenced()).isEqualTo(1);
     assertThat(feed.logId()).as("later entries go to a new log").isNotEqualTo(fencedLog);
-
-    // The device's resend: acknowledged, in the new log (no lease taken on it yet: no fence).
+    // The device's resend: acknowledged, in the new log (no lease on it yet: no fence).
     await(store.writeTelemetry(device, message(1, T0)));
     assertThat(positions(feed.tail(0, 10))).containsExactly(1L);
     assertThat(feed.fenced()).isEqualTo(1);
+  }
+
+  @Test
+  void should_append_to_a_new_log_once_the_fence_passed_without_a_renewal() {
+    // Cut off from Cassandra longer than the lease, then back: new messages are not fenced.
+    FeedWriter feed = writer(1024);
+    CassandraTelemetryStore store = store(config, new WriteLimiter(8, 100), feed);
+    UUID fencedLog = feed.logId();
+    feed.leaseHeld(fencedLog, System.currentTimeMillis() - 1);
+
+    await(store.writeTelemetry(DeviceId.random(), message(1, T0)));
+
+    assertThat(feed.logId()).isNotEqualTo(fencedLog);
+    assertThat(feed.fenced()).isZero();
+    assertThat(feedRows(feed.logId())).extracting(row -> row[0]).containsExactly(1L);
   }
 
   @Test
