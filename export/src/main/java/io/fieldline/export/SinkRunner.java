@@ -7,6 +7,7 @@ import io.fieldline.common.feed.LocalFeed;
 import io.fieldline.common.feed.SinkDeadLetter;
 import io.fieldline.common.feed.SinkDefinition;
 import io.fieldline.common.feed.SinkNodeStatus;
+import io.fieldline.export.FeedMerge.LogState;
 import io.fieldline.export.sink.Batching;
 import io.fieldline.export.sink.Delivery;
 import io.fieldline.export.sink.Sink;
@@ -17,10 +18,8 @@ import io.micrometer.core.instrument.Tags;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
@@ -33,14 +32,12 @@ import org.slf4j.LoggerFactory;
  * Delivers one sink's share of the feed on this node: this process's own log and the logs it
  * adopted, merged by sequence number, one batch in flight at a time.
  *
- * <p>Order: an entry is delivered only when every log of the feed — the local ones and, through
- * their saved watermarks, the other nodes' — has nothing older left for this sink. A device's
- * entries therefore leave in sequence order even when it moved between nodes (docs/export.md).
- * Entries are read from memory while the sink keeps up ({@link LocalFeed#tail}), else from the
- * store, a bounded batch at a time; a batch that fails stays at the head and is tried again with
- * capped exponential backoff, for as long as the feed keeps it. Cursors are saved every {@code
- * cursor-interval}: after a crash, what was delivered since the last save is delivered again (the
- * documented duplicates).
+ * <p>Which entry may go next is {@link FeedMerge}'s (the order rule); the runner does the I/O
+ * around it: reads cursors and entries, cuts batches, delivers, saves cursors. Entries are read
+ * from memory while the sink keeps up ({@link LocalFeed#tail}), else from the store, a bounded
+ * batch at a time; a batch that fails stays at the head and is tried again with capped exponential
+ * backoff, for as long as the feed keeps it. Cursors are saved every {@code cursor-interval}: after
+ * a crash, what was delivered since the last save is delivered again (the documented duplicates).
  *
  * <p>Confined to the exporter's thread: every method runs there, and every asynchronous result
  * comes back there through {@link Exporter.Context#run}.
@@ -49,83 +46,8 @@ final class SinkRunner {
 
   private static final Logger LOG = LoggerFactory.getLogger(SinkRunner.class);
 
-  /** Entries read and not yet delivered, in position order; indexed from the oldest. */
-  private static final class Buffer {
-    private final ArrayList<FeedEntry> entries = new ArrayList<>();
-    private int head;
-
-    int size() {
-      return entries.size() - head;
-    }
-
-    boolean isEmpty() {
-      return size() == 0;
-    }
-
-    /** The entry {@code index} places after the oldest. */
-    FeedEntry get(int index) {
-      return entries.get(head + index);
-    }
-
-    @Nullable FeedEntry peekFirst() {
-      return isEmpty() ? null : entries.get(head);
-    }
-
-    FeedEntry getFirst() {
-      return entries.get(head);
-    }
-
-    @Nullable FeedEntry pollFirst() {
-      if (isEmpty()) {
-        return null;
-      }
-      FeedEntry first = entries.get(head);
-      head++;
-      if (head == entries.size()) {
-        entries.clear();
-        head = 0;
-      } else if (head > 1024) {
-        entries.subList(0, head).clear();
-        head = 0;
-      }
-      return first;
-    }
-
-    void addLast(FeedEntry entry) {
-      entries.add(entry);
-    }
-
-    void addAll(List<FeedEntry> more) {
-      entries.addAll(more);
-    }
-
-    void clear() {
-      entries.clear();
-      head = 0;
-    }
-  }
-
-  /** One log this runner delivers, and how far. */
-  private static final class LogState {
-    final FeedLog log;
-    final boolean own;
-    final Buffer buffer = new Buffer();
-    long position; // every entry at or below it is delivered or filtered out
-    long scanned; // every entry at or below it is delivered or buffered
-    boolean ready;
-    boolean fetching;
-    boolean exhausted; // adopted log read to its end
-
-    LogState(FeedLog log, boolean own) {
-      this.log = log;
-      this.own = own;
-    }
-  }
-
   private final Exporter.Context context;
-  private final Map<UUID, LogState> logs = new LinkedHashMap<>();
-  private final Map<UUID, Long> remoteFloors = new HashMap<>();
-  private final Map<UUID, FeedLog> remoteLogs = new HashMap<>();
+  private final FeedMerge merge;
   private final List<Meter> meters = new ArrayList<>();
   private final Counter deliveredCounter;
   private final Counter retries;
@@ -152,6 +74,7 @@ final class SinkRunner {
 
   SinkRunner(Exporter.Context context, SinkDefinition definition) {
     this.context = context;
+    this.merge = new FeedMerge(context);
     this.definition = definition;
     this.filter = SinkFilter.of(Exporter.json(definition.filterJson()));
     Tags tags = Tags.of("sink", definition.name());
@@ -180,7 +103,7 @@ final class SinkRunner {
     meters.add(rejected);
     meters.add(deadLetters);
     meters.add(
-        Gauge.builder("fieldline.export.lag.records", this, SinkRunner::lagRecords)
+        Gauge.builder("fieldline.export.lag.records", merge, FeedMerge::lagRecords)
             .description("feed entries stored and not yet delivered to the sink by this node")
             .tags(tags)
             .register(context.registry()));
@@ -233,11 +156,7 @@ final class SinkRunner {
       restartPending = true; // after the delivery in flight; see delivered()
     }
     if (replay) {
-      for (LogState log : logs.values()) {
-        log.ready = false;
-        log.buffer.clear();
-        log.exhausted = false;
-      }
+      merge.restart();
       delivered = 0;
     }
     schedulePump();
@@ -245,27 +164,13 @@ final class SinkRunner {
 
   /** The logs this node delivers, and the others (whose watermarks order ours). */
   void logs(Collection<FeedLog> local, @Nullable UUID ownLog, Collection<FeedLog> remote) {
-    Map<UUID, FeedLog> wanted = new HashMap<>();
-    for (FeedLog log : local) {
-      wanted.put(log.id(), log);
-    }
-    logs.keySet().removeIf(id -> !wanted.containsKey(id));
-    for (FeedLog log : local) {
-      logs.computeIfAbsent(log.id(), id -> new LogState(log, id.equals(ownLog)));
-    }
-    remoteFloors.keySet().removeIf(id -> remote.stream().noneMatch(log -> log.id().equals(id)));
-    remoteLogs.clear();
-    for (FeedLog log : remote) {
-      remoteFloors.putIfAbsent(log.id(), 0L);
-      remoteLogs.put(log.id(), log);
-    }
+    merge.update(local, ownLog, remote);
     schedulePump();
   }
 
   /** Whether an adopted log is delivered to its end. */
   boolean finished(UUID logId) {
-    LogState log = logs.get(logId);
-    return log == null || (log.exhausted && log.buffer.isEmpty() && log.position >= log.scanned);
+    return merge.finished(logId);
   }
 
   /** Whether newly settled entries should wake this runner; any thread. */
@@ -300,7 +205,7 @@ final class SinkRunner {
     // Cursors and the next entries are read even while paused or waiting: the lag shows.
     Batching batching = target.batching();
     int available = 0;
-    for (LogState log : logs.values()) {
+    for (LogState log : merge.logs()) {
       if (!log.ready) {
         loadCursor(log);
       } else if (log.buffer.size() < batching.maxRecords()) {
@@ -333,21 +238,12 @@ final class SinkRunner {
     int bytes = 0;
     boolean full = false;
     while (true) {
-      LogState next = null;
-      FeedEntry head = null;
-      for (LogState log : logs.values()) {
-        FeedEntry candidate = peek(log, taken.getOrDefault(log, 0));
-        if (candidate != null && (head == null || candidate.seq() < head.seq())) {
-          head = candidate;
-          next = log;
-        }
-      }
-      if (head == null
-          || next == null
-          || !mayGo(head.seq(), floorExcept(next, taken))
-          || !formerOwnersPassed(head, next, taken)) {
+      FeedMerge.Next found = merge.next(taken);
+      if (found == null) {
         break;
       }
+      FeedEntry head = found.entry();
+      LogState next = found.log();
       // The server's own writes (the start-up warm-up) are in the feed, never in a sink.
       FeedEntry kept = head.deviceId().reserved() ? null : filter.apply(head);
       if (kept != null) {
@@ -386,7 +282,7 @@ final class SinkRunner {
       return; // woken by new entries, a read, or the cursor timer
     }
     if (batch.isEmpty()) {
-      advance(taken);
+      merge.advance(taken);
       schedulePump();
       return;
     }
@@ -419,7 +315,7 @@ final class SinkRunner {
   // Starts the lookups of every device with a buffered entry; completes when they are done.
   private CompletableFuture<Void> lookUpBuffered() {
     List<CompletableFuture<Exporter.DeviceInfo>> pending = new ArrayList<>();
-    for (LogState log : logs.values()) {
+    for (LogState log : merge.logs()) {
       for (int i = 0; i < log.buffer.size(); i++) {
         CompletableFuture<Exporter.DeviceInfo> device =
             context.device(log.buffer.get(i).deviceId());
@@ -441,7 +337,7 @@ final class SinkRunner {
       delivered += sent.size();
       deliveredCounter.increment(sent.size());
       context.latency(sent);
-      advance(taken);
+      merge.advance(taken);
     } else if (outcome instanceof Delivery.Rejected rejection) {
       rejected.increment();
       error("HTTP " + rejection.status() + ": " + rejection.error());
@@ -465,7 +361,7 @@ final class SinkRunner {
                         inFlight = false;
                         if (error == null) {
                           deadLetters.increment();
-                          advance(taken);
+                          merge.advance(taken);
                         } else {
                           backoff("dead letter not stored: " + describe(error));
                         }
@@ -510,102 +406,11 @@ final class SinkRunner {
     lastErrorAt = context.now();
   }
 
-  // Drops what was delivered (or filtered out) from the buffers and moves the cursors.
-  private void advance(Map<LogState, Integer> taken) {
-    for (Map.Entry<LogState, Integer> each : taken.entrySet()) {
-      LogState log = each.getKey();
-      for (int i = 0; i < each.getValue(); i++) {
-        FeedEntry entry = log.buffer.pollFirst();
-        if (entry != null) {
-          log.position = entry.position();
-        }
-      }
-      if (log.buffer.isEmpty()) {
-        log.position = Math.max(log.position, log.scanned);
-      }
-    }
-  }
-
-  private @Nullable FeedEntry peek(LogState log, int index) {
-    return index < log.buffer.size() ? log.buffer.get(index) : null;
-  }
-
-  // Below the floor, an entry may go; at it too, unless the floor is 0 (another log not known
-  // yet). Sequence numbers are per device: two logs often hold the same number (two nodes, the
-  // same millisecond), for different devices; waiting for each other on it, neither would move.
-  private static boolean mayGo(long seq, long floor) {
-    return seq < floor || (seq == floor && floor > 0);
-  }
-
-  // The lowest sequence number any other log may still deliver: an entry below it may go.
-  private long floorExcept(LogState except, Map<LogState, Integer> taken) {
-    long floor = Long.MAX_VALUE;
-    for (LogState log : logs.values()) {
-      if (log != except) {
-        floor = Math.min(floor, floor(log, taken.getOrDefault(log, 0)));
-      }
-    }
-    return floor;
-  }
-
-  // A device that moved between nodes within the move window: its entry waits until every log of
-  // its former owners has nothing older left for this sink. Other devices never wait for another
-  // node, so the nodes deliver side by side.
-  private boolean formerOwnersPassed(FeedEntry entry, LogState from, Map<LogState, Integer> taken) {
-    long at = entry.seq() / 1000;
-    Set<String> owners =
-        context.moves().owners(entry.deviceId(), at - context.config().moveWindow().toMillis(), at);
-    String writer = from.log.node();
-    if (owners.isEmpty() || (owners.size() == 1 && owners.contains(writer))) {
-      return true;
-    }
-    for (String owner : owners) {
-      if (owner.equals(writer)) {
-        continue;
-      }
-      for (LogState log : logs.values()) {
-        if (log != from
-            && log.log.node().equals(owner)
-            && !mayGo(entry.seq(), floor(log, taken.getOrDefault(log, 0)))) {
-          return false;
-        }
-      }
-      for (FeedLog remote : remoteLogs.values()) {
-        if (remote.node().equals(owner)
-            && !mayGo(entry.seq(), remoteFloors.getOrDefault(remote.id(), 0L))) {
-          return false;
-        }
-      }
-    }
-    return true;
-  }
-
-  private long floor(LogState log, int index) {
-    FeedEntry next = peek(log, index);
-    if (next != null) {
-      return next.seq();
-    }
-    if (!log.ready) {
-      return 0;
-    }
-    LocalFeed local = ownNow(log);
-    if (local != null) {
-      return log.scanned >= local.settledPosition() ? local.pendingSeqFloor() : 0;
-    }
-    return log.exhausted ? Long.MAX_VALUE : 0;
-  }
-
-  // The local feed, if this is still the log it writes (it may have rotated since).
-  private @Nullable LocalFeed ownNow(LogState log) {
-    LocalFeed local = context.localFeed();
-    return log.own && local != null && local.logId().equals(log.log.id()) ? local : null;
-  }
-
   private void fill(LogState log) {
-    if (log.fetching || (ownNow(log) == null && log.exhausted)) {
+    if (log.fetching || (merge.ownNow(log) == null && log.exhausted)) {
       return;
     }
-    LocalFeed local = ownNow(log);
+    LocalFeed local = merge.ownNow(log);
     int limit = context.config().readBatch();
     if (local != null) {
       long settled = local.settledPosition();
@@ -642,7 +447,7 @@ final class SinkRunner {
       int limit,
       long cap) {
     log.fetching = false;
-    if (closed || logs.get(log.log.id()) != log) {
+    if (closed || !merge.holds(log)) {
       return;
     }
     if (error != null || entries == null) {
@@ -660,7 +465,7 @@ final class SinkRunner {
     }
     if (entries.size() < limit) {
       // The end: of what is settled (own log), or of the log (adopted: its writer is gone).
-      if (ownNow(log) != null) {
+      if (merge.ownNow(log) != null) {
         last = Math.max(last, cap);
       } else {
         log.exhausted = true;
@@ -702,7 +507,7 @@ final class SinkRunner {
                 context.run(
                     () -> {
                       log.fetching = false;
-                      if (closed || logs.get(log.log.id()) != log) {
+                      if (closed || !merge.holds(log)) {
                         return;
                       }
                       if (error != null || position == null) {
@@ -728,8 +533,8 @@ final class SinkRunner {
     }
     lastCursorSave = now;
     savingCursors = true;
-    List<FeedCursor> cursors = cursors(now);
-    boolean readRemote = !remoteFloors.isEmpty();
+    List<FeedCursor> cursors = merge.cursors(definition.id(), definition.generation(), now);
+    boolean readRemote = merge.watchesOthers();
     int generation = definition.generation();
     context
         .feedStore()
@@ -750,33 +555,16 @@ final class SinkRunner {
                             definition.name(),
                             error.toString());
                       } else if (remote != null) {
-                        for (Map.Entry<UUID, Long> floor : remoteFloors.entrySet()) {
-                          FeedCursor cursor = remote.get(floor.getKey());
-                          floor.setValue(
-                              cursor != null && cursor.generation() == generation
-                                  ? cursor.watermark()
-                                  : 0L);
-                        }
+                        merge.othersAt(remote, generation);
                       }
                       schedulePump();
                     }));
   }
 
-  private List<FeedCursor> cursors(long now) {
-    List<FeedCursor> out = new ArrayList<>();
-    for (LogState log : logs.values()) {
-      if (log.ready) {
-        out.add(
-            new FeedCursor(
-                definition.id(),
-                log.log.id(),
-                log.position,
-                log.buffer.isEmpty() ? floor(log, 0) : log.buffer.getFirst().seq(),
-                now,
-                definition.generation()));
-      }
-    }
-    return out;
+  // Age of the oldest entry not yet delivered, 0 when there is none.
+  private long lagMillis() {
+    long oldest = merge.oldestMillis();
+    return oldest == 0 ? 0 : Math.max(0, context.now() - oldest);
   }
 
   SinkNodeStatus status(String node) {
@@ -785,8 +573,8 @@ final class SinkRunner {
         node,
         state(),
         delivered,
-        lagRecords(),
-        lagMillis() == 0 ? 0 : context.now() - lagMillis(),
+        merge.lagRecords(),
+        merge.oldestMillis(),
         lastError,
         lastErrorAt,
         context.now());
@@ -800,35 +588,6 @@ final class SinkRunner {
       return "ERROR";
     }
     return failures > 0 ? "RETRYING" : "RUNNING";
-  }
-
-  long lagRecords() {
-    long lag = 0;
-    for (LogState log : logs.values()) {
-      if (!log.ready) {
-        continue;
-      }
-      LocalFeed local = ownNow(log);
-      if (local != null) {
-        lag += Math.max(0, local.settledPosition() - log.position);
-      } else if (!log.exhausted) {
-        lag += Math.max(log.buffer.size(), log.log.lastPosition() - log.position);
-      } else {
-        lag += log.buffer.size();
-      }
-    }
-    return lag;
-  }
-
-  long lagMillis() {
-    long oldest = Long.MAX_VALUE;
-    for (LogState log : logs.values()) {
-      FeedEntry head = log.buffer.peekFirst();
-      if (head != null) {
-        oldest = Math.min(oldest, head.seq() / 1000);
-      }
-    }
-    return oldest == Long.MAX_VALUE ? 0 : Math.max(0, context.now() - oldest);
   }
 
   /**
@@ -845,7 +604,10 @@ final class SinkRunner {
       target.close();
     }
     return save
-        ? context.feedStore().saveCursors(cursors(context.now())).toCompletableFuture()
+        ? context
+            .feedStore()
+            .saveCursors(merge.cursors(definition.id(), definition.generation(), context.now()))
+            .toCompletableFuture()
         : CompletableFuture.completedFuture(null);
   }
 
