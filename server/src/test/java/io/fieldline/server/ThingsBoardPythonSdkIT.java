@@ -19,20 +19,18 @@ import org.junit.jupiter.api.Test;
 /**
  * ThingsBoard's Python device SDK ({@code tb-mqtt-client} from PyPI, the library ThingsBoard's docs
  * give device makers), unmodified, against a real Fieldline server: it speaks MQTT 5, subscribes to
- * the attribute and RPC topics, asks for its session limits and publishes at QoS 1. The SDK is
- * installed into a virtual environment under {@code target/} the first time (PyPI is one of the
- * registries the build may use); the pinned version is the one the issue was reported with.
+ * the attribute and RPC topics, asks for its session limits and publishes at QoS 1. {@link
+ * ThingsBoardSdk} installs the SDK into a virtual environment under {@code target/} the first time
+ * (PyPI is one of the registries the build may use).
  */
 class ThingsBoardPythonSdkIT extends ServerTestBase {
 
-  private static final String SDK = "tb-mqtt-client==1.13.14";
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Path VENV = Path.of("target", "thingsboard-sdk-venv");
 
   @Test
   void should_serve_the_unmodified_thingsboard_python_sdk_over_mqtt5() throws Exception {
     Device device = createDevice("python-sdk", "python-sdk-token");
-    Path python = virtualEnvironment();
+    Path python = ThingsBoardSdk.python();
     Path script = Files.createTempFile("device_smoke", ".py");
     try (InputStream in = getClass().getResourceAsStream("/thingsboard-sdk/device_smoke.py")) {
       Files.write(script, in.readAllBytes());
@@ -67,7 +65,7 @@ class ThingsBoardPythonSdkIT extends ServerTestBase {
     String token = adminToken();
     String attributes = "/api/plugins/telemetry/DEVICE/" + device.id() + "/attributes/SHARED_SCOPE";
     assertThat(post(attributes, token, "{\"targetTemp\":21.5}").statusCode()).isEqualTo(200);
-    Path python = virtualEnvironment();
+    Path python = ThingsBoardSdk.python();
     Path script = Files.createTempFile("device_two_way", ".py");
     try (InputStream in = getClass().getResourceAsStream("/thingsboard-sdk/device_two_way.py")) {
       Files.write(script, in.readAllBytes());
@@ -117,24 +115,6 @@ class ThingsBoardPythonSdkIT extends ServerTestBase {
   private String adminToken() throws IOException {
     String body = "{\"username\":\"" + ADMIN + "\",\"password\":\"" + PASSWORD + "\"}";
     return JSON.readTree(post("/api/auth/login", null, body).body()).get("token").asText();
-  }
-
-  // Installed once per run: both tests use the same environment.
-  private static boolean installed;
-
-  private static synchronized Path virtualEnvironment() throws IOException, InterruptedException {
-    Path python = VENV.resolve("bin").resolve("python");
-    if (installed) {
-      return python;
-    }
-    if (!Files.isExecutable(python)) {
-      Result created = run(List.of("python3", "-m", "venv", VENV.toString()), 120);
-      assertThat(created.exitCode()).as(created.output()).isZero();
-    }
-    Result install = run(List.of(python.toString(), "-m", "pip", "install", "--quiet", SDK), 300);
-    assertThat(install.exitCode()).as(install.output()).isZero();
-    installed = true;
-    return python;
   }
 
   private record Result(int exitCode, String output) {}

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fieldline.server.ThingsBoardSdk;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -23,13 +24,9 @@ import org.junit.jupiter.api.Test;
  * telemetry and attributes for two children and disconnects one, every message acknowledged and
  * stored; and through its own callbacks it receives a shared attribute set over REST and a two-way
  * RPC for a child, answers the RPC (the REST caller gets the answer) and reads the child's shared
- * attribute back. The SDK is installed into the virtual environment {@code ThingsBoardPythonSdkIT}
- * uses, at the same pinned version.
+ * attribute back. The SDK is the one {@link ThingsBoardSdk} installs, at its pinned version.
  */
 class GatewaySdkIT extends GatewayTestBase {
-
-  private static final String SDK = "tb-mqtt-client==1.13.14";
-  private static final Path VENV = Path.of("target", "thingsboard-sdk-venv");
 
   // Exits 0 once every message is acknowledged (PUBACK), 1 when one is not within 30 s.
   private static final String SCRIPT =
@@ -123,7 +120,7 @@ class GatewaySdkIT extends GatewayTestBase {
   @Test
   void should_serve_thingsboards_unmodified_gateway_client() throws Exception {
     UUID gateway = createDevice("sdk-gateway", "sdk-gateway-token", true);
-    Path python = virtualEnvironment();
+    Path python = ThingsBoardSdk.python();
     Path script = Files.createTempFile("gateway_smoke", ".py");
     Files.writeString(script, SCRIPT);
 
@@ -163,7 +160,7 @@ class GatewaySdkIT extends GatewayTestBase {
   void should_deliver_a_childs_rpc_and_shared_attribute_to_thingsboards_gateway_client()
       throws Exception {
     createDevice("sdk-down-gateway", "sdk-down-gateway-token", true);
-    Path python = virtualEnvironment();
+    Path python = ThingsBoardSdk.python();
     Path script = Files.createTempFile("gateway_downlink", ".py");
     Files.writeString(script, DOWNLINK_SCRIPT);
     Path log = Files.createTempFile("gateway_downlink", ".log");
@@ -210,20 +207,6 @@ class GatewaySdkIT extends GatewayTestBase {
 
   private static UUID id(JsonNode device) {
     return UUID.fromString(device.at("/id/id").asText());
-  }
-
-  private static Path virtualEnvironment() throws IOException, InterruptedException {
-    Path python = VENV.resolve("bin").resolve("python");
-    if (!Files.isExecutable(python)) {
-      Result created = run(List.of("python3", "-m", "venv", VENV.toString()), 120);
-      assertThat(created.exitCode()).as(created.output()).isZero();
-    }
-    Result present = run(List.of(python.toString(), "-c", "import tb_gateway_mqtt"), 60);
-    if (present.exitCode() != 0) {
-      Result install = run(List.of(python.toString(), "-m", "pip", "install", "--quiet", SDK), 300);
-      assertThat(install.exitCode()).as(install.output()).isZero();
-    }
-    return python;
   }
 
   private record Result(int exitCode, String output) {}

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fieldline.common.device.Device;
 import io.fieldline.common.ota.ChecksumAlgorithm;
+import io.fieldline.server.ThingsBoardSdk;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -16,18 +17,15 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * ThingsBoard's Python device SDK ({@code tb-mqtt-client} from PyPI, pinned as in {@code
- * ThingsBoardPythonSdkIT}), unmodified, downloads its assigned firmware from a real Fieldline
- * server: it subscribes to {@code v2/fw/response/+}, reads the {@code fw_*} attributes with an
- * attribute request, fetches the chunks, checks the checksum itself and reports {@code fw_state},
- * which the server keeps. Once with a chunk size, once without (an empty payload: the server's
- * default chunk). The SDK is installed into a virtual environment under {@code target/} the first
- * time.
+ * ThingsBoard's Python device SDK ({@code tb-mqtt-client} from PyPI, pinned in {@link
+ * ThingsBoardSdk}), unmodified, downloads its assigned firmware from a real Fieldline server: it
+ * subscribes to {@code v2/fw/response/+}, reads the {@code fw_*} attributes with an attribute
+ * request, fetches the chunks, checks the checksum itself and reports {@code fw_state}, which the
+ * server keeps. Once with a chunk size, once without (an empty payload: the server's default
+ * chunk). {@link ThingsBoardSdk} installs the SDK into its virtual environment under {@code
+ * target/} the first time.
  */
 class ThingsBoardSdkFirmwareIT extends OtaTestBase {
-
-  private static final String SDK = "tb-mqtt-client==1.13.14";
-  private static final Path VENV = Path.of("target", "thingsboard-sdk-venv").toAbsolutePath();
 
   @ParameterizedTest(name = "chunk size {0}")
   @ValueSource(ints = {4096, 0})
@@ -43,7 +41,7 @@ class ThingsBoardSdkFirmwareIT extends OtaTestBase {
             "/api/fieldline/device/" + device.id() + "/firmware",
             admin,
             "{\"firmwareId\":" + packageRef(packageId) + "}"));
-    Path python = virtualEnvironment();
+    Path python = ThingsBoardSdk.python();
     Path script = Files.createTempFile("device_firmware", ".py");
     try (InputStream in = getClass().getResourceAsStream("/thingsboard-sdk/device_firmware.py")) {
       Files.write(script, in.readAllBytes());
@@ -81,26 +79,6 @@ class ThingsBoardSdkFirmwareIT extends OtaTestBase {
                 admin));
     assertThat(state.at("/fw_state/0/value").asText()).isEqualTo("UPDATED");
     assertThat(state.at("/current_fw_version/0/value").asText()).isEqualTo("3.0");
-  }
-
-  // Installed once per run.
-  private static boolean installed;
-
-  private static synchronized Path virtualEnvironment() throws IOException, InterruptedException {
-    Path python = VENV.resolve("bin").resolve("python");
-    if (installed) {
-      return python;
-    }
-    Path here = Path.of("").toAbsolutePath();
-    if (!Files.isExecutable(python)) {
-      Result created = run(List.of("python3", "-m", "venv", VENV.toString()), here, 120);
-      assertThat(created.exitCode()).as(created.output()).isZero();
-    }
-    Result install =
-        run(List.of(python.toString(), "-m", "pip", "install", "--quiet", SDK), here, 300);
-    assertThat(install.exitCode()).as(install.output()).isZero();
-    installed = true;
-    return python;
   }
 
   private record Result(int exitCode, String output) {}
