@@ -20,7 +20,8 @@ import org.jspecify.annotations.Nullable;
  * debouncer (about a second per table), a few seconds without it, which every test class used to
  * pay; truncating the tables of an already migrated keyspace costs well under a second. A test
  * class therefore starts on exactly what a fresh keyspace would give it (the schema, no rows), only
- * sooner. The test classes of a module run one after another in one JVM, so no two classes use the
+ * sooner. Failsafe runs the module's ITs in two JVMs, each with its own Cassandra node (and so its
+ * own keyspace of this name); the classes of one JVM run one after another, so no two classes use a
  * keyspace at the same time.
  */
 public final class ItKeyspace {
