@@ -229,6 +229,39 @@ class FeedTelemetryStoreIT extends CassandraTestBase {
   }
 
   @Test
+  void should_keep_a_full_coalesced_batch_of_small_messages_under_cassandras_size_limit() {
+    // One key per message: a data row and a feed row each, the feed row's real size in
+    // Cassandra's count dominated by its fixed part. Counted too small (48 bytes beyond the body),
+    // a batch filled to max-batch-bytes went over batch_size_fail_threshold (50 KiB) and was
+    // refused whole. Here the bytes alone bound the batch, close to that limit: 48 KiB estimated
+    // must be at most 50 KiB in Cassandra's count.
+    CassandraConfig fewBatches =
+        configWith(
+            "fieldline.cassandra.coalesce { max-batches-in-flight = 1, max-queued-writes = 2000,"
+                + " max-batch-statements = 4000, max-batch-bytes = 48 KiB }");
+    FeedWriter feed = writer(4096);
+    WriteLimiter limiter = new WriteLimiter(1, 1000);
+    CompletableFuture<Void> blocker = occupy(limiter);
+    CassandraTelemetryStore store = store(fewBatches, limiter, feed);
+    List<DeviceId> devices = new ArrayList<>();
+    for (int d = 0; d < 100; d++) {
+      devices.add(DeviceId.random());
+    }
+    List<CompletableFuture<Void>> writes = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      for (DeviceId device : devices) {
+        writes.add(store.writeTelemetry(device, message(1, T0 + i)).toCompletableFuture());
+      }
+    }
+
+    blocker.complete(null); // the queued writes leave as batches as full as the bounds allow
+
+    writes.forEach(CassandraTestBase::await);
+    assertThat(feed.settledPosition()).isEqualTo(1_000);
+    assertThat(feedRows(feed.logId())).hasSize(1_000);
+  }
+
+  @Test
   void should_settle_refused_writes_as_failed_when_the_coalescer_queue_is_full() {
     CassandraConfig oneSlot =
         configWith(
