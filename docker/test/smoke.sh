@@ -192,13 +192,13 @@ engine_nofile() {
     || "$DOCKER" run --rm --network none debian:bookworm-slim sh -c 'ulimit -Hn'
 }
 
-# fd_override <compose file> <override file>: when the engine cannot give a container the
-# open-files limit the compose file asks for (ulimits: nofile), writes an override file capping
-# those services at the engine's limit and prints its name (docker/test/fd_override.py); prints
-# nothing when the compose file can run as it is. The compose files themselves are never changed.
-fd_override() {
+# test_override <compose file> <override file>: writes the test's override file and prints its
+# name (docker/test/test_override.py): open files capped where the engine cannot give a container
+# the limit the compose file asks for, health checks polled more often, Cassandra's waits for a
+# large network shortened. The compose files themselves are never changed.
+test_override() {
   docker-compose -f "$1" config 2> /dev/null \
-    | /usr/bin/python3 "$here/fd_override.py" "$ENGINE_NOFILE" "$2"
+    | /usr/bin/python3 "$here/test_override.py" "$ENGINE_NOFILE" "$2"
 }
 
 # prom_value <PromQL>: the first sample's value of an instant query to the monitoring profile's
@@ -266,12 +266,11 @@ one_node() {
   export FIELDLINE_ADMIN_PASSWORD="smoke-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
   export FIELDLINE_JWT_SECRET=""
   local override
-  override=$(fd_override docker/docker-compose.yml "$SMOKE_WORK/one-node.override.yml")
-  if [[ -n $override ]]; then
-    ONE+=(-f "$override")
-    say "NOTE: the compose file asks for more open files than this engine allows ($ENGINE_NOFILE);" \
-      "capped for this test by $override (docker/docker-compose.yml itself is unchanged)"
-  fi
+  override=$(test_override docker/docker-compose.yml "$SMOKE_WORK/one-node.override.yml") \
+    || die "one-node: cannot write the test's compose override"
+  ONE+=(-f "$override")
+  say "one-node: the test's pace and this engine's open-files limit ($ENGINE_NOFILE) are in" \
+    "$override (docker/docker-compose.yml itself is unchanged)"
 
   timed "one-node: up -d (until Cassandra is healthy and Fieldline created)" \
     timeout 420 "${ONE[@]}" up -d || die "one-node: docker-compose up"
@@ -324,7 +323,7 @@ trap 'exit 130' INT TERM
 for tool in docker-compose:docker-compose mosquitto_pub:mosquitto-clients jq:jq curl:curl; do
   command -v "${tool%%:*}" > /dev/null || apt_install "${tool#*:}" || die "cannot install ${tool#*:}"
 done
-# Debian's Python with PyYAML (fd_override.py) and paho-mqtt (mqtt_load.py, the cluster's devices).
+# Debian's Python with PyYAML (test_override.py) and paho-mqtt (mqtt_load.py, the cluster's devices).
 /usr/bin/python3 -c 'import yaml, paho.mqtt' 2> /dev/null || apt_install python3-yaml python3-paho-mqtt \
   || die "cannot install python3-yaml and python3-paho-mqtt"
 
