@@ -94,7 +94,7 @@
 #   WS_GRACE [5]         LiveUpdates: seconds the sessions stay after the last device stopped
 #   WARMUP [30]          seconds after the ramp left out of the steady window (JIT, token lookups)
 #   PHASES ["fieldline raw mosquitto"]  which phases to run, in this order:
-#                        fieldline locust raw cluster mosquitto hivemq
+#                        fieldline locust tsung raw cluster mosquitto hivemq
 #                        hivemq: embedded HiveMQ Community Edition (perf-gatling/hivemq-broker, a
 #                        Maven project of its own: HiveMQ runs on Netty 4.1), one listener on
 #                        127.0.0.1, in-memory persistence, every client accepted; nothing stored
@@ -104,10 +104,27 @@
 #                        PyPI once), bench/locust/devices.py: one user per device token, DEVICES
 #                        users spawned at RAMP/s, 1 QoS 1 message/s each ({"ts":..,"values":{KEYS
 #                        keys}}, ~100 bytes), run time DURATION + DEVICES/RAMP s. Latency is Locust's
-#                        publish -> PUBACK, raw float times; bench/locust/report.py prints the table
+#                        publish -> PUBACK, raw float times; bench/generator_report.py prints the table
 #                        (also in locust.md), rows are checked with StoredRowsCheck on the ledger
 #                        the locustfile writes. DevicesAtRate only; RATE and QOS are ignored (1, 1).
 #                        A locust-only run appends nothing to docs/performance.md.
+#                        tsung: never by default; runs after fieldline and locust (same server and
+#                        devices), or alone (PHASES=tsung: the first load after the server's start,
+#                        the cold minute included). Debian's Tsung 1.7 (installed with tcpdump and
+#                        tshark by apt-get when missing) and its MQTT plugin, a config written for
+#                        the run (<run>/tsung.xml, bench/tsung/devices.xml.sh): DEVICES users, one
+#                        per device token, arriving at TSUNG_RAMP/s (all in the first second by
+#                        default, as Tsung does), each connects (username = token) and publishes
+#                        DURATION QoS 1 messages ({"ts":..,"values":{KEYS keys}}, ~100 bytes), one
+#                        after the other with 1 s between a PUBACK and the next message. Tsung keeps
+#                        means only, so the traffic is captured on 127.0.0.1 (tcpdump) and decoded by
+#                        Wireshark's tshark (bench/tsung/wire.py): PUBLISH -> PUBACK and CONNECT ->
+#                        CONNACK per connection, and the ledger StoredRowsCheck checks (every
+#                        acknowledged message stored). Tsung's own counters (published, pubacked)
+#                        are reported beside the capture's. DevicesAtRate only; RATE and QOS are
+#                        ignored (1, 1); TLS=1 is refused. A tsung-only run appends nothing to
+#                        docs/performance.md; the table is in <run>/tsung.md
+#   TSUNG_RAMP [DEVICES] tsung: users arriving per second
 #   CLUSTER_NODES [2]    cluster phase: Fieldline nodes (one ZooKeeper, one Cassandra); device i
 #                        connects to node (i mod N) + 1, so (N-1)/N of the messages are forwarded
 #   RAW_MODE [rows]      raw writer: rows (one INSERT per row) or batch (one batch per message)
@@ -358,9 +375,9 @@ if [ "$TLS" = 1 ]; then
     echo "bench: TLS_CLIENT must be jdk or openssl" >&2
     exit 2
   fi
-  if [[ " $PHASES " == *" cluster "* ]] || [[ " $PHASES " == *" locust "* ]]; then
-    echo "bench: TLS=1 runs no cluster or locust phase (scripts/local-cluster.sh starts its nodes" \
-      "without certificates, bench/locust/devices.py connects in clear text): leave them out of PHASES" >&2
+  if [[ " $PHASES " == *" cluster "* ]] || [[ " $PHASES " == *" locust "* ]] || [[ " $PHASES " == *" tsung "* ]]; then
+    echo "bench: TLS=1 runs no cluster, locust or tsung phase (scripts/local-cluster.sh starts its nodes" \
+      "without certificates, bench/locust/devices.py and the tsung config connect in clear text): leave them out of PHASES" >&2
     exit 2
   fi
 fi
@@ -401,6 +418,8 @@ cassandra_pid=""
 mosquitto_pid=""
 hivemq_pid=""
 locust_pid=""
+tsung_pid=""
+tcpdump_pid=""
 mvn_pid=""
 gatling_pid=""
 writer_pid=""
@@ -433,6 +452,15 @@ kafka_stop() {
   kafka_broker_pid=""
 }
 
+# Tsung's controller VM is not a child this shell can signal through $tsung_pid alone (the tsung
+# script starts erl, which execs the VM): stop both.
+stop_tsung() {
+  [ -n "${tsung_pid:-}" ] || return 0
+  pkill -TERM -f "beam.*tsung_controller.*config_file.*$run/tsung.xml" 2>/dev/null || true
+  stop_pid "$tsung_pid" 5
+  tsung_pid=""
+}
+
 stop_samplers() {
   local pid
   for pid in "${samplers[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -446,6 +474,8 @@ cleanup() {
   stop_pid "$gatling_pid" 5
   stop_pid "$mvn_pid" 5
   stop_pid "$locust_pid" 5
+  stop_tsung
+  stop_pid "$tcpdump_pid" 5
   stop_pid "$writer_pid" 5
   stop_pid "$mosquitto_pid" 5
   stop_pid "$hivemq_pid" 15
@@ -974,11 +1004,13 @@ if [ "$scenario" = LiveUpdates ] && [ "$WS_SESSIONS" -gt 20 ]; then
   ws_env=(FIELDLINE_WS_MAX_SESSIONS_PER_USER="$WS_SESSIONS")
 fi
 needs_fieldline=0
-case " $PHASES " in *" fieldline "* | *" raw "* | *" locust "*) needs_fieldline=1 ;; esac
-if [[ " $PHASES " == *" locust "* ]] && [ "$scenario" != DevicesAtRate ]; then
-  echo "bench: the locust phase runs DevicesAtRate only" >&2
-  exit 2
-fi
+case " $PHASES " in *" fieldline "* | *" raw "* | *" locust "* | *" tsung "*) needs_fieldline=1 ;; esac
+for generator in locust tsung; do
+  if [[ " $PHASES " == *" $generator "* ]] && [ "$scenario" != DevicesAtRate ]; then
+    echo "bench: the $generator phase runs DevicesAtRate only" >&2
+    exit 2
+  fi
+done
 
 if [ "$needs_fieldline" = 1 ]; then
   mqtt_port=$(free_port)
@@ -1136,8 +1168,76 @@ if [[ " $PHASES " == *" locust "* ]]; then
   locust_pid=""
   stop_samplers
   check_rows locust "$cql_port" "$run/devices.csv"
-  python3 "$root/bench/locust/report.py" "$run" 60 | tee "$run/locust.md" \
+  python3 "$root/bench/generator_report.py" "$run" 60 | tee "$run/locust.md" \
     || log "locust: report failed"
+fi
+
+# ---- phase 1c: the same devices driven by Tsung (a generator we did not write), seen on the wire --
+if [[ " $PHASES " == *" tsung "* ]]; then
+  for tool in tsung:tsung tcpdump:tcpdump tshark:tshark; do
+    command -v "${tool%%:*}" >/dev/null && continue
+    log "tsung: installing Debian's ${tool#*:} (apt-get)"
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${tool#*:}" \
+      || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${tool#*:}"; }; } \
+      >>"$run/bench.log" 2>&1 || { log "tsung: cannot install ${tool#*:}, see $run/bench.log"; exit 1; }
+  done
+  cassandra_quiet
+  tsung_ramp=${TSUNG_RAMP:-$DEVICES}
+  tsung_version=$(dpkg-query -W -f '${Version}' tsung 2>/dev/null || echo "?")
+  tail -n +2 "$run/devices.csv" | cut -d, -f3 >"$run/tsung-tokens.txt"
+  bash "$root/bench/tsung/devices.xml.sh" "$run/tsung-tokens.txt" "$mqtt_port" "$DEVICES" \
+    "$tsung_ramp" "$DURATION" "$KEYS" >"$run/tsung.xml"
+  {
+    echo "title=Tsung $tsung_version (Debian) against Fieldline, PUBACK times from the wire (tcpdump + tshark)"
+    echo "generator=Tsung (its Erlang VM)"
+    echo "describe=$DEVICES users (device tokens) arriving at $tsung_ramp/s, $DURATION QoS 1 messages each, 1 s between a PUBACK and the next, $KEYS keys"
+    echo "command=DEVICES=$DEVICES DURATION=$DURATION KEYS=$KEYS TSUNG_RAMP=$tsung_ramp PHASES=\"$PHASES\" bench/run.sh $scenario"
+    echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "runDir=${run#"$root"/}"
+    echo "clkTck=$clk_tck"
+    echo "cores=$cores"
+  } >"$run/tsung.properties"
+  # The capture: headers and the first 512 bytes of every packet to or from Fieldline's MQTT port
+  # (a PUBLISH here is ~190 bytes with its IP and TCP headers), an 8 MiB kernel buffer.
+  tcpdump -i lo -n -s 512 -B 8192 -w "$run/tsung.pcap" "tcp port $mqtt_port" 2>"$run/tcpdump.log" &
+  tcpdump_pid=$!
+  for _ in $(seq 1 50); do grep -q "listening on" "$run/tcpdump.log" 2>/dev/null && break; sleep 0.1; done
+  log "tsung: $DEVICES users at $tsung_ramp/s, $DURATION messages each, against mqtt $mqtt_port (Tsung $tsung_version)"
+  start_machine_sampler "$run/cpu-tsung.txt"
+  start_sampler "$run/cpu-tsung.txt" server "$server_pid"
+  start_sampler "$run/cpu-tsung.txt" cassandra "$cassandra_pid"
+  mkdir -p "$run/tsung-log"
+  # Tsung's controller runs the users in its own VM (use_controller_vm): no ssh, no other host.
+  (ulimit -n "$(ulimit -Hn)" && exec tsung -n -f "$run/tsung.xml" -l "$run/tsung-log" start) \
+    >"$run/tsung.log" 2>&1 &
+  tsung_pid=$!
+  tsung_vm=""
+  for _ in $(seq 1 100); do
+    tsung_vm=$(pgrep -n -f "beam.*tsung_controller.*config_file.*$run/tsung.xml" || true)
+    [ -n "$tsung_vm" ] && break
+    sleep 0.1
+  done
+  [ -n "$tsung_vm" ] && start_sampler "$run/cpu-tsung.txt" generator "$tsung_vm"
+  wait "$tsung_pid" || log "tsung: exit status $?, see $run/tsung.log"
+  tsung_pid=""
+  stop_samplers
+  stop_pid "$tcpdump_pid" 5
+  tcpdump_pid=""
+  grep -E "packets (captured|received|dropped)" "$run/tcpdump.log" | sed 's/^/[bench] tcpdump: /' >&2 || true
+  dropped=$(grep -oE "^[0-9]+ packets dropped by kernel" "$run/tcpdump.log" | cut -d' ' -f1)
+  echo "captureDropped=${dropped:-?}" >>"$run/tsung.properties"
+  tsung_stats=$(find "$run/tsung-log" -name tsung.log | head -n 1)
+  if [ -n "$tsung_stats" ]; then
+    for counter in mqtt_connected mqtt_published mqtt_server_pubacked; do
+      echo "tsung.$counter=$(grep -E "^stats: $counter " "$tsung_stats" | tail -n 1 | awk '{print $NF}')"
+    done >>"$run/tsung.properties"
+  fi
+  log "tsung: decoding the capture (tshark)"
+  python3 "$root/bench/tsung/wire.py" "$run/tsung.pcap" "$mqtt_port" "$run" tsung 2>>"$run/bench.log" \
+    | sed 's/^/[bench] /' >&2 || log "tsung: decoding the capture failed, see $run/bench.log"
+  check_rows tsung "$cql_port" "$run/devices.csv"
+  python3 "$root/bench/generator_report.py" "$run" 60 tsung | tee "$run/tsung.md" \
+    || log "tsung: report failed"
 fi
 
 # ---- phase 2: the raw-driver ceiling on the same Cassandra -------------------------------------
@@ -1322,7 +1422,7 @@ if [ "$scenario" = RpcRoundTrip ]; then
   bench_java io.fieldline.perf.report.RpcReport --run-dir "$run" "${append_args[@]}" | tee "$run/summary.md"
 elif [ "$scenario" = LiveUpdates ]; then
   bench_java io.fieldline.perf.report.LiveReport --run-dir "$run" "${append_args[@]}" | tee "$run/summary.md"
-elif [ -n "$(echo "${PHASES//locust/}" | tr -d '[:space:]')" ]; then # some Gatling phase ran
+elif [ -n "$(echo "${PHASES//locust/}" | sed 's/tsung//' | tr -d '[:space:]')" ]; then # some Gatling phase ran
   bench_java io.fieldline.perf.report.BenchReport --run-dir "$run" "${append_args[@]}" | tee "$run/summary.md"
 fi
 log "done: $run"

@@ -16,12 +16,16 @@ import itertools
 import json
 import os
 import random
+import sys
 import time
 import warnings
 
 import gevent
 from locust import constant_pacing, events, task
 from locust.contrib.mqtt import MqttClient, MqttUser
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ledger import ranges  # noqa: E402  (bench/ledger.py)
 
 HOST = os.environ.get("LOCUST_MQTT_HOST", "127.0.0.1")
 PORT = int(os.environ.get("LOCUST_MQTT_PORT", "1883"))
@@ -119,21 +123,6 @@ class Device(MqttUser):
         c.publish_seq(payload)
 
 
-def _ranges(seqs):
-    out, start, prev = [], None, None
-    for s in sorted(seqs):
-        if start is None:
-            start = prev = s
-        elif s == prev + 1:
-            prev = s
-        else:
-            out.append(f"{start}-{prev}")
-            start = prev = s
-    if start is not None:
-        out.append(f"{start}-{prev}")
-    return "|".join(out)
-
-
 @events.quitting.add_listener
 def _on_quitting(environment, **kwargs):
     _lat.flush()
@@ -141,4 +130,4 @@ def _on_quitting(environment, **kwargs):
         f.write("username,baseTs,sent,ackedRanges\n")
         for c in _clients:
             if c.token is not None and c.sent > 0:
-                f.write(f"{c.token},{c.base_ts},{c.sent},{_ranges(c.acked)}\n")
+                f.write(f"{c.token},{c.base_ts},{c.sent},{ranges(c.acked)}\n")

@@ -91,6 +91,7 @@ final class FeedMerge {
     boolean ready;
     boolean fetching;
     boolean exhausted; // adopted log read to its end
+    long lastMillis; // when the last entry delivered or filtered out was written; 0: none yet
 
     LogState(FeedLog log, boolean own) {
       this.log = log;
@@ -214,6 +215,7 @@ final class FeedMerge {
         FeedEntry entry = log.buffer.pollFirst();
         if (entry != null) {
           log.position = entry.position();
+          log.lastMillis = entry.seq() / 1000;
         }
       }
       if (log.buffer.isEmpty()) {
@@ -302,28 +304,38 @@ final class FeedMerge {
   long lagRecords() {
     long lag = 0;
     for (LogState log : logs.values()) {
-      if (!log.ready) {
-        continue;
-      }
-      LocalFeed local = ownNow(log);
-      if (local != null) {
-        lag += Math.max(0, local.settledPosition() - log.position);
-      } else if (!log.exhausted) {
-        lag += Math.max(log.buffer.size(), log.log.lastPosition() - log.position);
-      } else {
-        lag += log.buffer.size();
-      }
+      lag += lag(log);
     }
     return lag;
   }
 
-  /** When the oldest entry not yet delivered was written (epoch ms), 0 when there is none. */
+  private long lag(LogState log) {
+    if (!log.ready) {
+      return 0;
+    }
+    LocalFeed local = ownNow(log);
+    if (local != null) {
+      return Math.max(0, local.settledPosition() - log.position);
+    } else if (!log.exhausted) {
+      return Math.max(log.buffer.size(), log.log.lastPosition() - log.position);
+    }
+    return log.buffer.size();
+  }
+
+  /**
+   * When the oldest entry not yet delivered was written (epoch ms), 0 when there is none. A log
+   * whose next entries are not read yet (a sink far behind reads them back from the feed's table a
+   * page at a time) counts from its last delivered entry: the next one was written after it, and in
+   * a log behind, only just after.
+   */
   long oldestMillis() {
     long oldest = Long.MAX_VALUE;
     for (LogState log : logs.values()) {
       FeedEntry head = log.buffer.peekFirst();
       if (head != null) {
         oldest = Math.min(oldest, head.seq() / 1000);
+      } else if (log.lastMillis > 0 && lag(log) > 0) {
+        oldest = Math.min(oldest, log.lastMillis);
       }
     }
     return oldest == Long.MAX_VALUE ? 0 : oldest;

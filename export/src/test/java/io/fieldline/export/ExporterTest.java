@@ -100,6 +100,37 @@ class ExporterTest {
   }
 
   @Test
+  void should_report_the_age_of_a_backlog_that_is_not_read_yet() {
+    // An adopted log of 250 entries written 5 s ago. The first page (100) is delivered, then the
+    // read of the rest waits: nothing of it is in memory while 150 entries wait in the feed.
+    UUID previous = UUID.randomUUID();
+    long seq = (System.currentTimeMillis() - 5_000) * 1000;
+    for (int i = 0; i < 250; i++) {
+      feed.stored(previous, i + 1, seq + i, DEVICE, i);
+    }
+    feed.logs.add(new FeedLog(previous, "node", 1, UUID.randomUUID(), Long.MAX_VALUE, 250, false));
+    feed.gatedAfter = 100;
+    SinkDefinition definition = addSink(false, 0);
+    start(log -> log.id().equals(previous));
+    await().atMost(Duration.ofSeconds(10)).until(() -> sink.values().size() == 100);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> {
+              SinkNodeStatus status = sinks.statuses.get(definition.id());
+              assertThat(status).isNotNull();
+              assertThat(status.lagRecords()).isEqualTo(150);
+              assertThat(status.oldestUndeliveredAt())
+                  .as("the backlog's age is known while it waits in the feed")
+                  .isPositive()
+                  .isLessThanOrEqualTo(System.currentTimeMillis() - 4_000);
+            });
+    feed.gate.complete(null);
+    await().atMost(Duration.ofSeconds(10)).until(() -> sink.values().size() == 250);
+    assertThat(sink.values()).containsExactlyElementsOf(range(0, 250));
+  }
+
+  @Test
   void should_hold_a_moved_devices_records_behind_its_former_owner_and_no_others() {
     DeviceId moved = new DeviceId(UUID.randomUUID());
     // The moved device was written by node "other" before the ring changed; DEVICE never moved.

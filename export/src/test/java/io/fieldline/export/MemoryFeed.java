@@ -32,6 +32,11 @@ final class MemoryFeed implements FeedStore, LocalFeed {
   long lastSeq;
   volatile long leasedUntil;
 
+  /** Reads of entries after this position wait for {@link #gate}. */
+  volatile long gatedAfter = Long.MAX_VALUE;
+
+  final CompletableFuture<Void> gate = new CompletableFuture<>();
+
   /** The key of a cursor in {@link #cursors}. */
   static String key(UUID sink, UUID log) {
     return sink + "/" + log;
@@ -96,11 +101,14 @@ final class MemoryFeed implements FeedStore, LocalFeed {
 
   @Override
   public CompletionStage<List<FeedEntry>> read(UUID logId, long after, int limit) {
-    return CompletableFuture.completedFuture(
-        entries.getOrDefault(logId, List.of()).stream()
-            .filter(entry -> entry.position() > after)
-            .limit(limit)
-            .toList());
+    CompletableFuture<Void> ready =
+        after >= gatedAfter ? gate : CompletableFuture.completedFuture(null);
+    return ready.thenApply(
+        ignored ->
+            entries.getOrDefault(logId, List.of()).stream()
+                .filter(entry -> entry.position() > after)
+                .limit(limit)
+                .toList());
   }
 
   @Override

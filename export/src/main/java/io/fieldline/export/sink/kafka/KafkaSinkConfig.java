@@ -98,6 +98,16 @@ record KafkaSinkConfig(
           ProducerConfig.BUFFER_MEMORY_CONFIG);
 
   /**
+   * The default {@code batchSize}: 2,000 records. A sink has one delivery in flight, so what it can
+   * deliver is a batch per round trip to the broker: with 500, a round trip of 70 ms on a saturated
+   * box (generator, server, Cassandra and broker on 2 cores) held it to ~7,000 records/s, below the
+   * ingest rate, and the sink fell behind until the load ended. A batch that is not full goes when
+   * {@code lingerMs} ends, so at low rates batches stay small; a sink behind sends batches up to
+   * this size, which catch up four times as fast at the same cost per request.
+   */
+  static final int DEFAULT_BATCH_SIZE = 2_000;
+
+  /**
    * The default {@code lingerMs}: 50 ms. At 1,000 records/s it makes batches of about 50 records
    * instead of a handful, which is what the CPU per record depends on (producer thread, broker
    * requests); the latency it adds is well inside what a pipeline fed by a store expects.
@@ -217,7 +227,7 @@ record KafkaSinkConfig(
     Map<String, String> properties =
         checkProperties(
             given.get(PROPERTIES), previous == null ? null : previous.get(PROPERTIES), errors);
-    int batchSize = integer(given, BATCH_SIZE, 500, 1, 10_000, errors);
+    int batchSize = integer(given, BATCH_SIZE, DEFAULT_BATCH_SIZE, 1, 10_000, errors);
     int lingerMs = integer(given, LINGER_MS, DEFAULT_LINGER_MS, 0, 1_000, errors);
     int deliveryTimeoutMs = integer(given, DELIVERY_TIMEOUT_MS, 30_000, 2_000, 300_000, errors);
     if (errors.isEmpty()) {
@@ -257,7 +267,7 @@ record KafkaSinkConfig(
         bootstrapServers,
         topic,
         properties,
-        stored.path(BATCH_SIZE).asInt(500),
+        stored.path(BATCH_SIZE).asInt(DEFAULT_BATCH_SIZE),
         stored.path(LINGER_MS).asInt(5),
         stored.path(DELIVERY_TIMEOUT_MS).asInt(30_000));
   }

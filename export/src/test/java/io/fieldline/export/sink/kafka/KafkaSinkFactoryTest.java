@@ -56,9 +56,9 @@ class KafkaSinkFactoryTest {
         .isEqualTo(
             json(
                 "{'bootstrapServers': 'k1:9092,k2:9093', 'topic': 'telemetry', 'properties': {},"
-                    + " 'batchSize': 500, 'lingerMs': 50, 'deliveryTimeoutMs': 30000}"));
+                    + " 'batchSize': 2000, 'lingerMs': 50, 'deliveryTimeoutMs': 30000}"));
     assertThat(KafkaSinkConfig.from(stored).batching())
-        .isEqualTo(new Batching(500, 4 << 20, Duration.ofMillis(50), Duration.ofSeconds(32)));
+        .isEqualTo(new Batching(2000, 4 << 20, Duration.ofMillis(50), Duration.ofSeconds(32)));
     assertThat(KafkaSinkConfig.from(stored).producerConfig("fieldline-export-1"))
         .containsEntry("client.id", "fieldline-export-1")
         .containsEntry("compression.type", "lz4")

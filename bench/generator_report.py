@@ -1,8 +1,10 @@
-"""Markdown table of bench/run.sh's `locust` phase: python3 bench/locust/report.py <run-dir> [split-s]
+"""Markdown table of bench/run.sh's `locust` or `tsung` phase:
+python3 bench/generator_report.py <run-dir> [split-s] [phase (locust)]
 
-Reads <run>/locust-latencies.csv (raw float PUBACK times from the events.request listener),
-<run>/locust-ledger.csv (sent per connection), <run>/cpu-locust.txt (run.sh's 1-s CPU samples),
-<run>/locust-check.json (StoredRowsCheck) and <run>/locust.properties (clkTck, devices, duration).
+Reads <run>/<phase>-latencies.csv (PUBACK times: Locust's events.request listener, or the capture
+bench/tsung/wire.py decoded), <run>/<phase>-ledger.csv (sent per connection), <run>/cpu-<phase>.txt
+(run.sh's 1-s CPU samples), <run>/<phase>-check.json (StoredRowsCheck), <run>/<phase>-connack.csv
+(CONNECT -> CONNACK, tsung) and <run>/<phase>.properties (clkTck, cores, title, generator, ...).
 Standard library only."""
 import csv
 import json
@@ -28,8 +30,9 @@ def lat_row(label, vals, span_s):
 def main():
     run = sys.argv[1]
     split_s = float(sys.argv[2]) if len(sys.argv) > 2 else 60.0
+    phase = sys.argv[3] if len(sys.argv) > 3 else "locust"
     props = {}
-    with open(os.path.join(run, "locust.properties")) as f:
+    with open(os.path.join(run, f"{phase}.properties")) as f:
         for line in f:
             if "=" in line:
                 k, v = line.rstrip("\n").split("=", 1)
@@ -37,14 +40,14 @@ def main():
     clk = int(props.get("clkTck", "100"))
 
     ok, failed = [], 0
-    with open(os.path.join(run, "locust-latencies.csv")) as f:
+    with open(os.path.join(run, f"{phase}-latencies.csv")) as f:
         for row in csv.DictReader(f):
             if row["ok"] == "1":
                 ok.append((int(row["ackEpochMillis"]), float(row["responseMs"])))
             else:
                 failed += 1
     sent = conns = 0
-    ledger = os.path.join(run, "locust-ledger.csv")
+    ledger = os.path.join(run, f"{phase}-ledger.csv")
     if os.path.exists(ledger):
         with open(ledger) as f:
             for row in csv.DictReader(f):
@@ -58,7 +61,9 @@ def main():
     rest = [r for t, r in ok if t - t0 >= split_s * 1000]
     inflight = sent - len(ok) - failed
 
-    print(f"### Locust {props.get('locustVersion', '?')} MqttUser against Fieldline: {props.get('describe', '')}")
+    title = props.get("title") or f"Locust {props.get('locustVersion', '?')} MqttUser against Fieldline"
+    generator = props.get("generator", "Locust (1 process)")
+    print(f"### {title}: {props.get('describe', '')}")
     print()
     print(f"Command: `{props.get('command', '')}` ({props.get('date', '')}; run {props.get('runDir', '')})")
     print()
@@ -81,8 +86,24 @@ def main():
             for k, v in sorted(buckets.items())) + ".")
         print()
 
+    if "tsung.mqtt_published" in props:
+        print(f"Tsung's own counters: connected {props.get('tsung.mqtt_connected', '?')}, published "
+              f"{props.get('tsung.mqtt_published', '?')}, PUBACKs received "
+              f"{props.get('tsung.mqtt_server_pubacked', '?')}; packets the capture lost: "
+              f"{props.get('captureDropped', '?')}.")
+        print()
+
+    connack_file = os.path.join(run, f"{phase}-connack.csv")
+    if os.path.exists(connack_file):
+        with open(connack_file) as f:
+            connacks = sorted(float(row["responseMs"]) for row in csv.DictReader(f))
+        if connacks:
+            print(f"CONNECT -> CONNACK ({len(connacks):,} connections): p50 {pct(connacks, 50):.1f} ms, "
+                  f"p99 {pct(connacks, 99):.1f} ms, max {connacks[-1]:.1f} ms.")
+            print()
+
     samples = {}
-    cpu_file = os.path.join(run, "cpu-locust.txt")
+    cpu_file = os.path.join(run, f"cpu-{phase}.txt")
     if os.path.exists(cpu_file):
         with open(cpu_file) as f:
             for line in f:
@@ -97,20 +118,20 @@ def main():
             if not s or len(s) < 2 or s[-1][0] == s[0][0]:
                 continue
             cores = (s[-1][1] - s[0][1]) / clk / ((s[-1][0] - s[0][0]) / 1000)
-            name = {"generator": "Locust (1 process)", "machine": "whole machine"}.get(label, label)
+            name = {"generator": generator, "machine": "whole machine"}.get(label, label)
             cells.append(f"{name} {cores:.2f}")
         print("CPU over the phase, cores (of " + props.get("cores", "?") + "): " + ", ".join(cells) + ".")
         print()
 
-    check = os.path.join(run, "locust-check.json")
+    check = os.path.join(run, f"{phase}-check.json")
     if os.path.exists(check):
         with open(check) as f:
             c = json.load(f)
-        print(f"Storage (StoredRowsCheck on the Locust ledger): acked {c.get('acked'):,}, stored "
+        print(f"Storage (StoredRowsCheck on the {phase} ledger): acked {c.get('acked'):,}, stored "
               f"{c.get('storedAcked'):,}, missing {c.get('missing'):,}, partial {c.get('partial'):,}, "
               f"stored but not acked {c.get('storedNotAcked'):,}.")
     else:
-        print("Storage: not checked (no locust-check.json).")
+        print(f"Storage: not checked (no {phase}-check.json).")
 
 
 if __name__ == "__main__":
