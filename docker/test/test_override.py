@@ -25,7 +25,8 @@ import yaml
 # Images whose health check starts a heavy program (cqlsh, a JVM): polled as the file says.
 HEAVY_CHECKS = ("cassandra:", "apache/kafka:")
 CASSANDRA_TEST_OPTS = "-Dcassandra.ring_delay_ms=5000 -Dcassandra.skip_wait_for_gossip_to_settle=0"
-
+# How often the test polls the other health checks, in seconds.
+POLL = 2
 
 
 def seconds(duration):
@@ -47,7 +48,6 @@ override = {}
 for name, service in services.items():
     entry = {}
     image = str(service.get("image", ""))
-    cassandra = image.startswith("cassandra:")
     nofile = (service.get("ulimits") or {}).get("nofile")
     if isinstance(nofile, int):
         nofile = {"soft": nofile, "hard": nofile}
@@ -59,11 +59,10 @@ for name, service in services.items():
     healthcheck = service.get("healthcheck")
     if healthcheck and not healthcheck.get("disable") and not image.startswith(HEAVY_CHECKS):
         # The whole health check, so that no merge rule of the compose version matters.
-        interval = 2
         tolerated = seconds(healthcheck.get("interval", "30s")) * int(healthcheck.get("retries", 3))
-        entry["healthcheck"] = dict(healthcheck, interval=f"{interval}s",
-                                    retries=max(1, int(-(-tolerated // interval))))
-    if cassandra:
+        entry["healthcheck"] = dict(healthcheck, interval=f"{POLL}s",
+                                    retries=max(1, int(-(-tolerated // POLL))))
+    if image.startswith("cassandra:"):
         environment = dict(service.get("environment") or {})
         extra = str(environment.get("JVM_EXTRA_OPTS") or "")
         environment["JVM_EXTRA_OPTS"] = (extra + " " + CASSANDRA_TEST_OPTS).strip()
