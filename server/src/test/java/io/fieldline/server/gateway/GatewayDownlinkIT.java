@@ -309,7 +309,8 @@ class GatewayDownlinkIT extends GatewayTestBase {
             "{\"method\":\"setGpio\",\"params\":{\"pin\":4,\"value\":1}}");
 
     assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
-    assertThat(requests).hasSize(1);
+    // HiveMQ's client may send the PUBACK before its callback has recorded the request.
+    await().atMost(Duration.ofSeconds(5)).until(() -> requests.size() == 1);
     assertThat(requests.get(0).at("/data/method").asText()).isEqualTo("setGpio");
   }
 

@@ -5,6 +5,8 @@ import io.fieldline.transport.mqtt.MqttMetrics;
 import io.fieldline.transport.mqtt.MqttMetrics.PauseCause;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.mqtt.MqttMessageBuilders;
+import io.netty.handler.flush.FlushConsolidationHandler;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.ReferenceCountUtil;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -29,8 +31,8 @@ import org.slf4j.LoggerFactory;
  * the connection.
  *
  * <p>Closing: every server-side end goes through {@link #close}, {@link #reject} or {@link
- * #closeAfter}, which count the {@link CloseReason} once and flush earlier acknowledgements first.
- * Only this connection is affected.
+ * #closeAfter}, which count the {@link CloseReason} once and flush earlier acknowledgements first;
+ * the socket then ends without a reset ({@link LingeringClose}). Only this connection is affected.
  *
  * <p>Confined to the channel's event loop, except {@link #takeOver()}, which any thread may call.
  */
@@ -39,6 +41,8 @@ public final class Connection implements SessionRegistry.Member {
   private static final Logger LOG = LoggerFactory.getLogger(Connection.class);
   // One budget per kind of bad input: a flood of one kind must not hide the others.
   private static final LogThrottles<CloseReason> REJECTIONS = new LogThrottles<>(CloseReason.class);
+  // How long a closing connection waits for the client to close its side (LingeringClose).
+  private static final Duration CLOSE_LINGER = Duration.ofSeconds(2);
 
   /** How far the connection got. */
   public enum State {
@@ -151,9 +155,15 @@ public final class Connection implements SessionRegistry.Member {
     return logPrefix;
   }
 
-  /** Stops reading the socket for {@code cause} (no-op if already paused for it). */
+  /**
+   * Stops reading the socket for {@code cause} (no-op if already paused for it, or once closed: a
+   * closing connection reads and drops what the client still sends).
+   */
   public void pause(Pause cause) {
     assert ctx.executor().inEventLoop();
+    if (state == State.CLOSED) {
+      return;
+    }
     boolean first = pauses.isEmpty();
     if (pauses.add(cause)) {
       PauseCause counted = counted(cause);
@@ -310,7 +320,7 @@ public final class Connection implements SessionRegistry.Member {
           MqttMessageBuilders.disconnect().reasonCode((byte) reason.disconnectCode()).build());
     }
     ctx.flush();
-    ctx.close();
+    end();
   }
 
   /**
@@ -325,7 +335,24 @@ public final class Connection implements SessionRegistry.Member {
     }
     state = State.CLOSED;
     metrics.closed(reason);
-    ctx.writeAndFlush(lastPacket).addListener(written -> ctx.close());
+    ctx.writeAndFlush(lastPacket);
+    end();
+  }
+
+  // The socket ends once what was written is on the wire; what the client still sends meanwhile
+  // is dropped (LingeringClose). TLS says close_notify first.
+  private void end() {
+    SslHandler tls = ctx.pipeline().get(SslHandler.class);
+    if (tls != null) {
+      // A flush held back by the consolidation stage leaves the last packets as plain text in the
+      // TLS stage, which encrypts nothing once its output is closed: flush them past it first.
+      ChannelHandlerContext consolidation = ctx.pipeline().context(FlushConsolidationHandler.class);
+      if (consolidation != null) {
+        consolidation.flush();
+      }
+      tls.closeOutbound();
+    }
+    LingeringClose.end(ctx.channel(), CLOSE_LINGER);
   }
 
   /** The channel became inactive, whoever closed it. */

@@ -17,6 +17,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -114,6 +115,41 @@ public final class SocketClient implements AutoCloseable {
         throw new IOException("the server closed the connection");
       }
       decoder.writeInbound(Unpooled.copiedBuffer(buffer, 0, read));
+    }
+  }
+
+  /** How the server's side of the connection ended, as {@link #readToEnd} saw it. */
+  public enum End {
+    /** End-of-stream: everything the server sent was read. */
+    CLOSED,
+    /** The connection was reset. */
+    RESET,
+    /** Neither within the time given. */
+    OPEN
+  }
+
+  /**
+   * Reads until the server ends the connection or {@code timeout} passes; what is read meanwhile is
+   * dropped (read packets first with {@link #read} to look at them).
+   */
+  public End readToEnd(Duration timeout) throws IOException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    byte[] buffer = new byte[8192];
+    while (true) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return End.OPEN;
+      }
+      socket.setSoTimeout((int) Math.max(1, left / 1_000_000));
+      try {
+        if (in.read(buffer) < 0) {
+          return End.CLOSED;
+        }
+      } catch (SocketTimeoutException e) {
+        return End.OPEN;
+      } catch (SocketException e) {
+        return End.RESET;
+      }
     }
   }
 
