@@ -22,21 +22,28 @@ FLEETS = [
 ]
 
 
+# name, default, meaning: every cost of the model, defaults as measured (docs/capacity.md).
+COSTS = [
+    ("server-us", 73.0, "server CPU µs per message, busy node"),
+    ("server-low-us", 280.0, "server CPU µs per message, quiet node"),
+    ("forward-us", 180.0, "CPU µs per forwarded message"),
+    ("cassandra-us", 80.0, "Cassandra CPU µs per message per replica, busy"),
+    ("cassandra-low-us", 360.0, "the same, quiet Cassandra node"),
+    ("high-rate", 5_000.0, "msgs/s per node from which the busy figures apply"),
+    ("connection-kib", 5.3, "heap KiB per connection"),
+    ("node-cores", 8, "cores per server and per Cassandra node"),
+    ("max-connections", 100_000, "connections per server node at most"),
+    ("rf", 3, "Cassandra replication factor"),
+    ("headroom", 0.7, "share of a node's cores planned for load"),
+]
+
+
 def arguments():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--devices", type=float, help="one fleet instead of the table's six")
     p.add_argument("--rate", type=float, default=1.0, help="messages per second per device (with --devices)")
-    p.add_argument("--server-us", type=float, default=73, help="server CPU µs per message, busy node")
-    p.add_argument("--server-low-us", type=float, default=280, help="server CPU µs per message, quiet node")
-    p.add_argument("--forward-us", type=float, default=180, help="CPU µs per forwarded message")
-    p.add_argument("--cassandra-us", type=float, default=80, help="Cassandra CPU µs per message per replica, busy")
-    p.add_argument("--cassandra-low-us", type=float, default=360, help="the same, quiet Cassandra node")
-    p.add_argument("--high-rate", type=float, default=5_000, help="msgs/s per node from which the busy figures apply")
-    p.add_argument("--connection-kib", type=float, default=5.3, help="heap KiB per connection")
-    p.add_argument("--node-cores", type=int, default=8, help="cores per server and per Cassandra node")
-    p.add_argument("--max-connections", type=int, default=100_000, help="connections per server node at most")
-    p.add_argument("--rf", type=int, default=3, help="Cassandra replication factor")
-    p.add_argument("--headroom", type=float, default=0.7, help="share of a node's cores planned for load")
+    for name, default, meaning in COSTS:
+        p.add_argument("--" + name, type=type(default), default=default, help=f"{meaning} [{default}]")
     return p.parse_args()
 
 
