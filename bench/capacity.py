@@ -26,7 +26,8 @@ FLEETS = [
 COSTS = [
     ("server-us", 73.0, "server CPU µs per message, busy node"),
     ("server-low-us", 280.0, "server CPU µs per message, quiet node"),
-    ("forward-us", 180.0, "CPU µs per forwarded message"),
+    ("forward-us", 180.0, "CPU µs per forwarded message, busy nodes"),
+    ("forward-low-us", 1_400.0, "the same, quiet nodes"),
     ("cassandra-us", 80.0, "Cassandra CPU µs per message per replica, busy"),
     ("cassandra-low-us", 360.0, "the same, quiet Cassandra node"),
     ("high-rate", 5_000.0, "msgs/s per node from which the busy figures apply"),
@@ -63,9 +64,9 @@ def plan(a, devices, rate):
     usable = a.node_cores * a.headroom
 
     def server_cores(n):
-        per_message = a.server_us if total / n >= a.high_rate else a.server_low_us
-        storing = total * per_message * 1e-6
-        forwarding = total * (n - 1) / n * a.forward_us * 1e-6
+        busy = total / n >= a.high_rate
+        storing = total * (a.server_us if busy else a.server_low_us) * 1e-6
+        forwarding = total * (n - 1) / n * (a.forward_us if busy else a.forward_low_us) * 1e-6
         return storing, forwarding
 
     nodes = fixed_point(max(2, math.ceil(devices / a.max_connections)), lambda n: max(

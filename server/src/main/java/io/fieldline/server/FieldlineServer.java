@@ -139,11 +139,17 @@ public final class FieldlineServer implements AutoCloseable {
             live.publishing(storageTier.storage().telemetryStore()),
             metrics,
             stops);
-    // Before any device can connect: the first ones meet a warm message path.
-    WarmUp.run(
-        devices.gateway(),
+    // Before any device can connect: the first ones meet a warm message path, then warm MQTT code.
+    PayloadParser warmUpParser =
         new PayloadParser(
-            serverConfig.payloadTypeCast(), serverConfig.payloadMaxStringValueLength()),
+            serverConfig.payloadTypeCast(), serverConfig.payloadMaxStringValueLength());
+    WarmUp.run(devices.gateway(), warmUpParser, warmUp);
+    MqttWarmUp.run(
+        mqttConfig,
+        devices.gateway(),
+        storageTier.storage().deadLetters(),
+        warmUpParser,
+        storageTier.storage().queries(),
         warmUp);
     SessionRegistry sessions = new SessionRegistry();
     LocalRevocation localRevocation = new LocalRevocation(storageTier.storage(), sessions);

@@ -44,14 +44,16 @@ final class WarmUp {
    * {@code fieldline.warm-up}.
    *
    * @param messages telemetry messages written before the listener opens; 0 = no warm-up
-   * @param timeout longest the warm-up may delay the start
+   * @param mqttMessages then about as many through a private MQTT listener ({@link MqttWarmUp})
+   * @param timeout longest each warm-up may delay the start
    */
-  record Settings(int messages, Duration timeout) {
+  record Settings(int messages, int mqttMessages, Duration timeout) {
     static Settings from(Config root) {
       ConfigReader r = ConfigReader.of(root, "fieldline.warm-up");
       int messages = r.integer("messages", 0);
+      int mqttMessages = r.integer("mqtt-messages", 0);
       Duration timeout = r.positiveDuration("timeout");
-      return r.validated(new Settings(messages, timeout));
+      return r.validated(new Settings(messages, mqttMessages, timeout));
     }
   }
 
@@ -133,7 +135,7 @@ final class WarmUp {
   }
 
   // A typical device message: four keys of three types, one timestamp of the first second of 1970.
-  private static byte[] payload(int i) {
+  static byte[] payload(int i) {
     return ("{\"ts\":"
             + (1 + i % TIMESTAMPS)
             + ",\"values\":{\"temperature\":"

@@ -78,8 +78,10 @@ public abstract class ServerTestBase {
                     "fieldline.admin.username = \"" + ADMIN + "\"",
                     "fieldline.admin.password = \"" + PASSWORD + "\"",
                     "fieldline.demo-device.enabled = false",
-                    // A short warm-up: the path runs in every test server, quickly.
+                    // A short warm-up: the path runs in every test server, quickly. The one
+                    // through a private MQTT listener has its own test (MqttWarmUpIT).
                     "fieldline.warm-up.messages = 300",
+                    "fieldline.warm-up.mqtt-messages = 0",
                     "fieldline.cassandra.contact-points = \"" + contact + "\"",
                     "fieldline.cassandra.keyspace = " + keyspace,
                     ItDriver.HOCON,

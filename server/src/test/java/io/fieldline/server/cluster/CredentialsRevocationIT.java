@@ -94,6 +94,7 @@ class CredentialsRevocationIT {
                 "fieldline.auth.jwt-secret = \"revocation-test-secret-shared-by-both-nodes-0123\"",
                 "fieldline.demo-device.enabled = false",
                 "fieldline.warm-up.messages = 300",
+                "fieldline.warm-up.mqtt-messages = 160",
                 "fieldline.cassandra.contact-points = \""
                     + cassandra.cqlAddress().getHostString()
                     + ":"

@@ -80,6 +80,7 @@ final class LiveServer implements AutoCloseable {
                         "fieldline.admin.password = \"fuzz-password-123\"",
                         "fieldline.demo-device.enabled = false",
                         "fieldline.warm-up.messages = 300",
+                        "fieldline.warm-up.mqtt-messages = 160",
                         "fieldline.cassandra.contact-points = \"" + contact + "\"",
                         "fieldline.cassandra.keyspace = " + keyspace,
                         ItDriver.HOCON,

@@ -309,10 +309,14 @@ public record MqttTransportConfig(
             gateway));
   }
 
-  public MqttTransportConfig withPort(int newPort) {
+  /**
+   * This configuration with one plain listener on a free port of 127.0.0.1 and no TLS listener: a
+   * private listener beside the real ones (the start's MQTT warm-up).
+   */
+  public MqttTransportConfig loopbackOnly() {
     return new MqttTransportConfig(
-        host,
-        newPort,
+        "127.0.0.1",
+        0,
         workerThreads,
         maxPacketSize,
         maxClientIdLength,
@@ -341,7 +345,7 @@ public record MqttTransportConfig(
         topicAliasMaximum,
         invalidPayload,
         downlink,
-        tls,
+        new Tls(0, "", "", tls.reloadInterval(), false, tls.provider()),
         gateway);
   }
 }

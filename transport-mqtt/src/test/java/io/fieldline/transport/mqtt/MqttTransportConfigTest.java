@@ -220,12 +220,20 @@ class MqttTransportConfigTest {
   }
 
   @Test
-  void should_change_only_port_when_copied_with_port() {
-    MqttTransportConfig config = parse("fieldline.mqtt.max-inflight = 90");
+  void should_change_only_the_listeners_when_copied_for_the_loopback() {
+    MqttTransportConfig config =
+        parse(
+            "fieldline.mqtt { max-inflight = 90, host = \"0.0.0.0\", port = 1884,"
+                + " tls { port = 8884, cert = \"/etc/cert.pem\", key = \"/etc/key.pem\" } }");
 
-    MqttTransportConfig copy = config.withPort(4242);
+    MqttTransportConfig copy = config.loopbackOnly();
 
-    assertThat(copy.port()).isEqualTo(4242);
-    assertThat(copy).usingRecursiveComparison().ignoringFields("port").isEqualTo(config);
+    assertThat(copy.host()).isEqualTo("127.0.0.1");
+    assertThat(copy.port()).isZero();
+    assertThat(copy.tls().enabled()).isFalse();
+    assertThat(copy)
+        .usingRecursiveComparison()
+        .ignoringFields("host", "port", "tls")
+        .isEqualTo(config);
   }
 }
