@@ -218,6 +218,7 @@ public final class ClusterNode implements AutoCloseable {
     Server started =
         NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcHost(), config.grpcPort()))
             .executor(grpcExecutor)
+            .callExecutor(ForwardingService.onEventLoop())
             // Peers ping open calls every PeerChannels.KEEP_ALIVE; allow it (the default is 5 min).
             .permitKeepAliveTime(PeerChannels.KEEP_ALIVE.toSeconds() / 2, TimeUnit.SECONDS)
             .permitKeepAliveWithoutCalls(false)

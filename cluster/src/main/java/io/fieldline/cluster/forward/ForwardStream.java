@@ -42,8 +42,9 @@ import org.slf4j.LoggerFactory;
  * <p>Pressure: while at least three quarters of {@code maxInflight} are in flight, this stream
  * counts one on the shared gauge, until it is back at half.
  *
- * <p>Thread-safe: {@link #send} runs on Netty event loops, replies on the gRPC executor, deadlines
- * on the timer; the stream's lock guards the state, and futures are completed outside it.
+ * <p>Thread-safe: {@link #send} runs on Netty event loops, replies on the gRPC channel's event loop
+ * ({@link ForwardingService#DIRECT}), deadlines on the timer; the stream's lock guards the state,
+ * and futures are completed outside it.
  */
 final class ForwardStream implements PeerStream.Listener<ForwardReply, ForwardStream.Forwarded> {
 

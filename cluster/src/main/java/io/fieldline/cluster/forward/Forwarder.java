@@ -79,7 +79,10 @@ public final class Forwarder implements AutoCloseable {
               return new ForwardStream(
                   selfId,
                   owner,
-                  DeviceForwardingGrpc.newStub(channels.channel(owner)),
+                  // Replies are handled on the channel's event loop, as the owner handles
+                  // requests (ForwardingService.DIRECT).
+                  DeviceForwardingGrpc.newStub(channels.channel(owner))
+                      .withExecutor(ForwardingService.DIRECT),
                   timeout,
                   maxInflightPerPeer,
                   timer,

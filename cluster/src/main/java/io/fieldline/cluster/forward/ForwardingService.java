@@ -6,11 +6,15 @@ import io.fieldline.cluster.internal.proto.ForwardReply;
 import io.fieldline.cluster.internal.proto.ForwardRequest;
 import io.fieldline.common.kv.Ack;
 import io.fieldline.common.port.DeviceInbox;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallExecutorSupplier;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -30,12 +34,41 @@ import org.slf4j.LoggerFactory;
  * that does claim accepts every forwarded message, also for a device its own ring gives to another
  * node (rings disagree for a moment during a rebalance), and never forwards it again: no loops.
  *
- * <p>Threads: gRPC calls {@code onNext} of one stream serially on the server executor; replies are
- * sent from whichever thread completes the acknowledgement, serialized by a per-stream lock.
+ * <p>Threads: gRPC calls {@code onNext} of one stream serially on the transport's event loop
+ * ({@link #onEventLoop}: a forwarded message is handed on at once, without a hop through the node's
+ * gRPC executor); replies are sent from whichever thread completes the acknowledgement, serialized
+ * by a per-stream lock.
  */
 public final class ForwardingService extends DeviceForwardingGrpc.DeviceForwardingImplBase {
 
   private static final Logger LOG = LoggerFactory.getLogger(ForwardingService.class);
+
+  /**
+   * Runs a task on the calling thread: gRPC's direct executor. For the forwarding stream only,
+   * whose callbacks never block ({@link DeviceInbox#submit} does not, and replies are serialized by
+   * a short lock). Each hop through a thread pool costs a wake-up on the way in and out: with a
+   * pool a bare gRPC message and its reply cost 1.6 – 1.8 times the CPU they cost with this
+   * (bench/grpc/GrpcFloor.java; docs/performance.md, issue 29's third session).
+   */
+  public static final Executor DIRECT = Runnable::run;
+
+  /**
+   * The server's per-call executor choice: {@link #DIRECT} for the forwarding method, the node's
+   * gRPC executor (null) for every other call.
+   */
+  public static ServerCallExecutorSupplier onEventLoop() {
+    return new ServerCallExecutorSupplier() {
+      @Override
+      public <ReqT, RespT> @Nullable Executor getExecutor(
+          ServerCall<ReqT, RespT> call, Metadata metadata) {
+        return DeviceForwardingGrpc.getForwardMethod()
+                .getFullMethodName()
+                .equals(call.getMethodDescriptor().getFullMethodName())
+            ? DIRECT
+            : null;
+      }
+    };
+  }
 
   private final String nodeId;
   private final DeviceInbox local;

@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 import io.fieldline.cluster.ClusterMetrics;
 import io.fieldline.cluster.ClusterMetrics.FailureReason;
 import io.fieldline.cluster.Member;
+import io.fieldline.cluster.internal.proto.DeviceForwardingGrpc;
+import io.fieldline.cluster.internal.proto.SessionTakeoverGrpc;
 import io.fieldline.cluster.peer.PeerChannels;
 import io.fieldline.common.DeviceId;
 import io.fieldline.common.kv.Ack;
@@ -13,7 +15,12 @@ import io.fieldline.common.kv.DeviceMessage;
 import io.fieldline.common.kv.KvEntry;
 import io.fieldline.common.kv.TsKvEntry;
 import io.fieldline.common.port.PressureGauge;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallExecutorSupplier;
+import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -273,5 +280,44 @@ class ForwardingTest {
     assertThat(acks.get(0).join().isStored()).isTrue();
     assertThat(acks.get(1).join().isStored()).isTrue();
     assertThat(owner.count()).isEqualTo(2);
+  }
+
+  @Test
+  void should_run_only_the_forwarding_call_on_the_transport_thread() {
+    ServerCallExecutorSupplier executors = ForwardingService.onEventLoop();
+    assertThat(executors.getExecutor(call(DeviceForwardingGrpc.getForwardMethod()), new Metadata()))
+        .isSameAs(ForwardingService.DIRECT);
+    assertThat(
+            executors.getExecutor(
+                call(SessionTakeoverGrpc.getCloseSessionMethod()), new Metadata()))
+        .as("other calls keep the node's gRPC executor")
+        .isNull();
+  }
+
+  /** A server call that knows only its method: what the executor choice looks at. */
+  private static <Q, R> ServerCall<Q, R> call(MethodDescriptor<Q, R> method) {
+    return new ServerCall<>() {
+      @Override
+      public void request(int numMessages) {}
+
+      @Override
+      public void sendHeaders(Metadata headers) {}
+
+      @Override
+      public void sendMessage(R message) {}
+
+      @Override
+      public void close(Status status, Metadata trailers) {}
+
+      @Override
+      public boolean isCancelled() {
+        return false;
+      }
+
+      @Override
+      public MethodDescriptor<Q, R> getMethodDescriptor() {
+        return method;
+      }
+    };
   }
 }
