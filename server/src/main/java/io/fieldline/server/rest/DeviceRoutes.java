@@ -35,7 +35,8 @@ import org.jspecify.annotations.Nullable;
  * when the body carries the device's {@code id}), {@code GET|DELETE /api/device/{id}}, {@code GET
  * /api/tenant/devices?deviceName=} (look-up by name), {@code GET
  * /api/tenant/devices?pageSize=&page=&textSearch=&sortProperty=&sortOrder=} (one page of the list,
- * with its totals), and Fieldline's bulk call for load tests {@code POST
+ * with its totals), the newer clients' {@code GET /api/tenant/device?deviceName=} and {@code GET
+ * /api/devices?deviceIds=}, and Fieldline's bulk call for load tests {@code POST
  * /api/fieldline/devices/bulk}. Credentials are {@link CredentialsRoutes}'. A delete answers once
  * its credential is revoked on every node that could be told ({@link CredentialsRevocation}),
  * whatever its outcome (a failed one may have been applied).
@@ -50,6 +51,12 @@ final class DeviceRoutes extends AllDirectives {
 
   /** Largest bulk size accepted. */
   static final int MAX_BULK = 50_000;
+
+  /**
+   * Most ids one {@code GET /api/devices?deviceIds=} reads (one registry read each); about what a
+   * request line of Pekko's 2 KiB limit holds anyway (37 characters per id).
+   */
+  static final int MAX_IDS = 50;
 
   private static final int BULK_PARALLELISM = 32;
 
@@ -119,6 +126,20 @@ final class DeviceRoutes extends AllDirectives {
         path(
             PathMatchers.segment("tenant").slash("devices"),
             () -> get(() -> parameterMap(params -> HttpJson.reply(() -> list(params))))),
+        path(
+            PathMatchers.segment("tenant").slash("device"),
+            () ->
+                get(
+                    () ->
+                        parameterMap(
+                            params -> HttpJson.reply(() -> byName(params.get("deviceName")))))),
+        path(
+            PathMatchers.segment("devices"),
+            () ->
+                get(
+                    () ->
+                        parameterMap(
+                            params -> HttpJson.reply(() -> byIds(params.get("deviceIds")))))),
         path(
             PathMatchers.segment("fieldline").slash("devices").slash("bulk"),
             () ->
@@ -260,6 +281,61 @@ final class DeviceRoutes extends AllDirectives {
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("id.id must be a UUID");
     }
+  }
+
+  /**
+   * {@code GET /api/tenant/device?deviceName=} (the path of ThingsBoard's newer clients; the older
+   * {@code /api/tenant/devices?deviceName=} is {@link #list}'s): that device or 404.
+   */
+  private CompletionStage<HttpResponse> byName(@Nullable String deviceName) {
+    if (deviceName == null) {
+      throw new IllegalArgumentException("deviceName is required");
+    }
+    return registry
+        .findByName(RequestParams.name("deviceName", deviceName))
+        .thenCompose(this::deviceOr404);
+  }
+
+  /**
+   * {@code GET /api/devices?deviceIds=a,b,…}: the devices among those ids, in the order asked, each
+   * with its profile; ids of no device are left out (ThingsBoard's answer). At most {@value
+   * #MAX_IDS} ids.
+   */
+  private CompletionStage<HttpResponse> byIds(@Nullable String deviceIds) {
+    if (deviceIds == null || deviceIds.isBlank()) {
+      throw new IllegalArgumentException("deviceIds is required");
+    }
+    List<DeviceId> ids = new ArrayList<>();
+    for (String part : deviceIds.split(",", -1)) {
+      String id = part.trim();
+      if (!RequestParams.isUuid(id)) {
+        throw new IllegalArgumentException("deviceIds must be UUIDs separated by commas");
+      }
+      if (ids.size() == MAX_IDS) {
+        throw new IllegalArgumentException("at most " + MAX_IDS + " deviceIds per request");
+      }
+      ids.add(new DeviceId(UUID.fromString(id)));
+    }
+    List<CompletableFuture<Optional<Device>>> reads =
+        ids.stream().map(id -> registry.findById(id).toCompletableFuture()).toList();
+    return CompletableFuture.allOf(reads.toArray(CompletableFuture<?>[]::new))
+        .thenCompose(
+            all -> {
+              List<Device> found =
+                  reads.stream().map(CompletableFuture::join).flatMap(Optional::stream).toList();
+              DeviceProfileStore store = profiles;
+              CompletionStage<Map<DeviceId, DeviceProfileId>> profilesOf =
+                  store == null
+                      ? CompletableFuture.completedFuture(Map.of())
+                      : store.profilesOf(found.stream().map(Device::id).toList());
+              return profilesOf.thenApply(
+                  byDevice -> {
+                    ArrayNode array = JsonViews.MAPPER.createArrayNode();
+                    found.forEach(
+                        device -> array.add(JsonViews.device(device, byDevice.get(device.id()))));
+                    return HttpJson.ok(array);
+                  });
+            });
   }
 
   /** {@code ?deviceName=}: that device or 404; otherwise one page of the device list. */

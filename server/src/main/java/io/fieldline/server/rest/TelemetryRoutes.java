@@ -131,7 +131,12 @@ final class TelemetryRoutes extends AllDirectives {
                         PathMatchers.segment("values").slash("timeseries"),
                         () ->
                             parameterMap(
-                                params -> HttpJson.reply(() -> timeseries(id, params, reads)))))),
+                                params -> HttpJson.reply(() -> timeseries(id, params, reads)))),
+                    path(
+                        PathMatchers.segment("values").slash("timeseries").slash("history"),
+                        () ->
+                            parameterMap(
+                                params -> HttpJson.reply(() -> history(id, params, reads)))))),
         delete(
             () ->
                 path(
@@ -175,6 +180,19 @@ final class TelemetryRoutes extends AllDirectives {
             store
                 .deleteTelemetry(id, keys, startTs, endTs, rewrite)
                 .thenApply(deleted -> HttpJson.okEmpty()));
+  }
+
+  /**
+   * {@code …/values/timeseries/history}, the path ThingsBoard's newer clients read history from:
+   * {@link #timeseries}'s history with {@code startTs} and {@code endTs} required (without them the
+   * older path answers latest values, this one 400).
+   */
+  private CompletionStage<HttpResponse> history(
+      DeviceId id, Map<String, String> params, TelemetryQueries reads) {
+    if (!params.containsKey("startTs") || !params.containsKey("endTs")) {
+      throw new IllegalArgumentException("startTs and endTs are required");
+    }
+    return timeseries(id, params, reads);
   }
 
   private CompletionStage<HttpResponse> timeseries(

@@ -8,6 +8,7 @@ import io.fieldline.common.credentials.CredentialsRevocation;
 import io.fieldline.common.device.Device;
 import java.net.http.HttpResponse;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import org.apache.pekko.http.javadsl.server.Route;
 import org.junit.jupiter.api.Test;
@@ -122,6 +123,43 @@ class DeviceManagementRoutesTest extends RoutesTestBase {
     assertThat(found.get("name").asText()).isEqualTo("lookup-me");
     assertNotFound(get("/api/tenant/devices?deviceName=lookup-nobody"));
     assertBadRequest(get("/api/tenant/devices?deviceName=bad%0Aname"));
+  }
+
+  @Test
+  void should_find_a_device_by_name_on_the_newer_clients_path_too() {
+    Device device = devices.add("lookup-new", "t");
+
+    JsonNode found = json(get("/api/tenant/device?deviceName=lookup-new"));
+    assertThat(found.at("/id/id").asText()).isEqualTo(device.id().toString());
+    assertNotFound(get("/api/tenant/device?deviceName=lookup-nobody"));
+    assertBadRequest(get("/api/tenant/device"));
+  }
+
+  @Test
+  void should_answer_the_devices_among_the_ids_in_the_order_asked_and_leave_unknown_ids_out() {
+    Device first = devices.add("ids-first", "t");
+    Device second = devices.add("ids-second", "t");
+    String unknown = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
+
+    JsonNode found =
+        json(get("/api/devices?deviceIds=" + second.id() + "," + unknown + "," + first.id()));
+
+    assertThat(found.isArray()).isTrue();
+    assertThat(found).hasSize(2);
+    assertThat(found.get(0).at("/id/id").asText()).isEqualTo(second.id().toString());
+    assertThat(found.get(1).at("/id/id").asText()).isEqualTo(first.id().toString());
+    assertThat(found.get(1).get("name").asText()).isEqualTo("ids-first");
+  }
+
+  @Test
+  void should_refuse_device_ids_that_are_missing_not_uuids_or_too_many() {
+    assertBadRequest(get("/api/devices"));
+    assertBadRequest(get("/api/devices?deviceIds=not-a-uuid"));
+    StringBuilder ids = new StringBuilder();
+    for (int i = 0; i <= DeviceRoutes.MAX_IDS; i++) {
+      ids.append(i == 0 ? "" : ",").append(UUID.randomUUID());
+    }
+    assertBadRequest(get("/api/devices?deviceIds=" + ids));
   }
 
   @Test

@@ -8,6 +8,7 @@ import io.fieldline.common.kv.TsKvEntry;
 import io.fieldline.common.port.TelemetryStore;
 import io.fieldline.common.query.HistoryQuery;
 import io.fieldline.common.query.TelemetryQueries;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +19,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.pekko.http.javadsl.server.Route;
 
 /**
  * Attributes in maps, behind both ports the attribute and telemetry routes use. A test decides when
@@ -33,14 +35,31 @@ final class InMemoryValues implements TelemetryStore, TelemetryQueries {
   private final Map<DeviceId, Map<AttributeScope, ConcurrentSkipListMap<String, AttributeKvEntry>>>
       attributes = new ConcurrentHashMap<>();
   final List<TelemetryDelete> telemetryDeletes = new CopyOnWriteArrayList<>();
+  // Every history read, as asked (answered with no values).
+  final List<HistoryQuery> historyQueries = new CopyOnWriteArrayList<>();
   volatile CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
   volatile RuntimeException failure;
 
   void reset() {
     attributes.clear();
     telemetryDeletes.clear();
+    historyQueries.clear();
     gate = CompletableFuture.completedFuture(null);
     failure = null;
+  }
+
+  /**
+   * {@link TelemetryRoutes} over these values and {@code devices}, as user "admin", with small
+   * query limits (100 keys, 100,000 points, 700 buckets, 366 days) and no dead letters.
+   */
+  Route telemetryRoutes(InMemoryDevices devices) {
+    return new TelemetryRoutes(
+            this,
+            this,
+            devices,
+            (id, limit) -> null,
+            new RestConfig.QueryLimits(100, 100_000, 700, Duration.ofDays(366)))
+        .routes("admin");
   }
 
   @Override
@@ -92,6 +111,7 @@ final class InMemoryValues implements TelemetryStore, TelemetryQueries {
   @Override
   public CompletionStage<Map<String, List<TsKvEntry>>> history(
       DeviceId deviceId, HistoryQuery query) {
+    historyQueries.add(query);
     return CompletableFuture.completedFuture(Map.of());
   }
 

@@ -29,13 +29,7 @@ class TelemetryDeleteRoutesTest extends RoutesTestBase {
 
   @Override
   Route routes() {
-    return new TelemetryRoutes(
-            values,
-            values,
-            devices,
-            (id, limit) -> null,
-            new RestConfig.QueryLimits(100, 100_000, 700, java.time.Duration.ofDays(366)))
-        .routes("admin");
+    return values.telemetryRoutes(devices);
   }
 
   @BeforeEach
