@@ -342,9 +342,7 @@ final class DeviceRoutes extends AllDirectives {
   private CompletionStage<HttpResponse> list(Map<String, String> params) {
     String deviceName = params.get("deviceName");
     if (deviceName != null) {
-      return registry
-          .findByName(RequestParams.name("deviceName", deviceName))
-          .thenCompose(this::deviceOr404);
+      return byName(deviceName);
     }
     DeviceProfileStore store = profiles;
     return registry
